@@ -1,0 +1,71 @@
+{{/*
+Environment every Ray container needs. It is set on the pods themselves: the submit host's shell never
+reaches the workers. NCCL_SOCKET_IFNAME excludes interfaces rather than naming one, which breaks on EFA nodes.
+Usage: {{- include "raycluster.env" $ | nindent 12 }}
+*/}}
+{{- define "raycluster.env" -}}
+- name: NCCL_SOCKET_IFNAME
+  value: "^docker,lo,veth"
+- name: NCCL_DEBUG
+  value: {{ .Values.nccl.debug | quote }}
+- name: FI_PROVIDER
+  value: "efa"
+- name: FI_EFA_USE_DEVICE_RDMA
+  value: "1"
+- name: NCCL_NET_GDR_LEVEL
+  value: "PHB"
+- name: GRPO_JOB_SPEC
+  value: "/etc/grpo-stack/job.json"
+{{ include "grpo-common.hfTokenEnv" . }}
+{{- end -}}
+
+{{/*
+Pod-template annotations: a hash of everything that shapes the pods, so `helm upgrade` changes the template
+and KubeRay's Recreate upgrade strategy rolls the Ray pods.
+Usage: {{- include "raycluster.podAnnotations" $ | nindent 8 }}
+*/}}
+{{- define "raycluster.podAnnotations" -}}
+grpo-stack.io/config-hash: {{ printf "%s%s" (toJson .Values) (include "raycluster.jobSpec" .) | sha256sum | trunc 16 | quote }}
+{{- end -}}
+
+{{/*
+The job spec the in-pod builder reads: the run's facts from values plus in-release endpoints built by the
+one URL helper. Rendered as JSON into the job ConfigMap.
+Usage: {{ include "raycluster.jobSpec" $ }}
+*/}}
+{{- define "raycluster.jobSpec" -}}
+{{- $g := .Values.global -}}
+{{- $endpoints := dict -}}
+{{- if $g.components.sandboxFusion -}}
+{{- $_ := set $endpoints "sandbox" (include "grpo-common.serviceUrl" (dict "component" "sandbox-fusion" "path" "/run_code" "context" .)) -}}
+{{- end -}}
+{{- if $g.components.rewardService -}}
+{{- $_ := set $endpoints "reward" (include "grpo-common.serviceUrl" (dict "component" "reward-service" "path" "/score" "context" .)) -}}
+{{- end -}}
+{{- $spec := dict "release" (dict "name" .Release.Name "namespace" (include "grpo-common.namespace" .)) "rayCluster" (include "grpo-common.rayClusterName" .) "cluster" $g.cluster "storage" $g.storage "secrets" $g.secrets "job" $g.job "endpoints" $endpoints -}}
+{{- toPrettyJson $spec -}}
+{{- end -}}
+
+{{/*
+Volumes and mounts shared by head and workers.
+*/}}
+{{- define "raycluster.volumes" -}}
+{{ include "grpo-common.storageVolume" . }}
+- name: dshm
+  emptyDir:
+    medium: Memory
+    sizeLimit: {{ .Values.worker.shmSize }}
+- name: job-spec
+  configMap:
+    name: {{ include "grpo-common.jobConfigMapName" . }}
+{{- end -}}
+
+{{- define "raycluster.volumeMounts" -}}
+- name: storage
+  mountPath: {{ .Values.global.storage.mountPath | quote }}
+- name: dshm
+  mountPath: /dev/shm
+- name: job-spec
+  mountPath: /etc/grpo-stack
+  readOnly: true
+{{- end -}}

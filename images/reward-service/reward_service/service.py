@@ -1,0 +1,116 @@
+"""Scoring requests end to end: admission, deadline, the pool, and what gets counted and logged.
+
+Outcomes decided by the input come back as a reward with an explicit status. Service faults raise ServiceFault,
+which the app turns into a 5xx: a broken scorer must never look like a wrong answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from reward_service.config import Settings
+from reward_service.health import FaultWindow, Readiness
+from reward_service.metrics import Metrics
+from reward_service.pool import QueueDeadline, ScorerFault, WorkerPool
+from reward_service.samples import build_sample, sample_hash
+
+log = logging.getLogger("reward_service")
+
+# Statuses that count against readiness: the scorer raised, or workers keep dying under us.
+WINDOW_FAULTS = frozenset({"error", "worker_died"})
+# Statuses worth one log line each; ok/wrong/no_answer/no_label are only counted.
+LOGGED_STATUSES = {"timeout": logging.WARNING, "hard_timeout": logging.WARNING, "worker_died": logging.WARNING,
+                   "overloaded": logging.WARNING, "error": logging.ERROR}
+
+
+class ServiceFault(Exception):
+    def __init__(self, http_status: int, status: str, detail: str):
+        super().__init__(detail)
+        self.http_status = http_status
+        self.status = status
+        self.detail = detail
+
+
+@dataclass
+class RawSample:
+    prompt: Any = None
+    response: Any = None
+    label: Any = None
+    metadata: Any = None
+
+
+class RewardService:
+    def __init__(self, settings: Settings, metrics: Metrics):
+        self.settings = settings
+        self.metrics = metrics
+        self.pool = WorkerPool(settings.workers, settings.parse_timeout_s, settings.hard_timeout_s,
+                               settings.worker_memory_mb, metrics)
+        self.window = FaultWindow(settings.fault_window, settings.fault_window_s, settings.fault_threshold,
+                                  settings.fault_min_samples)
+        self.readiness = Readiness(self.pool, self.window, settings.canary_timeout_s)
+        self._in_flight = 0
+
+    async def score_many(self, samples: list[RawSample]) -> list[dict]:
+        """Score samples concurrently; any service fault fails the whole call (5xx), never a silent 0.0."""
+        if self._in_flight + len(samples) > self.settings.max_in_flight:
+            self.metrics.scores.labels("overloaded").inc(len(samples))
+            raise ServiceFault(503, "overloaded",
+                               f"{self._in_flight} samples in flight; the limit is {self.settings.max_in_flight}")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.queue_deadline_s
+        self._in_flight += len(samples)
+        try:
+            outcomes = await asyncio.gather(*(self._score_one(s, deadline) for s in samples), return_exceptions=True)
+        finally:
+            self._in_flight -= len(samples)
+        faults = [(index, o) for index, o in enumerate(outcomes) if isinstance(o, BaseException)]
+        if faults:
+            index, fault = min(faults, key=lambda item: _fault_rank(item[1]))
+            if not isinstance(fault, ServiceFault):
+                raise fault
+            where = f"sample {index}: " if len(samples) > 1 else ""
+            raise ServiceFault(fault.http_status, fault.status, where + fault.detail)
+        return outcomes
+
+    async def _score_one(self, raw: RawSample, deadline: float) -> dict:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        sample = build_sample(raw.response, raw.label, raw.metadata, self.settings.max_response_chars,
+                              self.settings.test_fault_injection)
+        try:
+            result = await self.pool.score(sample.golds, sample.response, sample.fault, deadline)
+        except QueueDeadline:
+            result = {"status": "overloaded", "http_status": 503,
+                      "detail": f"no worker was free within {self.settings.queue_deadline_s:g} s"}
+        except ScorerFault as fault:
+            result = {"status": "error", "http_status": 500, "detail": str(fault)}
+        elapsed = loop.time() - started
+        status = result["status"]
+        self.metrics.scores.labels(status).inc()
+        self.metrics.latency.observe(elapsed)
+        if status != "overloaded":
+            self.window.record(status in WINDOW_FAULTS)
+        if status == "ok":
+            self.readiness.saw_ok()
+        if status in LOGGED_STATUSES:
+            log.log(LOGGED_STATUSES[status], "scoring fault", extra={
+                "status": status, "sample_hash": sample_hash(raw.prompt, raw.response, raw.label),
+                "detail": result.get("detail"), "elapsed_ms": round(elapsed * 1000, 1),
+            })
+        if "http_status" in result:
+            raise ServiceFault(result["http_status"], status, result["detail"])
+        result["backend"] = self.settings.backend
+        result["elapsed_ms"] = round(elapsed * 1000, 2)
+        if sample.truncated:
+            result["truncated"] = True
+        return result
+
+
+def _fault_rank(fault: BaseException) -> int:
+    """Report the most serious fault of a batch: a scorer bug before a full queue."""
+    if isinstance(fault, ServiceFault):
+        return 0 if fault.http_status >= 500 and fault.http_status != 503 else 1
+    return -1

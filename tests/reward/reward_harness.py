@@ -1,0 +1,182 @@
+"""Starting the service as a subprocess and looking at its processes through /proc."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+SERVICE_DIR = Path(__file__).resolve().parents[2] / "images" / "reward-service"
+START_TIMEOUT_S = 60
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def service_env(overrides: dict[str, str]) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("REWARD_")}
+    env.update({"PYTHONPATH": str(SERVICE_DIR), "REWARD_HOST": "127.0.0.1"})
+    env.update(overrides)
+    return env
+
+
+class ServiceProcess:
+    """`python -m reward_service` on free loopback ports, ready before the `with` body runs."""
+
+    def __init__(self, env: dict[str, str], workdir: Path):
+        self.port = free_port()
+        self.metrics_port = free_port()
+        self.env = service_env({"PORT": str(self.port), "METRICS_PORT": str(self.metrics_port), **env})
+        self.log_path = workdir / "service.log"
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> ServiceProcess:
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "reward_service"], cwd=SERVICE_DIR, env=self.env,
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"service exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                if httpx.get(self.url + "/ready", timeout=5).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        self.__exit__(None, None, None)
+        raise RuntimeError(f"service not ready within {START_TIMEOUT_S} s:\n{self.log_tail()}")
+
+    def __exit__(self, *exc) -> None:
+        if self.proc and self.proc.poll() is None:
+            pids = descendants(self.proc.pid)
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            for pid in pids:  # nothing the service started may outlive it
+                _kill_quietly(pid)
+        self._log.close()
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def post(self, payload: dict, path: str = "/score", timeout: float = 60) -> httpx.Response:
+        return httpx.post(self.url + path, json=payload, timeout=timeout)
+
+    def metric(self, name: str, labels: str = "") -> float:
+        text = httpx.get(self.url + "/metrics", timeout=10).text
+        return metric_value(text, name, labels)
+
+    def workers(self) -> list[int]:
+        return worker_pids(self.proc.pid)
+
+    def wait_for_idle_workers(self, count: int, timeout_s: float = 20) -> list[int]:
+        """Wait until exactly `count` workers exist and none burns CPU; return their pids."""
+        deadline = time.monotonic() + timeout_s
+        pids: list[int] = []
+        while time.monotonic() < deadline:
+            pids = self.workers()
+            if len(pids) == count and all(cpu_seconds_over(pid, 0.5) < 0.2 for pid in pids):
+                return pids
+            time.sleep(0.2)
+        raise AssertionError(f"expected {count} idle workers, found {pids}; log:\n{self.log_tail()}")
+
+
+def metric_value(text: str, name: str, labels: str = "") -> float:
+    pattern = re.escape(name + (f"{{{labels}}}" if labels else "")) + r" ([0-9.e+-]+)$"
+    match = re.search(pattern, text, re.MULTILINE)
+    if not match:
+        raise AssertionError(f"metric {name}{{{labels}}} not exported")
+    return float(match.group(1))
+
+
+def _stat_fields(pid: int) -> list[str]:
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()  # fields after the command name, starting at `state`
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int(_stat_fields(int(entry.name))[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    found = []
+    for child in children(pid):
+        found.append(child)
+        found.extend(descendants(child))
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def worker_pids(server_pid: int) -> list[int]:
+    """Pool workers are forked by the forkserver, itself a child of the server process."""
+    servers = [pid for pid in children(server_pid) if "forkserver" in cmdline(pid)]
+    return sorted(pid for server in servers for pid in children(server))
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = _stat_fields(pid)
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+
+def cpu_seconds_over(pid: int, interval_s: float) -> float:
+    try:
+        before = cpu_seconds(pid)
+        time.sleep(interval_s)
+        return cpu_seconds(pid) - before
+    except OSError:
+        return 0.0  # the process is gone, so it is not spinning
+
+
+def status_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"{field} missing for pid {pid}")
+
+
+def address_space_limit(pid: int) -> int | None:
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max address space"):
+            soft = line.split()[3]
+            return None if soft == "unlimited" else int(soft)
+    return None
+
+
+def _kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
