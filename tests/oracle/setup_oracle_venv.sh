@@ -48,6 +48,8 @@ refreeze() {
 
 smoke_import() {
   "${VENV}/bin/python" - <<'EOF'
+import warnings
+warnings.filterwarnings("ignore")  # megatron-core warns that Transformer Engine / Apex are absent (expected on CPU)
 import torch, verl, megatron.core
 from verl.utils.config import validate_config  # noqa: F401 -- pulls in hydra, tensordict, transformers
 print(f"torch {torch.__version__}, verl {verl.__version__}, megatron-core {megatron.core.__version__}")

@@ -16,6 +16,11 @@ Usage: {{- include "raycluster.env" $ | nindent 12 }}
   value: "PHB"
 - name: GRPO_JOB_SPEC
   value: "/etc/grpo-stack/job.json"
+{{- if .Values.global.components.rewardService }}
+# Read by the verl reward function that calls the reward service (images/reward-service/clients).
+- name: GRPO_REWARD_URL
+  value: {{ include "grpo-common.serviceUrl" (dict "component" "reward-service" "path" "/score" "context" .) | quote }}
+{{- end }}
 {{ include "grpo-common.hfTokenEnv" . }}
 {{- end -}}
 

@@ -1,0 +1,39 @@
+# Two commands on a fresh machine:
+#   make main   install the tools, lint and render every shipped values file
+#   make test   the whole test suite (what .ci/run runs)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: main test setup oracle lint-values render-values schemas clean
+
+$(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip==26.0.1
+	$(BIN)/pip install --quiet -r requirements/dev.txt -c requirements/constraints.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e tools
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+main: setup
+	$(BIN)/grpo-lint values/*.yaml
+	@for f in values/*.yaml; do \
+	  name=$$(basename $$f .yaml); \
+	  $(BIN)/grpo-render $$f --release grpo --namespace grpo -o out/$$name >/dev/null || exit 2; \
+	  $(BIN)/grpo-render $$f --job --format shell > out/$$name/job.sh || exit 2; \
+	  echo "rendered $$f -> out/$$name/"; \
+	done
+
+oracle:
+	bash tests/oracle/setup_oracle_venv.sh
+
+test: setup oracle
+	$(BIN)/python -m pytest -q tests
+
+schemas: setup
+	$(BIN)/python -m grpo_stack.schema.generate
+
+clean:
+	rm -rf $(VENV) out

@@ -1,0 +1,43 @@
+"""A worker killed from outside (OOM killer, kill -9) is replaced; the request it held is answered, none is lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HANG = {"response": "\\boxed{1}", "label": 1, "metadata": {"inject_fault": "hang"}}
+
+
+def _wait_for(predicate, timeout_s: float = 15) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.1)
+
+
+def test_killed_worker_is_replaced_and_its_request_answered(fresh_faulty_service):
+    """Killing a busy worker must answer its request with worker_died, leave the sibling's task running to its own
+    end, serve the queued requests, and leave exactly two workers (the predecessor's threads could never be
+    reclaimed; a kill-all pool would also fail the sibling)."""
+    service = fresh_faulty_service
+    queued = [{"response": f"\\boxed{{{n}}}", "label": n} for n in range(6)]
+    with ThreadPoolExecutor(max_workers=8) as executor:
+        hung = [executor.submit(service.post, HANG) for _ in range(2)]
+        _wait_for(lambda: service.metric("reward_running") == 2)
+        waiting = [executor.submit(service.post, body) for body in queued]
+        _wait_for(lambda: service.metric("reward_queue_depth") == len(queued))
+        time.sleep(0.3)  # both hang tasks are now inside their workers
+        workers = service.workers()
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGKILL)
+        statuses = sorted(future.result().json()["status"] for future in hung)
+        replies = [future.result() for future in waiting]
+    assert statuses == ["hard_timeout", "worker_died"]
+    assert [(r.status_code, r.json()["status"]) for r in replies] == [(200, "ok")] * len(queued)
+    assert service.metric("reward_pool_restarts_total", 'reason="worker_died"') == 1
+    assert service.metric("reward_pool_restarts_total", 'reason="hard_timeout"') == 1
+    new_workers = service.wait_for_idle_workers(2)
+    assert workers[0] not in new_workers
+    assert service.post({"response": "\\boxed{5}", "label": 5}).json()["status"] == "ok"

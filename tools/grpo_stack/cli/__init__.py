@@ -1,0 +1,1 @@
+"""Thin command-line front ends: parse arguments, call the library, format, exit."""

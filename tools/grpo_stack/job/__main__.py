@@ -1,0 +1,44 @@
+"""`python -m grpo_stack.job JOB_JSON [--format argv|shell|explain|json]`: used by the recipe in the head pod."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+
+from . import BuildError, build
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grpo_stack.job", description=__doc__)
+    parser.add_argument("spec", help="job.json rendered by the chart (mounted at /etc/grpo-stack/job.json)")
+    parser.add_argument("--format", choices=["argv", "shell", "explain", "json"], default="shell")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.spec, encoding="utf-8") as fh:
+            spec = json.load(fh)
+        built = build(spec)
+    except (OSError, json.JSONDecodeError, BuildError) as exc:
+        print(f"{args.spec}: {exc}", file=sys.stderr)
+        return 2
+    print(render(built, args.format))
+    return 0
+
+
+def render(built, fmt: str) -> str:
+    if fmt == "argv":
+        return "\0".join(built.argv())
+    if fmt == "shell":
+        return shlex.join(built.argv())
+    if fmt == "json":
+        return json.dumps({"argv": built.argv(), "notes": list(built.notes)}, indent=2)
+    width = max(len(a.key) for a in built.args)
+    lines = [" ".join(built.entrypoint)]
+    lines += [f"  {a.key:<{width}}  {a.value!s:<40}  # {a.source}" for a in built.args]
+    lines += [f"# {n}" for n in built.notes]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""Reading the job spec: the JSON the chart renders into the job ConfigMap (values + in-release endpoints)."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from ..catalog.models import MODELS, ModelShape
+from .args import BuildError
+
+
+class Spec:
+    """Typed access to the job spec with key paths for error messages."""
+
+    def __init__(self, data: dict[str, Any]):
+        self.data = data
+        self.job = self._req(data, "job")
+        self.cluster = self._req(data, "cluster")
+        self.storage = self._req(data, "storage")
+        self.endpoints: dict[str, str] = data.get("endpoints") or {}
+
+    @staticmethod
+    def _req(node: dict, key: str) -> Any:
+        if not isinstance(node, dict) or key not in node:
+            raise BuildError(f"job spec: missing {key}")
+        return node[key]
+
+    def get(self, dotted: str) -> Any:
+        """Value at `job.<dotted>`; a missing key is a BuildError naming global.job.<dotted>."""
+        node: Any = self.job
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise BuildError(f"global.job.{dotted}: missing")
+            node = node[part]
+        return node
+
+    def on_storage(self, rel: str) -> str:
+        return posixpath.join(self.storage["mountPath"], rel)
+
+    @property
+    def world_size(self) -> int:
+        return int(self.cluster["nodes"]) * int(self.cluster["gpusPerNode"])
+
+    @property
+    def model(self) -> ModelShape:
+        preset = self.get("model.preset")
+        if preset not in MODELS:
+            raise BuildError(f"global.job.model.preset: unknown model {preset!r}")
+        return MODELS[preset]
+
+    @property
+    def max_model_len(self) -> int:
+        explicit = self.get("rollout").get("maxModelLen")
+        return int(explicit) if explicit else int(self.get("lengths.maxPrompt")) + int(self.get("lengths.maxResponse"))
+
+    def endpoint(self, name: str, component: str) -> str:
+        if name not in self.endpoints:
+            raise BuildError(
+                f"global.job.reward.kind needs the {component} component: set global.components.{component}: true"
+            )
+        return self.endpoints[name]

@@ -1,0 +1,110 @@
+"""Render the chart with Helm's own engine (helm_python, Helm v4 SDK in-process)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from .paths import CHART_DIR
+
+NOTES = "NOTES.txt"
+
+
+class RenderError(Exception):
+    """Helm refused the values or a template failed; the message is Helm's, sorted for stability."""
+
+
+@dataclass(frozen=True)
+class RenderedObject:
+    template: str  # e.g. grpo-stack/charts/vllm/templates/deployment.yaml
+    index: int  # document index inside the template output
+    obj: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return self.obj.get("kind", "")
+
+    @property
+    def name(self) -> str:
+        return (self.obj.get("metadata") or {}).get("name", "")
+
+    @property
+    def is_test_hook(self) -> bool:
+        return "test" in str(((self.obj.get("metadata") or {}).get("annotations") or {}).get("helm.sh/hook", ""))
+
+
+@dataclass(frozen=True)
+class Rendered:
+    manifests: dict[str, str]  # template path -> text, NOTES.txt excluded
+    notes: str
+    objects: tuple[RenderedObject, ...]
+
+    def of_kind(self, kind: str) -> list[RenderedObject]:
+        return [o for o in self.objects if o.kind == kind]
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """The Go SDK logs symlink notices (the library chart link) straight to fd 2; keep CLI output clean."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@lru_cache(maxsize=1)
+def chart():
+    import helm_python
+
+    helm_python.disable_logging()
+    with _quiet_stderr():
+        return helm_python.Chart.load(str(CHART_DIR))
+
+
+def merged_values(user: dict[str, Any]) -> dict[str, Any]:
+    """User values coalesced over every chart default, exactly as an install composes them."""
+    return chart().merge_values(user)
+
+
+def render(user: dict[str, Any], release: str = "grpo", namespace: str = "default") -> Rendered:
+    import helm_python
+
+    try:
+        out = chart().render(user, name=release, namespace=namespace, is_install=True)
+    except helm_python.HelmError as exc:
+        lines = str(exc).splitlines()
+        raise RenderError("\n".join(lines[:1] + sorted(lines[1:]))) from None
+    notes = ""
+    manifests: dict[str, str] = {}
+    objects: list[RenderedObject] = []
+    for template in sorted(out):
+        text = out[template]
+        if template.endswith(NOTES):
+            notes = text
+            continue
+        if not text.strip():
+            continue
+        manifests[template] = text
+        for i, doc in enumerate(d for d in yaml.safe_load_all(text) if d):
+            objects.append(RenderedObject(template, i, doc))
+    return Rendered(manifests, notes, tuple(objects))
+
+
+def job_spec(rendered: Rendered) -> dict[str, Any]:
+    """The job.json the chart put in the job ConfigMap: the builder's only input."""
+    import json
+
+    for o in rendered.of_kind("ConfigMap"):
+        data = o.obj.get("data") or {}
+        if "job.json" in data:
+            return json.loads(data["job.json"])
+    raise RenderError("the chart rendered no job ConfigMap (job.json)")

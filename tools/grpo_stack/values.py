@@ -1,0 +1,194 @@
+"""Values files: read with positions, merge as Helm does, validate against the generated schema."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from .errors import InputError
+from .paths import CHART_DIR
+
+# Alias expansion is bounded so an anchors/aliases bomb is an input error, not an out-of-memory kill.
+MAX_NODES = 200_000
+MAX_BYTES = 5 * 1024 * 1024
+
+
+@dataclass
+class ValuesFile:
+    path: str
+    tree: CommentedMap  # ruamel round-trip tree: keeps line/column of every key
+    data: dict[str, Any]  # plain Python values
+    text: str
+
+    def position(self, key_path: str) -> tuple[int, int]:
+        """1-based (line, column) of the deepest key of `key_path` present in this file (1, 1 if none)."""
+        node: Any = self.tree
+        line, col = 1, 1
+        for part in _split(key_path):
+            if isinstance(node, CommentedMap) and part in node:
+                line, col = node.lc.key(part)
+                line, col = line + 1, col + 1
+                node = node[part]
+            elif isinstance(node, CommentedSeq) and isinstance(part, int) and part < len(node):
+                line, col = node.lc.item(part)
+                line, col = line + 1, col + 1
+                node = node[part]
+            else:
+                break
+        return line, col
+
+    def has(self, key_path: str) -> bool:
+        node: Any = self.data
+        for part in _split(key_path):
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node = node[part]
+            else:
+                return False
+        return True
+
+
+def _split(key_path: str) -> list[str | int]:
+    return [int(p) if p.isdigit() else p for p in key_path.split(".") if p]
+
+
+def _plain(node: Any, budget: list[int], path: str, file: str) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise InputError(file, f"document expands to more than {MAX_NODES} nodes (anchor/alias bomb?)")
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if not isinstance(k, str):
+                line = node.lc.key(k)[0] + 1 if isinstance(node, CommentedMap) else None
+                raise InputError(file, f"key {k!r} is not a string", line=line, key_path=path or None)
+            out[k] = _plain(v, budget, f"{path}.{k}" if path else k, file)
+        return out
+    if isinstance(node, list):
+        return [_plain(v, budget, f"{path}.{i}", file) for i, v in enumerate(node)]
+    for plain in (bool, int, float, str):  # bool first: it is an int subclass
+        if isinstance(node, plain):
+            return plain(node)
+    if node is None:
+        return None
+    raise InputError(file, f"unsupported YAML value of type {type(node).__name__}", key_path=path or None)
+
+
+def load_values_file(path: str | Path) -> ValuesFile:
+    name = str(path)
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(name, "is a directory, not a values file")
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(name, "no such file") from None
+    except OSError as exc:
+        raise InputError(name, f"cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_BYTES:
+        raise InputError(name, f"larger than {MAX_BYTES // (1024 * 1024)} MiB; not a values file")
+    if b"\0" in raw:
+        raise InputError(name, "binary data (NUL byte); not a YAML values file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(name, f"not UTF-8 text (byte {exc.start})") from None
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    try:
+        docs = list(yaml.load_all(text))
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        line = mark.line + 1 if mark else None
+        col = mark.column + 1 if mark else None
+        raise InputError(name, f"invalid YAML: {problem}", line=line, column=col) from None
+    except RecursionError:
+        raise InputError(name, "invalid YAML: nesting too deep") from None
+    docs = [d for d in docs if d is not None]
+    if not docs:
+        raise InputError(name, "empty values file")
+    if len(docs) > 1:
+        raise InputError(name, "more than one YAML document; a values file is a single mapping")
+    tree = docs[0]
+    if not isinstance(tree, CommentedMap):
+        raise InputError(name, f"top level is a {_kind(tree)}, expected a mapping of values", line=1, column=1)
+    try:
+        data = _plain(tree, [MAX_NODES], "", name)
+    except RecursionError:
+        raise InputError(name, "invalid YAML: nesting too deep") from None
+    return ValuesFile(name, tree, data, text)
+
+
+def _kind(node: Any) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(
+        type(node), type(node).__name__
+    ) if not isinstance(node, list) else "list"
+
+
+def merge_user_values(files: list[ValuesFile]) -> dict[str, Any]:
+    """`helm -f a -f b`: later files win, maps merge deeply, other values replace (Helm's MergeMaps)."""
+    merged: dict[str, Any] = {}
+    for f in files:
+        merged = _merge_maps(merged, f.data)
+    return merged
+
+
+def _merge_maps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k, v in b.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge_maps(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+@dataclass(frozen=True)
+class SchemaViolation:
+    key_path: str
+    message: str
+
+
+@lru_cache(maxsize=1)
+def umbrella_validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads((CHART_DIR / "values.schema.json").read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
+    """Every violation of the umbrella schema, deepest first, with the dotted key path."""
+    out = []
+    for err in umbrella_validator().iter_errors(merged):
+        for leaf in _leaves(err):
+            out.append(SchemaViolation(".".join(str(p) for p in leaf.absolute_path), _message(leaf)))
+    return sorted(set(out), key=lambda v: (v.key_path, v.message))
+
+
+def _leaves(err: jsonschema.ValidationError):
+    if err.context:
+        # For anyOf/oneOf/allOf keep the branch that got deepest into the document.
+        best = max(err.context, key=lambda e: len(e.absolute_path))
+        yield from _leaves(best)
+    else:
+        yield err
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return f"unknown key(s) {', '.join(extra)} (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"
+    if err.validator == "required":
+        return err.message.replace("is a required property", "is required")
+    if err.validator == "enum":
+        return f"{err.instance!r} is not one of {', '.join(map(repr, err.validator_value))}"
+    return err.message
