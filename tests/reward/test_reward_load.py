@@ -6,6 +6,7 @@ import asyncio
 import random
 from collections import Counter
 
+import aiohttp
 import httpx
 from reward_harness import metric_value
 from test_reward_faults import HUGE_RESPONSE, NESTED_BRACES
@@ -38,16 +39,18 @@ def _workload() -> list[tuple[dict, set[str]]]:
 
 
 async def _run(url: str, work: list[tuple[dict, set[str]]]) -> list:
-    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    """The client slime uses: one aiohttp session, 64 connections, 120 s total timeout per request."""
     outcomes: list = [None] * len(work)
     next_index = iter(range(len(work)))
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=CLIENT_TIMEOUT_S) as client:
+    connector = aiohttp.TCPConnector(limit=CONCURRENCY)
+    timeout = aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         async def connection() -> None:
             for index in next_index:
                 try:
-                    reply = await client.post("/score", json=work[index][0])
-                    outcomes[index] = (reply.status_code, reply.json().get("status"))
-                except httpx.HTTPError as error:
+                    async with session.post(url + "/score", json=work[index][0]) as reply:
+                        outcomes[index] = (reply.status, (await reply.json()).get("status"))
+                except (aiohttp.ClientError, TimeoutError) as error:
                     outcomes[index] = ("transport", type(error).__name__)
         await asyncio.gather(*(connection() for _ in range(CONCURRENCY)))
     return outcomes

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from .paths import CHART_DIR
+from .paths import CHART_DIR, SUBCHART_DIR
 
 NOTES = "NOTES.txt"
 
@@ -70,9 +70,28 @@ def chart():
         return helm_python.Chart.load(str(CHART_DIR))
 
 
+@lru_cache(maxsize=None)
+def subchart(name: str):
+    import helm_python
+
+    with _quiet_stderr():
+        return helm_python.Chart.load(str(SUBCHART_DIR / name))
+
+
 def merged_values(user: dict[str, Any]) -> dict[str, Any]:
-    """User values coalesced over every chart default, exactly as an install composes them."""
-    return chart().merge_values(user)
+    """User values coalesced over every chart default, as an install composes them: the umbrella's defaults
+    (helm_python's merge_values), then each subchart's own defaults under its section, with the parent's
+    `global` copied in (Helm gives every subchart the parent's globals)."""
+    from .schema.components import SUBCHARTS
+
+    top = chart().merge_values(user)
+    for name in SUBCHARTS:
+        section = dict(top.get(name) or {})
+        section.pop("global", None)
+        merged = subchart(name).merge_values(section)
+        merged["global"] = top.get("global", {})
+        top[name] = merged
+    return top
 
 
 def render(user: dict[str, Any], release: str = "grpo", namespace: str = "default") -> Rendered:

@@ -106,8 +106,8 @@ def _parallel(spec: Spec, out: ArgList, megatron: bool) -> None:
 
 def _reward(spec: Spec, out: ArgList) -> None:
     kind = spec.get("reward.kind")
-    if kind == "service":
-        spec.endpoint("reward", "rewardService")  # fails early when the component is off
+    if kind in ("service", "external"):
+        spec.endpoint("reward", "rewardService")  # fails early when neither the component nor a url is set
         out.add("reward.custom_reward_function.path", REMOTE_REWARD_FN, "default: baked into images/verl")
         out.add("reward.custom_reward_function.name", "compute_score", "default: images/reward-service client")
     elif kind == "sandbox":

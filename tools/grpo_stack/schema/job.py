@@ -58,9 +58,13 @@ class Lora(Strict):
 
 
 class Reward(Strict):
-    kind: Literal["builtin", "service", "sandbox"] = Field(
-        description="builtin: the framework's rule-based scorer; service: the reward-service (remote); "
-        "sandbox: SandboxFusion code execution. service and sandbox need that component enabled."
+    kind: Literal["builtin", "service", "sandbox", "external"] = Field(
+        description="builtin: the framework's rule-based scorer; service: this release's reward-service; "
+        "sandbox: SandboxFusion code execution; external: a reward endpoint you run (`url`)."
+    )
+    url: str | None = Field(
+        default=None, pattern=r"^https?://\S+$",
+        description="kind external only: the scoring URL. In-cluster names must be in the release namespace.",
     )
 
 

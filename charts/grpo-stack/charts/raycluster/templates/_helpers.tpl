@@ -16,12 +16,25 @@ Usage: {{- include "raycluster.env" $ | nindent 12 }}
   value: "PHB"
 - name: GRPO_JOB_SPEC
   value: "/etc/grpo-stack/job.json"
-{{- if .Values.global.components.rewardService }}
+{{- with include "raycluster.rewardUrl" . }}
 # Read by the verl reward function that calls the reward service (images/reward-service/clients).
 - name: GRPO_REWARD_URL
-  value: {{ include "grpo-common.serviceUrl" (dict "component" "reward-service" "path" "/score" "context" .) | quote }}
+  value: {{ . | quote }}
 {{- end }}
 {{ include "grpo-common.hfTokenEnv" . }}
+{{- end -}}
+
+{{/*
+Where rewards are scored remotely: an external URL the values name, else this release's reward service.
+Usage: {{ include "raycluster.rewardUrl" . }}
+*/}}
+{{- define "raycluster.rewardUrl" -}}
+{{- $job := .Values.global.job -}}
+{{- if eq $job.reward.kind "external" -}}
+{{- $job.reward.url -}}
+{{- else if .Values.global.components.rewardService -}}
+{{- include "grpo-common.serviceUrl" (dict "component" "reward-service" "path" "/score" "context" .) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -44,8 +57,8 @@ Usage: {{ include "raycluster.jobSpec" $ }}
 {{- if $g.components.sandboxFusion -}}
 {{- $_ := set $endpoints "sandbox" (include "grpo-common.serviceUrl" (dict "component" "sandbox-fusion" "path" "/run_code" "context" .)) -}}
 {{- end -}}
-{{- if $g.components.rewardService -}}
-{{- $_ := set $endpoints "reward" (include "grpo-common.serviceUrl" (dict "component" "reward-service" "path" "/score" "context" .)) -}}
+{{- with include "raycluster.rewardUrl" . -}}
+{{- $_ := set $endpoints "reward" . -}}
 {{- end -}}
 {{- $spec := dict "release" (dict "name" .Release.Name "namespace" (include "grpo-common.namespace" .)) "rayCluster" (include "grpo-common.rayClusterName" .) "cluster" $g.cluster "storage" $g.storage "secrets" $g.secrets "job" $g.job "endpoints" $endpoints -}}
 {{- toPrettyJson $spec -}}

@@ -1,0 +1,293 @@
+"""Benchmark of the reward service against the per-core limit of math-verify and the predecessor design.
+
+One run on one machine measures:
+  1. single-process math-verify throughput on a realistic mix (the physical limit per core);
+  2. the service (`python -m reward_service`, 2 workers) on the clean mix: throughput, p50, p99;
+  3. the same with 1 % pathological responses;
+  4. the predecessor design (sync handler in FastAPI's threadpool, math-verify timeouts off) on both loads,
+     each run bounded by its own time limit so the benchmark always finishes.
+
+The load generator is slime's client setup: one aiohttp session, 64 connections, 120 s timeout per request.
+It shares the machine's cores with the server, as it did in the reference measurements.
+
+Usage: python bench/reward_service.py [--requests 3000] [--workers 2] [--bound 60]
+"""
+
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import socket
+import string
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+SERVICE_DIR = Path(__file__).resolve().parents[1] / "images" / "reward-service"
+CONCURRENCY = 64
+CLIENT_TIMEOUT_S = 120
+PATHOLOGICAL_EVERY = 100
+NESTED_BRACES = "\\boxed{" + "{" * 10_000 + "1" + "}" * 10_001
+HUGE_RESPONSE = "Let me think. " * 71_429 + "So the answer is \\boxed{1}."
+PATHOLOGICAL = ["\\boxed{9^{9^{9^{9}}}}", "\\boxed{2^{10^{10}}}", NESTED_BRACES, HUGE_RESPONSE]
+
+
+# ---------------------------------------------------------------------------------------------------- workload
+
+def realistic_sample(rng: random.Random) -> tuple[str, str]:
+    """(label, response) drawn from a math mix: 10 % sets, 10 % intervals, 10 % polynomials, 10 % long
+    chains of thought, the rest integers, fractions and surds. Random values defeat math-verify's caches."""
+    kind = rng.random()
+    a, b, k = rng.randint(1, 999), rng.randint(2, 97), rng.randint(2, 50)
+    if kind < 0.10:
+        items = rng.sample(range(1, 100), 4)
+        shuffled = rng.sample(items, 4)
+        return f"\\{{{','.join(map(str, items))}\\}}", f"\\boxed{{\\{{{', '.join(map(str, shuffled))}\\}}}}"
+    if kind < 0.20:
+        return f"({a}, {a + b}]", f"The solution set is \\boxed{{({a}, {a + b}]}}"
+    if kind < 0.30:
+        return f"x^2+{2 * k}x+{k * k}", f"\\boxed{{(x+{k})^2}}"
+    if kind < 0.40:
+        words = " ".join("".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))) for _ in range(600))
+        return str(a), f"{words[:4000]} Therefore the answer is \\boxed{{{a}}}."
+    if kind < 0.60:
+        return str(a), f"So we get \\boxed{{{a}}}."
+    if kind < 0.80:
+        return f"\\frac{{{a}}}{{{b}}}", f"\\boxed{{\\frac{{{2 * a}}}{{{2 * b}}}}}"
+    return f"\\frac{{\\sqrt{{{k}}}}}{{2}}", f"\\boxed{{\\frac{{1}}{{2}}\\sqrt{{{k}}}}}"
+
+
+def workload(count: int, seed: int, pathological: bool) -> list[dict]:
+    rng = random.Random(seed)
+    samples = []
+    for index in range(count):
+        if pathological and index % PATHOLOGICAL_EVERY == PATHOLOGICAL_EVERY - 1:
+            samples.append({"response": PATHOLOGICAL[(index // PATHOLOGICAL_EVERY) % len(PATHOLOGICAL)], "label": "1"})
+        else:
+            label, response = realistic_sample(rng)
+            samples.append({"response": response, "label": label})
+    return samples
+
+
+# ---------------------------------------------------------------------------------------------- per-core limit
+
+def per_core_limit(count: int) -> None:
+    """Child process: score `count` mix samples inline on the main thread, print samples per second."""
+    sys.path.insert(0, str(SERVICE_DIR))
+    from reward_service import scoring
+
+    scoring.init_worker(parse_timeout_s=1, memory_mb=4096)
+    samples = workload(count + 20, seed=1, pathological=False)
+    for sample in samples[:20]:  # warm-up, as a pool worker is warmed at start
+        scoring.score((sample["label"],), sample["response"])
+    started = time.perf_counter()
+    statuses = Counter(scoring.score((s["label"],), s["response"])["status"] for s in samples[20:])
+    elapsed = time.perf_counter() - started
+    print(f"{count / elapsed:.2f} {statuses['ok'] / count:.4f}")
+
+
+# ------------------------------------------------------------------------------------------------- predecessor
+
+def predecessor_app():
+    """The predecessor's design, reduced to what matters: a sync handler (FastAPI's threadpool), math-verify
+    timeouts off (they raise in threads), a str-only label, and every exception turned into reward 0.0."""
+    from typing import Optional, Union
+
+    from fastapi import FastAPI
+    from math_verify import parse, verify
+    from pydantic import BaseModel
+
+    app = FastAPI()
+
+    class ScoreRequest(BaseModel):
+        prompt: Union[str, list] = ""  # noqa: UP007 - the predecessor's exact annotation
+        response: str = ""
+        label: Optional[str] = None  # noqa: UP045 - rejects int labels with 422, as it did
+
+    @app.post("/score")
+    def score(request: ScoreRequest) -> float:
+        try:
+            gold_text = request.label if "\\boxed" in request.label else f"\\boxed{{{request.label}}}"
+            gold = parse(gold_text, parsing_timeout=None)
+            answer = parse(request.response, parsing_timeout=None)
+            return 1.0 if verify(gold, answer, timeout_seconds=None) else 0.0
+        except Exception:
+            return 0.0
+
+    @app.get("/health")
+    def health() -> dict:
+        return {"status": "ok"}
+
+    return app
+
+
+def serve_predecessor(port: int) -> None:
+    import logging
+
+    import uvicorn
+
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
+    uvicorn.run(predecessor_app(), host="127.0.0.1", port=port, log_level="warning")
+
+
+# ----------------------------------------------------------------------------------------------------- servers
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(command: list[str], env: dict[str, str], ready_path: str, port: int) -> subprocess.Popen:
+    import urllib.request
+
+    proc = subprocess.Popen(command, env={**os.environ, **env}, cwd=SERVICE_DIR, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{ready_path}", timeout=2):
+                return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"server exited with {proc.returncode}: {' '.join(command)}") from None
+            time.sleep(0.2)
+    stop_server(proc)
+    raise SystemExit(f"server not ready in 60 s: {' '.join(command)}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Kill the server's whole process group: a stuck predecessor ignores SIGTERM while it holds the GIL."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+# -------------------------------------------------------------------------------------------------------- load
+
+async def run_load(url: str, samples: list[dict], bound_s: float) -> dict:
+    import aiohttp
+
+    latencies: list[float] = []
+    statuses: Counter = Counter()
+    next_index = iter(range(len(samples)))
+    connector = aiohttp.TCPConnector(limit=CONCURRENCY)
+    async with aiohttp.ClientSession(connector=connector,
+                                     timeout=aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)) as session:
+        async def connection() -> None:
+            for index in next_index:
+                sent = time.perf_counter()
+                try:
+                    async with session.post(url, json=samples[index]) as reply:
+                        body = await reply.json(content_type=None)
+                        status = body.get("status", "no_status") if isinstance(body, dict) else f"bare_{body}"
+                        statuses[status if reply.status == 200 else f"http_{reply.status}"] += 1
+                except (aiohttp.ClientError, TimeoutError) as error:
+                    statuses[type(error).__name__] += 1
+                latencies.append(time.perf_counter() - sent)
+
+        started = time.perf_counter()
+        tasks = [asyncio.ensure_future(connection()) for _ in range(CONCURRENCY)]
+        _done, pending = await asyncio.wait(tasks, timeout=bound_s)
+        elapsed = time.perf_counter() - started
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    latencies.sort()
+    answered = len(latencies)
+    return {
+        "answered": answered,
+        "unanswered": len(samples) - answered,
+        "elapsed_s": elapsed,
+        "throughput": answered / elapsed,
+        "p50_s": latencies[answered // 2] if answered else float("nan"),
+        "p99_s": latencies[min(answered - 1, int(answered * 0.99))] if answered else float("nan"),
+        "max_s": latencies[-1] if answered else float("nan"),
+        "statuses": dict(statuses),
+    }
+
+
+def measure_service(samples: list[dict], workers: int, bound_s: float) -> dict:
+    port = free_port()
+    env = {"PYTHONPATH": str(SERVICE_DIR), "REWARD_HOST": "127.0.0.1", "PORT": str(port),
+           "METRICS_PORT": str(free_port()), "REWARD_WORKERS": str(workers), "REWARD_LOG_LEVEL": "ERROR"}
+    proc = start_server([sys.executable, "-m", "reward_service"], env, "/ready", port)
+    try:
+        return asyncio.run(run_load(f"http://127.0.0.1:{port}/score", samples, bound_s))
+    finally:
+        stop_server(proc)
+
+
+def measure_predecessor(samples: list[dict], bound_s: float) -> dict:
+    port = free_port()
+    command = [sys.executable, str(Path(__file__).resolve()), "--serve-predecessor", str(port)]
+    proc = start_server(command, {"PYTHONPATH": str(SERVICE_DIR)}, "/health", port)
+    try:
+        return asyncio.run(run_load(f"http://127.0.0.1:{port}/score", samples, bound_s))
+    finally:
+        stop_server(proc)
+
+
+# -------------------------------------------------------------------------------------------------------- main
+
+def describe(name: str, result: dict) -> str:
+    return (f"{name:<34} {result['throughput']:8.1f} req/s   p50 {result['p50_s'] * 1000:8.1f} ms   "
+            f"p99 {result['p99_s'] * 1000:8.1f} ms   max {result['max_s']:6.2f} s   "
+            f"answered {result['answered']}/{result['answered'] + result['unanswered']}   {result['statuses']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=3000, help="requests per load run")
+    parser.add_argument("--per-core-samples", type=int, default=1500)
+    parser.add_argument("--workers", type=int, default=2, help="service workers; also the cores assumed")
+    parser.add_argument("--bound", type=float, default=60, help="time limit (s) of each predecessor run")
+    parser.add_argument("--hard-timeout", type=float, default=4.0, help="the service's REWARD_HARD_TIMEOUT_S")
+    parser.add_argument("--serve-predecessor", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--per-core", type=int, metavar="N", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_predecessor:
+        return serve_predecessor(args.serve_predecessor)
+    if args.per_core:
+        return per_core_limit(args.per_core)
+
+    print(f"machine: {os.cpu_count()} CPUs; service workers: {args.workers}; {args.requests} requests per run, "
+          f"{CONCURRENCY} connections", flush=True)
+    child = subprocess.run([sys.executable, __file__, "--per-core", str(args.per_core_samples)],
+                           capture_output=True, text=True, check=True)
+    per_core, ok_share = map(float, child.stdout.split())
+    print(f"{'per-core limit (inline, 1 process)':<34} {per_core:8.1f} scores/s   ok share {ok_share:.3f}", flush=True)
+
+    clean = workload(args.requests, seed=2, pathological=False)
+    dirty = workload(args.requests, seed=2, pathological=True)
+    runs = {}
+    runs["service clean"] = measure_service(clean, args.workers, bound_s=600)
+    print(describe("service, clean mix", runs["service clean"]), flush=True)
+    runs["service 1% pathological"] = measure_service(dirty, args.workers, bound_s=600)
+    print(describe("service, 1% pathological", runs["service 1% pathological"]), flush=True)
+    runs["predecessor clean"] = measure_predecessor(clean, args.bound)
+    print(describe("predecessor, clean mix", runs["predecessor clean"]), flush=True)
+    runs["predecessor 1% pathological"] = measure_predecessor(dirty, args.bound)
+    print(describe("predecessor, 1% pathological", runs["predecessor 1% pathological"]), flush=True)
+
+    limit = per_core * args.workers
+    clean_rate = runs["service clean"]["throughput"]
+    dirty = runs["service 1% pathological"]
+    old_dirty = runs["predecessor 1% pathological"]
+    print()
+    print(f"service clean / (per-core limit x {args.workers})   = {clean_rate / limit:.2f}   (target >= 0.90)")
+    print(f"service 1% pathological / clean       = {dirty['throughput'] / clean_rate:.2f}   (target >= 0.50)")
+    print(f"service 1% pathological p99           = {dirty['p99_s']:.2f} s   (hard timeout {args.hard_timeout:g} s)")
+    print(f"predecessor clean / service clean     = {runs['predecessor clean']['throughput'] / clean_rate:.2f}")
+    print(f"predecessor 1% pathological: answered {old_dirty['answered']} of {args.requests} in {args.bound:g} s; "
+          f"{old_dirty['unanswered']} left hanging")
+
+
+if __name__ == "__main__":
+    main()

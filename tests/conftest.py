@@ -1,0 +1,84 @@
+"""Shared fixtures: every shipped values file rendered once per session (release `grpo`, namespace `team-a`)."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+VALUES_FILES = sorted((REPO_ROOT / "values").glob("*.yaml"))
+RELEASE = "grpo"
+NAMESPACE = "team-a"
+
+
+def pytest_generate_tests(metafunc):
+    """`values_name` parametrizes a test over every shipped values file (by stem, e.g. `qwen3-8b`)."""
+    if "values_name" in metafunc.fixturenames:
+        metafunc.parametrize("values_name", [p.stem for p in VALUES_FILES])
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """../shared beside the clone (CI layout); GRPO_SHARED_DIR overrides."""
+    return Path(os.environ.get("GRPO_SHARED_DIR") or REPO_ROOT / ".." / "shared").resolve()
+
+
+@pytest.fixture(scope="session")
+def shipped_values() -> dict[str, dict[str, Any]]:
+    from grpo_stack.values import load_values_file
+
+    return {p.stem: load_values_file(p).data for p in VALUES_FILES}
+
+
+@pytest.fixture(scope="session")
+def render_values(shipped_values):
+    """render_values(name, {"global.cluster.nodes": 2}, release=, namespace=) -> Rendered, cached per input."""
+    from grpo_stack import render as render_module
+
+    cache: dict[str, Any] = {}
+
+    def _render(name: str, overrides: dict[str, Any] | None = None, release: str = RELEASE,
+                namespace: str = NAMESPACE):
+        key = repr((name, sorted((overrides or {}).items()), release, namespace))
+        if key not in cache:
+            # helm_python prunes disabled subcharts from the loaded chart in place, so grpo_stack's cached
+            # chart() loses them for later renders (tests/render/test_grpo_render.py::test_render_is_reentrant).
+            # Load a fresh chart per render so these tests see what one `helm install` renders.
+            render_module.chart.cache_clear()
+            cache[key] = render_module.render(with_overrides(shipped_values[name], overrides), release=release,
+                                namespace=namespace)
+        return cache[key]
+
+    return _render
+
+
+@pytest.fixture(scope="session")
+def rendered_all(render_values) -> dict[str, Any]:
+    return {p.stem: render_values(p.stem) for p in VALUES_FILES}
+
+
+def with_overrides(values: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """A deep copy of `values` with each dotted key path set (`sandbox-fusion.privileged`)."""
+    out = copy.deepcopy(values)
+    for dotted, value in (overrides or {}).items():
+        node = out
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+@pytest.fixture(scope="session")
+def set_values():
+    """set_values(values, {"a.b": 1}) -> deep copy with dotted keys set (for tests that build their own dicts)."""
+    return with_overrides

@@ -1,0 +1,260 @@
+"""The lint pipeline for one run (one values file, optionally over base files; or one manifest file):
+
+read (positions) -> merge over chart defaults (Helm) -> schema -> render (helm_python) -> object schemas
+-> build the job -> rules -> located, suppressed findings.
+
+A stage that finds the input unusable stops with input errors (exit 2); otherwise findings are returned.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from ..errors import InputError
+from ..job import BuildError, build
+from ..objectschema import validate_object
+from ..paths import CHART_DIR, REPO_ROOT, SUBCHART_DIR
+from ..render import RenderedObject, RenderError, job_spec, merged_values, render
+from ..values import ValuesFile, load_values_file, merge_user_values, schema_violations
+from .context import LintContext
+from .finding import Finding, Hit, Severity
+from .rules import RULES, fix_text
+from .suppress import ConfigSuppression, inline_suppressions
+
+OBJECT_SCHEMA = ("GRPO002", "object-schema")
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding] = field(default_factory=list)
+    input_errors: list[InputError] = field(default_factory=list)
+
+
+@dataclass
+class Options:
+    release: str = "grpo"
+    namespace: str = "grpo"
+    kuberay_crd: str | None = None
+    config: list[ConfigSuppression] = field(default_factory=list)
+    select: frozenset[str] | None = None  # only these codes
+
+
+def looks_like_manifests(path: str) -> bool:
+    """A file whose first YAML document has apiVersion and kind is a manifest stream, not values."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        first = next((d for d in yaml.safe_load_all(text) if d is not None), None)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return False
+    return isinstance(first, dict) and "apiVersion" in first and "kind" in first
+
+
+def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo", **kw: Any) -> LintResult:
+    """Lint values files merged in order (helm -f a -f b); positions come from the last file setting a key."""
+    opts = Options(release=release, namespace=namespace, **kw)
+    try:
+        files = [load_values_file(p) for p in paths]
+    except InputError as exc:
+        return LintResult(input_errors=[exc])
+    user = merge_user_values(files)
+    try:
+        merged = merged_values(user)
+    except Exception as exc:  # helm_python raises its own error types on values it cannot coalesce
+        return LintResult(input_errors=[InputError(paths[-1], f"cannot merge values: {exc}")])
+    locator = Locator(files)
+    violations = schema_violations(merged)
+    if violations:
+        return LintResult(input_errors=[
+            InputError(*locator.locate(v.key_path)[:1], v.message, *locator.locate(v.key_path)[1:], key_path=v.key_path)
+            for v in violations
+        ])
+    try:
+        rendered = render(user, release=release, namespace=namespace)
+    except RenderError as exc:
+        return LintResult(input_errors=[InputError(paths[-1], f"helm render failed: {exc}")])
+    ctx = LintContext(paths[-1], release, namespace, list(rendered.objects), values_file=files[-1],
+                      merged=merged, rendered=rendered)
+    try:
+        ctx.job_spec = job_spec(rendered)
+        ctx.built = build(ctx.job_spec)
+    except BuildError as exc:
+        ctx.build_error = exc
+    except RenderError:
+        pass
+    hits = _object_schema_hits(ctx, opts) + _rule_hits(ctx, opts)
+    findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
+    return LintResult(findings=_suppress(findings, files, opts))
+
+
+def lint_manifests(path: str, namespace: str | None = None, **kw: Any) -> LintResult:
+    """Lint a plain manifest stream with the object rules (no values, no job)."""
+    opts = Options(**kw)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        docs = [d for d in YAML(typ="rt").load_all(text) if d is not None]
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        return LintResult(input_errors=[InputError(path, f"cannot read manifests: {exc}")])
+    objects = [RenderedObject(path, i, _plain(d)) for i, d in enumerate(docs) if isinstance(d, dict)]
+    ns = namespace or next(((o.obj.get("metadata") or {}).get("namespace") for o in objects
+                            if (o.obj.get("metadata") or {}).get("namespace")), "default")
+    ctx = LintContext(path, "", ns, objects)
+    locator = Locator([], manifest_docs={path: docs})
+    hits = _object_schema_hits(ctx, opts) + _rule_hits(ctx, opts)
+    findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
+    sup = inline_suppressions(path, text)
+    return LintResult(findings=_apply(findings, sup, opts.config, {}))
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def _object_schema_hits(ctx: LintContext, opts: Options) -> list[tuple[str, str, Severity, Hit]]:
+    if opts.select is not None and OBJECT_SCHEMA[0] not in opts.select:
+        return []
+    out = []
+    for o in ctx.objects:
+        for err in validate_object(o.obj, opts.kuberay_crd):
+            out.append((*OBJECT_SCHEMA, Severity.ERROR,
+                        Hit(err.path, f"{o.kind} {o.name}: {err.message}", obj=o,
+                            remediation="fix the template or values that produce this field")))
+    return out
+
+
+def _rule_hits(ctx: LintContext, opts: Options) -> list[tuple[str, str, Severity, Hit]]:
+    out = []
+    for code, rule in RULES.items():
+        if opts.select is not None and code not in opts.select:
+            continue
+        for hit in rule.check(ctx):
+            out.append((code, rule.NAME, hit.severity or rule.SEVERITY, hit))
+    return out
+
+
+class Locator:
+    """Maps a values key path or an object path to (file, line, column)."""
+
+    def __init__(self, files: list[ValuesFile], manifest_docs: dict[str, list] | None = None):
+        self.files = files
+        self.manifest_docs = manifest_docs or {}
+        self._rendered_docs: dict[str, list] = {}
+        self._chart_defaults: dict[Path, ValuesFile] = {}
+
+    def locate(self, key_path: str) -> tuple[str, int, int]:
+        for f in reversed(self.files):
+            if f.has(key_path):
+                return (f.path, *f.position(key_path))
+        default = self._default_position(key_path)
+        if default:
+            return default
+        # Not set anywhere: point at the deepest ancestor the user wrote.
+        last = self.files[-1]
+        return (last.path, *last.position(key_path))
+
+    def _default_position(self, key_path: str) -> tuple[str, int, int] | None:
+        head, _, rest = key_path.partition(".")
+        if head == "global":
+            path, sub = CHART_DIR / "values.yaml", key_path
+        elif (SUBCHART_DIR / head / "values.yaml").exists() and rest:
+            path, sub = SUBCHART_DIR / head / "values.yaml", rest
+        else:
+            return None
+        if path not in self._chart_defaults:
+            self._chart_defaults[path] = load_values_file(path)
+        vf = self._chart_defaults[path]
+        if not vf.has(sub):
+            return None
+        return (str(path.relative_to(REPO_ROOT)), *vf.position(sub))
+
+    def locate_object(self, obj: RenderedObject, path: str, ctx: LintContext) -> tuple[str, int, int]:
+        docs = self.manifest_docs.get(obj.template)
+        shown = obj.template
+        if docs is None and ctx.rendered is not None:
+            if obj.template not in self._rendered_docs:
+                text = ctx.rendered.manifests.get(obj.template, "")
+                self._rendered_docs[obj.template] = [d for d in YAML(typ="rt").load_all(text) if d is not None]
+            docs = self._rendered_docs[obj.template]
+            # grpo-stack/charts/vllm/templates/x.yaml -> charts/grpo-stack/charts/vllm/templates/x.yaml
+            shown = f"charts/{obj.template}"
+        line, col = 1, 1
+        node = docs[obj.index] if docs and obj.index < len(docs) else None
+        for part in [p for p in path.split(".") if p]:
+            key: Any = int(part) if part.isdigit() else part
+            if isinstance(node, CommentedMap) and key in node:
+                line, col = (x + 1 for x in node.lc.key(key))
+                node = node[key]
+            elif isinstance(node, CommentedSeq) and isinstance(key, int) and key < len(node):
+                line, col = (x + 1 for x in node.lc.item(key))
+                node = node[key]
+            else:
+                break
+        return shown, line, col
+
+    def finding(self, code: str, name: str, severity: Severity, hit: Hit, ctx: LintContext) -> Finding:
+        from .rules import RULES as registry
+
+        if hit.obj is not None:
+            file, line, col = self.locate_object(hit.obj, hit.key_path, ctx)
+        else:
+            file, line, col = self.locate(hit.key_path)
+        rule = registry.get(code)
+        remediation = hit.remediation or (fix_text(rule) if rule else "")
+        return Finding(file, line, col, code, name, severity, hit.key_path, hit.message, remediation)
+
+
+def _suppress(findings: list[Finding], files: list[ValuesFile], opts: Options) -> list[Finding]:
+    sup = [s for f in files for s in inline_suppressions(f.path, f.text)]
+    return _apply(findings, sup, opts.config, {f.path: f for f in files})
+
+
+def _apply(findings, sup, config, files_by_path) -> list[Finding]:
+    from .rules import suppression_reason
+
+    out = []
+    for f in findings:
+        if any(s.file == f.file and f.code in s.codes and _covers(s, f, files_by_path) for s in sup if s.reason):
+            continue
+        if any(c.code == f.code and c.reason and (not c.paths or any(fnmatch.fnmatch(f.file, p) for p in c.paths))
+               for c in config):
+            continue
+        out.append(f)
+    out += suppression_reason.findings_for(sup, config)
+    return sorted(out)
+
+
+def _covers(s, f: Finding, files_by_path) -> bool:
+    """A directive covers a finding on its target line, or on any line of the key block it starts."""
+    if f.line == s.target_line:
+        return True
+    vf = files_by_path.get(f.file)
+    if vf is None:
+        return False
+    # Find the key that starts on the target line and check the finding's key path is under it.
+    for key_path in _keys_on_line(vf.tree, s.target_line):
+        if f.key_path == key_path or f.key_path.startswith(key_path + "."):
+            return True
+    return False
+
+
+def _keys_on_line(node: Any, line: int, prefix: str = ""):
+    if isinstance(node, CommentedMap):
+        for k in node:
+            kp = f"{prefix}.{k}" if prefix else str(k)
+            if node.lc.key(k)[0] + 1 == line:
+                yield kp
+            yield from _keys_on_line(node[k], line, kp)
+    elif isinstance(node, CommentedSeq):
+        for i, v in enumerate(node):
+            yield from _keys_on_line(v, line, f"{prefix}.{i}")

@@ -1,0 +1,64 @@
+"""The explicit rule registry: code -> rule module. A rule module defines CODE, NAME, SEVERITY, SUMMARY,
+DOC (markdown with ## What it does / ## Why is this bad? / ## Example / ## Fix; the first paragraph of Fix is
+the default remediation), and check(ctx) -> Iterator[Hit].
+Never reuse a code. tests/lint/test_registry.py checks every entry."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import (
+    capacity,
+    code_isolation,
+    component_endpoints,
+    image_pinning,
+    literal_secret,
+    namespace,
+    probe_budget,
+    ray_labels,
+    suppression_reason,
+    token_budget,
+)
+
+_MODULES: list[ModuleType] = [
+    suppression_reason,
+    namespace,
+    component_endpoints,
+    literal_secret,
+    ray_labels,
+    probe_budget,
+    token_budget,
+    capacity,
+    image_pinning,
+    code_isolation,
+]
+
+RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
+
+
+def doc_section(rule: ModuleType, title: str) -> str:
+    """The body of `## <title>` in a rule's DOC."""
+    parts = rule.DOC.split("## ")
+    for part in parts:
+        head, _, body = part.partition("\n")
+        if head.strip().lower() == title.lower():
+            return body.strip()
+    return ""
+
+
+def fix_text(rule: ModuleType) -> str:
+    """The generic remediation: the first paragraph of the rule's `## Fix` section."""
+    return doc_section(rule, "Fix").split("\n\n")[0].replace("\n", " ")
+
+
+def get(code: str) -> ModuleType:
+    if code not in RULES:
+        raise KeyError(f"no such rule: {code!r}")
+    return RULES[code]
+
+
+def by_name_or_code(ident: str) -> ModuleType | None:
+    for m in RULES.values():
+        if ident.upper() == m.CODE or ident == m.NAME:
+            return m
+    return None

@@ -1,0 +1,59 @@
+"""Helpers shared by the rules that read rendered objects (not a rule: no CODE)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Pod-template component label -> the values section that shapes that pod (for locating findings).
+COMPONENT_VALUES = {
+    "ray-head": "raycluster.head",
+    "ray-worker": "raycluster.worker",
+    "sandbox-fusion": "sandbox-fusion",
+    "reward-service": "reward-service",
+    "fsx-utils": "fsx-utils",
+    "vllm": "vllm",
+    "lm-eval": "lm-eval",
+}
+
+
+def pod_component(ctx, obj, pod_path: str) -> str | None:
+    return ctx.pod_labels(obj, pod_path).get("app.kubernetes.io/component")
+
+
+def values_section(ctx, obj, pod_path: str) -> str | None:
+    """The values prefix for this pod when linting values (None for plain manifests)."""
+    if not ctx.has_values:
+        return None
+    return COMPONENT_VALUES.get(pod_component(ctx, obj, pod_path) or "")
+
+
+def containers(pod_spec: dict[str, Any]):
+    """(list name, index, container) for init and regular containers."""
+    for field in ("initContainers", "containers"):
+        for i, c in enumerate(pod_spec.get(field) or []):
+            yield field, i, c
+
+
+def selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Kubernetes LabelSelector semantics (matchLabels AND matchExpressions)."""
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != str(v):
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def selector_keys(selector: dict[str, Any]) -> list[str]:
+    keys = list((selector.get("matchLabels") or {}).keys())
+    keys += [e.get("key") for e in selector.get("matchExpressions") or [] if e.get("key")]
+    return keys

@@ -1,0 +1,139 @@
+"""GRPO601 node-capacity."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ...catalog.instances import lookup
+from ..finding import Hit, Severity
+from ._objects import containers, values_section
+
+CODE = "GRPO601"
+NAME = "node-capacity"
+SEVERITY = Severity.ERROR
+SUMMARY = "A pod's requests do not fit the instance types it may schedule on, or it takes a partial EFA count."
+DOC = """## What it does
+For every pod, reads the instance types its `nodeSelector` / required node affinity admits
+(`node.kubernetes.io/instance-type`), and compares the pod's effective requests (the larger of the sum of its
+containers and its largest init container) with each type's allocatable CPU, memory, GPUs and EFA interfaces
+(Karpenter's AL2023 estimate, sourced per row in `grpo_stack/catalog/instances.py`). A pod that requests EFA
+must request the node's full count. Unknown instance types are a warning.
+
+## Why is this bad?
+The predecessor's validation Job admitted `m5.xlarge` (4 vCPU, ~14 GiB allocatable) while requesting 8 CPU and
+16 GiB: that branch of the selector could never schedule and the Job sat Pending. A partial EFA request leaves
+interfaces unused and NCCL silently slower or on the wrong transport; an all-reduce smoke test does not notice.
+
+## Example
+```yaml
+global:
+  cluster:
+    gpuInstanceType: p5en.48xlarge
+    efaPerNode: 8
+```
+Use instead:
+```yaml
+global:
+  cluster:
+    gpuInstanceType: p5en.48xlarge
+    efaPerNode: 16
+```
+
+## Fix
+Lower the requests below the allocatable figures in the message, pick a larger instance type, or request the
+instance's full EFA count.
+"""
+
+UNITS = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "m": 1e-3}
+QTY = re.compile(r"^([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
+
+
+def quantity(value) -> float:
+    m = QTY.match(str(value))
+    if not m:
+        return 0.0
+    return float(m.group(1)) * UNITS[m.group(2) or ""]
+
+
+def _requests(pod: dict) -> dict[str, float]:
+    total: dict[str, float] = {}
+    init_max: dict[str, float] = {}
+    for field, _, c in containers(pod):
+        res = c.get("resources") or {}
+        req = {**(res.get("limits") or {}), **(res.get("requests") or {})}
+        for k, v in req.items():
+            q = quantity(v)
+            if field == "initContainers":
+                init_max[k] = max(init_max.get(k, 0), q)
+            else:
+                total[k] = total.get(k, 0) + q
+    return {k: max(total.get(k, 0), init_max.get(k, 0)) for k in set(total) | set(init_max)}
+
+
+def _instance_types(pod: dict) -> list[str]:
+    selected = (pod.get("nodeSelector") or {}).get("node.kubernetes.io/instance-type")
+    if selected:
+        return [selected]
+    terms = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
+             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    out = []
+    for term in terms:
+        for expr in term.get("matchExpressions") or []:
+            if expr.get("key") == "node.kubernetes.io/instance-type" and expr.get("operator") == "In":
+                out += [str(v) for v in expr.get("values") or []]
+    return out
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        if o.is_test_hook:
+            continue
+        section = values_section(ctx, o, pod_path)
+        gpu_pod = section == "raycluster.worker"
+        type_key = "global.cluster.gpuInstanceType" if gpu_pod else f"{section}.instanceType"
+        where = dict(obj=None) if section else dict(obj=o)
+        req = _requests(pod)
+        for name in _instance_types(pod):
+            node = lookup(name)
+            key = type_key if section else f"{pod_path}.nodeSelector"
+            if node is None:
+                yield Hit(key, f"{o.kind} {o.name}: instance type {name!r} is not in the capacity table; "
+                          "fit cannot be checked", severity=Severity.WARNING, **where)
+                continue
+            yield from _fit(o, name, node, req, section, key, where)
+
+
+def _multi_node_ray_worker(o) -> bool:
+    """Only Ray workers spread over several nodes talk NCCL across nodes (where EFA matters)."""
+    groups = (o.obj.get("spec") or {}).get("workerGroupSpecs") or [] if o.kind == "RayCluster" else []
+    return sum(int(g.get("replicas") or 0) * int(g.get("numOfHosts") or 1) for g in groups) > 1
+
+
+def _fit(o, name, node, req, section, key, where) -> Iterator[Hit]:
+    res_key = f"{section}.resources" if section else key
+    cpu, mem = req.get("cpu", 0), req.get("memory", 0) / 2**20
+    if cpu * 1000 > node.allocatable_millicpu:
+        yield Hit(f"{res_key}.cpu" if section else key,
+                  f"{o.kind} {o.name} requests {cpu:g} CPU; {name} has {node.allocatable_millicpu / 1000:g} allocatable",
+                  remediation=f"request at most {node.allocatable_millicpu}m or choose a larger instance type", **where)
+    if mem > node.allocatable_memory_mib:
+        yield Hit(f"{res_key}.memory" if section else key,
+                  f"{o.kind} {o.name} requests {mem / 1024:.1f} GiB; {name} has "
+                  f"{node.allocatable_memory_mib / 1024:.1f} GiB allocatable",
+                  remediation=f"request at most {node.allocatable_memory_mib}Mi or choose a larger instance type",
+                  **where)
+    gpus = int(req.get("nvidia.com/gpu", 0))
+    if gpus > node.gpus:
+        yield Hit("global.cluster.gpusPerNode" if section == "raycluster.worker" else key,
+                  f"{o.kind} {o.name} requests {gpus} GPUs; {name} has {node.gpus}", **where)
+    efa = int(req.get("vpc.amazonaws.com/efa", 0))
+    if efa and efa != node.efa:
+        problem = "cannot schedule" if efa > node.efa else "leaves EFA interfaces idle (partial EFA)"
+        yield Hit("global.cluster.efaPerNode" if section == "raycluster.worker" else key,
+                  f"{o.kind} {o.name} requests {efa} vpc.amazonaws.com/efa; {name} exposes {node.efa}: {problem}",
+                  remediation=f"request all {node.efa} EFA interfaces of {name}", **where)
+    elif not efa and node.efa and gpus and _multi_node_ray_worker(o):
+        yield Hit("global.cluster.efaPerNode" if section == "raycluster.worker" else key,
+                  f"{o.kind} {o.name} spans several {name} nodes but requests no EFA; NCCL falls back to TCP",
+                  severity=Severity.WARNING, remediation=f"request all {node.efa} EFA interfaces", **where)

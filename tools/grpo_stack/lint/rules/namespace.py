@@ -1,0 +1,85 @@
+"""GRPO101 namespace-mismatch."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..context import walk_strings
+from ..finding import Hit, Severity
+
+CODE = "GRPO101"
+NAME = "namespace-mismatch"
+SEVERITY = Severity.ERROR
+SUMMARY = "An in-cluster URL or PVC reference points outside the release namespace or at nothing the release has."
+DOC = """## What it does
+Finds every in-cluster DNS name (`<svc>.<ns>`, `<svc>.<ns>.svc`, `<svc>.<ns>.svc.cluster.local`) in the values
+and in the rendered objects (env values, arguments, ConfigMap data), and every `claimName`. Each name must be in
+the release namespace and name a Service the release renders (or the KubeRay head Service); each claim must be
+the PVC declared in `global.storage.claimName`.
+
+## Why is this bad?
+The predecessor hard-coded `sandbox-fusion.default.svc.cluster.local` while the sandbox was applied to whatever
+namespace the kubectl context pointed at. Every reward call went to a name with no Service behind it, and the
+preflight aborted the run against a URL that was never going to resolve.
+
+## Example
+```yaml
+global:
+  job:
+    reward:
+      kind: external
+      url: http://reward.other-team.svc.cluster.local:8000/score
+```
+Use instead:
+```yaml
+global:
+  components:
+    rewardService: true
+  job:
+    reward:
+      kind: service
+```
+
+## Fix
+Use the component this release deploys (its URL is built in the release namespace), or an external URL that is
+not an in-cluster name.
+"""
+
+DNS = re.compile(r"\b([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.svc(\.cluster\.local)?\b")
+
+
+def check(ctx) -> Iterator[Hit]:
+    services = {o.name for o in ctx.of_kind("Service")}
+    services |= {f"{o.name}-head-svc" for o in ctx.of_kind("RayCluster")}
+    from_values = set()
+    if ctx.has_values:
+        for path, text in walk_strings(ctx.merged):
+            for hit in _check_text(ctx, text, services):
+                from_values.add(text)
+                yield Hit(path, hit)
+    for o in ctx.objects:
+        for path, text in walk_strings(o.obj):
+            if any(v in text for v in from_values):
+                continue  # already reported at the values key that carries it
+            for hit in _check_text(ctx, text, services):
+                yield Hit(path, f"{o.kind} {o.name}: {hit}", obj=o)
+    claim = ctx.get("global.storage.claimName")
+    if claim:
+        for o, pod_path, pod in ctx.pod_templates():
+            for i, vol in enumerate(pod.get("volumes") or []):
+                name = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+                if name and name != claim:
+                    yield Hit(f"{pod_path}.volumes.{i}.persistentVolumeClaim.claimName",
+                              f"{o.kind} {o.name} mounts PVC {name!r}; the release declares {claim!r}", obj=o)
+
+
+def _check_text(ctx, text: str, services: set[str]) -> Iterator[str]:
+    for m in DNS.finditer(text):
+        svc, ns = m.group(1), m.group(3)
+        if ns != ctx.namespace:
+            yield (f"{m.group(0)} is in namespace {ns!r}, the release is in {ctx.namespace!r}; "
+                   "a Service of this release would resolve as "
+                   f"{svc}.{ctx.namespace}.svc.cluster.local")
+        elif services and svc not in services:
+            yield f"{m.group(0)}: the release renders no Service named {svc!r} (has: {', '.join(sorted(services))})"

@@ -1,0 +1,102 @@
+"""GRPO401 ray-selector."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._objects import selector_keys, selector_matches
+
+CODE = "GRPO401"
+NAME = "ray-selector"
+SEVERITY = Severity.ERROR
+SUMMARY = "A selector aimed at Ray pods uses labels KubeRay never sets, is not scoped to this cluster, or matches nothing."
+DOC = """## What it does
+Checks every pod affinity / anti-affinity term, NetworkPolicy pod selector and Service selector in the rendered
+objects. A term that targets Ray pods must use KubeRay's real labels (`ray.io/node-type`, `ray.io/cluster`,
+`ray.io/group`, `ray.io/is-ray-node`) and include `ray.io/cluster` so it is scoped to this release's cluster.
+Every selector must match at least one pod the release creates, counting the labels KubeRay adds to Ray pods.
+
+## Why is this bad?
+The predecessor's anti-affinity selected `ray-node-type: head`. KubeRay labels pods `ray.io/node-type`, so the
+term matched nothing, scored zero on every node, and both sandbox replicas landed on the Ray head's node and
+crashed together under load. A selector that matches nothing is silently inert.
+
+## Example
+```yaml
+podAntiAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels: {ray-node-type: head}
+```
+Use instead:
+```yaml
+        matchLabels: {ray.io/node-type: head, ray.io/cluster: grpo-ray}
+```
+
+## Fix
+Select on `ray.io/node-type` together with `ray.io/cluster: <RayCluster name>`; confirm with
+`kubectl get pod <head-pod> --show-labels`.
+"""
+
+LEGACY = {"ray-node-type", "ray-cluster", "ray-node-name", "rayNodeType", "node-type", "ray-group"}
+RAY_KEYS = {"ray.io/node-type", "ray.io/group", "ray.io/is-ray-node", "ray.io/identifier"}
+
+
+def check(ctx) -> Iterator[Hit]:
+    pods = [(o, p, ctx.pod_labels(o, p)) for o, p, _ in ctx.pod_templates()]
+    all_labels = [labels for _, _, labels in pods]
+    clusters = {o.name for o in ctx.of_kind("RayCluster")}
+    for o, pod_path, pod in ctx.pod_templates():
+        affinity = pod.get("affinity") or {}
+        for kind in ("podAffinity", "podAntiAffinity"):
+            rules = affinity.get(kind) or {}
+            for i, term in enumerate(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
+                yield from _term(o, f"{pod_path}.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution.{i}",
+                                 term, all_labels, clusters)
+            for i, weighted in enumerate(rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+                path = f"{pod_path}.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution.{i}.podAffinityTerm"
+                yield from _term(o, path, weighted.get("podAffinityTerm") or {}, all_labels, clusters)
+    for o in ctx.of_kind("NetworkPolicy"):
+        spec = o.obj.get("spec") or {}
+        yield from _selector(o, "spec.podSelector", spec.get("podSelector") or {}, all_labels, clusters)
+        for d in ("ingress", "egress"):
+            for i, rule in enumerate(spec.get(d) or []):
+                for j, peer in enumerate(rule.get("from" if d == "ingress" else "to") or []):
+                    if "podSelector" in peer and "namespaceSelector" not in peer:
+                        path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
+                        yield from _selector(o, path, peer["podSelector"], all_labels, clusters, peer_ok_empty=True)
+    for o in ctx.of_kind("Service"):
+        sel = (o.obj.get("spec") or {}).get("selector")
+        if sel:
+            yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters)
+
+
+def _term(o, path, term, all_labels, clusters) -> Iterator[Hit]:
+    yield from _selector(o, f"{path}.labelSelector", term.get("labelSelector") or {}, all_labels, clusters)
+
+
+def _selector(o, path, selector, all_labels, clusters, peer_ok_empty=False) -> Iterator[Hit]:
+    keys = selector_keys(selector)
+    if not keys:
+        return
+    legacy = [k for k in keys if k in LEGACY]
+    if legacy:
+        yield Hit(path, f"{o.kind} {o.name}: selects on {', '.join(legacy)}, a label KubeRay never sets "
+                  "(it sets ray.io/node-type, ray.io/cluster, ray.io/group)", obj=o)
+        return
+    if any(k in RAY_KEYS for k in keys) and "ray.io/cluster" not in keys:
+        yield Hit(path, f"{o.kind} {o.name}: selects Ray pods without ray.io/cluster, so it also matches other "
+                  "Ray clusters in the namespace", obj=o,
+                  remediation=f"add ray.io/cluster: {next(iter(clusters), '<RayCluster name>')}")
+        return
+    cluster = (selector.get("matchLabels") or {}).get("ray.io/cluster")
+    if cluster and clusters and cluster not in clusters:
+        yield Hit(path, f"{o.kind} {o.name}: ray.io/cluster={cluster} but this release's RayCluster is "
+                  f"{', '.join(sorted(clusters))}", obj=o)
+        return
+    if not any(selector_matches(selector, labels) for labels in all_labels):
+        yield Hit(path, f"{o.kind} {o.name}: selector {selector.get('matchLabels') or selector} matches no pod "
+                  "this release creates", obj=o)
+
