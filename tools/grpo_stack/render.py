@@ -61,34 +61,54 @@ def _quiet_stderr():
         os.close(saved)
 
 
-@lru_cache(maxsize=1)
+@contextlib.contextmanager
 def chart():
+    """A freshly loaded chart (3 ms). Helm's coalescing writes globals into the loaded chart's subchart values,
+    so reusing one loaded chart across renders leaks one values file's globals into the next render."""
     import helm_python
 
     helm_python.disable_logging()
     with _quiet_stderr():
-        return helm_python.Chart.load(str(CHART_DIR))
+        loaded = helm_python.Chart.load(str(CHART_DIR))
+    try:
+        yield loaded
+    finally:
+        loaded.close()
 
 
 @lru_cache(maxsize=None)
-def subchart(name: str):
-    import helm_python
+def subchart_defaults(name: str) -> dict[str, Any]:
+    return yaml.safe_load((SUBCHART_DIR / name / "values.yaml").read_text()) or {}
 
-    with _quiet_stderr():
-        return helm_python.Chart.load(str(SUBCHART_DIR / name))
+
+def coalesce(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """Helm's coalesce: defaults fill what values lack, maps merge deeply, a null in values deletes the key."""
+    out = {k: v for k, v in values.items() if v is not None}
+    for k, d in defaults.items():
+        if k in values and values[k] is None:
+            continue
+        if k not in out:
+            out[k] = d
+        elif isinstance(out[k], dict) and isinstance(d, dict):
+            out[k] = coalesce(out[k], d)
+    return out
 
 
 def merged_values(user: dict[str, Any]) -> dict[str, Any]:
     """User values coalesced over every chart default, as an install composes them: the umbrella's defaults
     (helm_python's merge_values), then each subchart's own defaults under its section, with the parent's
-    `global` copied in (Helm gives every subchart the parent's globals)."""
+    `global` copied in (Helm gives every subchart the parent's globals).
+
+    helm_python's merge_values coalesces only the umbrella's own values.yaml, so subchart defaults are coalesced
+    here with Helm's rules (`coalesce`)."""
     from .schema.components import SUBCHARTS
 
-    top = chart().merge_values(user)
+    with chart() as loaded:
+        top = loaded.merge_values(user)
     for name in SUBCHARTS:
         section = dict(top.get(name) or {})
         section.pop("global", None)
-        merged = subchart(name).merge_values(section)
+        merged = coalesce(section, subchart_defaults(name))
         merged["global"] = top.get("global", {})
         top[name] = merged
     return top
@@ -98,7 +118,8 @@ def render(user: dict[str, Any], release: str = "grpo", namespace: str = "defaul
     import helm_python
 
     try:
-        out = chart().render(user, name=release, namespace=namespace, is_install=True)
+        with chart() as loaded:
+            out = loaded.render(user, name=release, namespace=namespace, is_install=True)
     except helm_python.HelmError as exc:
         lines = str(exc).splitlines()
         raise RenderError("\n".join(lines[:1] + sorted(lines[1:]))) from None

