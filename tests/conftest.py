@@ -42,7 +42,7 @@ def shipped_values() -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="session")
 def render_values(shipped_values):
     """render_values(name, {"global.cluster.nodes": 2}, release=, namespace=) -> Rendered, cached per input."""
-    from grpo_stack import render as render_module
+    from grpo_stack.render import render
 
     cache: dict[str, Any] = {}
 
@@ -50,11 +50,7 @@ def render_values(shipped_values):
                 namespace: str = NAMESPACE):
         key = repr((name, sorted((overrides or {}).items()), release, namespace))
         if key not in cache:
-            # helm_python prunes disabled subcharts from the loaded chart in place, so grpo_stack's cached
-            # chart() loses them for later renders (tests/render/test_grpo_render.py::test_render_is_reentrant).
-            # Load a fresh chart per render so these tests see what one `helm install` renders.
-            render_module.chart.cache_clear()
-            cache[key] = render_module.render(with_overrides(shipped_values[name], overrides), release=release,
+            cache[key] = render(with_overrides(shipped_values[name], overrides), release=release,
                                 namespace=namespace)
         return cache[key]
 

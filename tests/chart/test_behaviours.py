@@ -116,7 +116,7 @@ def selects(selector: dict, labels: dict[str, str]) -> bool:
 
 def run_script(script: str, env: dict[str, str], path_dir: Path, timeout: float = 60):
     full_env = {**os.environ, **env, "PATH": f"{path_dir}:{os.environ['PATH']}"}
-    return subprocess.run(["bash", "-c", script], env=full_env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(["bash", "-c", script], check=False, env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
 def stub(path_dir: Path, name: str, body: str) -> None:
@@ -424,7 +424,7 @@ def _bash_script(c: dict) -> str:
 def test_fsx_utils_ready_only_after_install(values_name, rendered_all, tmp_path):
     """`kubectl wait --for=condition=Ready` must mean the packages are installed (review 000: Ready at start,
     `| tail -1` hid a failed pip install)."""
-    spec, c = _fsx(rendered_all[values_name])
+    _, c = _fsx(rendered_all[values_name])
     assert c["readinessProbe"]["exec"]["command"] == ["test", "-f", "/tmp/ready"]
     script = _bash_script(c)
     assert script.lstrip().startswith("set -euo pipefail")
@@ -536,7 +536,7 @@ def test_lm_eval_fails_when_vllm_never_ready(render_values, tmp_path):
 
 
 class _Models(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 (http.server API)
+    def do_GET(self):
         ok = self.path == "/v1/models"
         body = json.dumps({"data": [{"id": "grpo-eval"}]}).encode() if ok else b"{}"
         self.send_response(200 if ok else 404)
@@ -570,7 +570,7 @@ def test_lm_eval_proceeds_once_vllm_answers(render_values, tmp_path):
 def test_lm_eval_fsx_read_only_but_one_subpath(rendered_all):
     """lm-eval runs model-written code: checkpoints and other runs' results must not be writable
     (review 000: valeval-job held read-write access to the whole FSx volume)."""
-    spec, c = _lm_eval(rendered_all[SANDBOX])
+    spec, _ = _lm_eval(rendered_all[SANDBOX])
     pvc = {v["name"] for v in spec["volumes"] if "persistentVolumeClaim" in v}
     mounts = [m for ct in containers({"kind": "Pod", "spec": spec}) for m in ct.get("volumeMounts") or []
               if m["name"] in pvc]
@@ -613,7 +613,7 @@ def test_no_secret_objects_and_no_literal_secrets(values_name, rendered_all):
 
 
 def test_standard_labels_on_every_object(values_name, rendered_all):
-    missing = [f"{o.kind}/{o.name}: {sorted(set(STANDARD_LABELS) - set((o.obj['metadata'].get('labels') or {})))}"
+    missing = [f"{o.kind}/{o.name}: {sorted(set(STANDARD_LABELS) - set(o.obj['metadata'].get('labels') or {}))}"
                for o in rendered_all[values_name].objects
                if set(STANDARD_LABELS) - set(o.obj["metadata"].get("labels") or {})]
     assert not missing, missing

@@ -4,7 +4,6 @@ and for every subchart on its own, given only the `global` section (subcharts ha
 from __future__ import annotations
 
 import pytest
-
 from grpo_stack.paths import CHART_DIR, SUBCHART_DIR
 
 KUBE_VERSION = "v1.33.0"
@@ -33,9 +32,8 @@ def test_umbrella_lints_clean(values_name, shipped_values):
 
 @pytest.mark.parametrize("subchart", SUBCHARTS)
 def test_subchart_lints_clean_with_global_only(subchart, shipped_values):
-    from grpo_stack import render
+    from grpo_stack.render import merged_values
 
-    render.chart.cache_clear()  # a fresh chart: see tests/render/test_grpo_render.py::test_render_is_reentrant
-    merged_global = render.merged_values(shipped_values["qwen3-235b"])["global"]
+    merged_global = merged_values(shipped_values["qwen3-235b"])["global"]
     problems = lint(SUBCHART_DIR / subchart, {"global": merged_global})
     assert not problems, "\n".join(problems)

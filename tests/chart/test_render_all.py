@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import jsonschema
 import pytest
@@ -23,7 +23,7 @@ def _k8s_registry() -> Registry:
     return Resource.from_contents(definitions) @ Registry()
 
 
-@lru_cache(maxsize=None)
+@cache
 def k8s_validator(api_version: str, kind: str) -> jsonschema.Draft202012Validator:
     """Cached validator for the bundled strict schema (kubernetes_validate.utils.validate's file naming)."""
     from kubernetes_validate.utils import schema_contents

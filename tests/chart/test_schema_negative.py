@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from grpo_stack.paths import CHART_DIR
 from grpo_stack.values import schema_violations
 
@@ -27,10 +26,9 @@ REJECTED = [
 
 def merged(values: dict) -> dict:
     """Helm's coalesced values (what the schema validates), from a freshly loaded chart."""
-    from grpo_stack import render
+    from grpo_stack.render import merged_values
 
-    render.chart.cache_clear()  # see tests/render/test_grpo_render.py::test_render_is_reentrant
-    return render.merged_values(values)
+    return merged_values(values)
 
 
 def helm_render_error(values: dict) -> str | None:
@@ -74,6 +72,6 @@ def test_floating_tag_is_a_schema_valid_string(shipped_values, set_values):
 
 def test_generated_schemas_are_in_sync(repo_root):
     """values.schema.json is generated from the typed model; a hand edit or a stale file drifts (STYLE A6)."""
-    proc = subprocess.run([sys.executable, "-m", "grpo_stack.schema.generate", "--check"], cwd=repo_root,
+    proc = subprocess.run([sys.executable, "-m", "grpo_stack.schema.generate", "--check"], check=False, cwd=repo_root,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -15,7 +15,7 @@ CLI = Path(sys.executable).with_name("grpo-render")
 
 
 def grpo_render(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run([str(CLI), *args], check=False, capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
 def canonical(objects) -> list[str]:
@@ -24,7 +24,6 @@ def canonical(objects) -> list[str]:
 
 def helm_objects(values: dict, release: str, namespace: str) -> list[str]:
     import helm_python
-
     from grpo_stack.paths import CHART_DIR
 
     helm_python.disable_logging()
@@ -130,17 +129,13 @@ def test_missing_values_file_exits_2(tmp_path):
 
 def test_render_is_reentrant(shipped_values):
     """grpo_stack.render.render() must not depend on what it rendered before in the same process: helm_python
-    prunes disabled subcharts from the cached chart, so a later file that enables them loses objects."""
-    from grpo_stack import render
+    prunes disabled subcharts from a loaded chart, so a reused chart loses objects for a later values file."""
+    from grpo_stack.render import RenderError, render
 
-    render.chart.cache_clear()
-    fresh = canonical(o.obj for o in render.render(shipped_values["qwen3-235b"], namespace="team-a").objects)
-    render.chart.cache_clear()
-    render.render(shipped_values["qwen3-8b"], namespace="team-a")  # disables sandbox, vllm, lm-eval
+    fresh = canonical(o.obj for o in render(shipped_values["qwen3-235b"], namespace="team-a").objects)
+    render(shipped_values["qwen3-8b"], namespace="team-a")  # disables sandbox, vllm, lm-eval
     try:
-        after = canonical(o.obj for o in render.render(shipped_values["qwen3-235b"], namespace="team-a").objects)
-    except render.RenderError as exc:
+        after = canonical(o.obj for o in render(shipped_values["qwen3-235b"], namespace="team-a").objects)
+    except RenderError as exc:
         pytest.fail(f"second render in one process failed: {exc}")
-    finally:
-        render.chart.cache_clear()
     assert after == fresh

@@ -44,20 +44,17 @@ def context_parallel_seq(seq_length: int, cp: int) -> list[Violation]:
     return []
 
 
-def placement(nodes: int, gpus_per_node: int, colocate: bool, actor_nodes: int | None,
-              per_engine: int) -> list[Violation]:
+def placement(nodes: int, gpus_per_node: int, colocate: bool, configured_actor_nodes: int | None,
+              rollout_gpus: int, per_engine: int) -> list[Violation]:
     """S10 colocate ignores the actor/rollout split; S11/S12 rollout GPUs, whole engines, whole nodes."""
     out = []
-    if colocate:
-        if actor_nodes is not None and actor_nodes != nodes:
-            out.append(violation("S10", f"colocate=true trains and rolls out on all {nodes} nodes; "
-                                        f"actorNodes={actor_nodes} is ignored", "actor_nodes", severity=WARNING))
-        rollout_gpus = nodes * gpus_per_node
-    else:
-        if not actor_nodes or actor_nodes >= nodes:
-            return [violation("S11", f"colocate=false with actorNodes={actor_nodes} of {nodes} nodes leaves no "
-                                     "rollout GPUs", "actor_nodes")]
-        rollout_gpus = (nodes - actor_nodes) * gpus_per_node
+    if colocate and configured_actor_nodes is not None and configured_actor_nodes != nodes:
+        out.append(violation("S10", f"colocate=true trains and rolls out on all {nodes} nodes; "
+                                    f"actorNodes={configured_actor_nodes} is ignored", "actor_nodes",
+                             severity=WARNING))
+    if rollout_gpus <= 0:
+        return out + [violation("S11", f"actorNodes={configured_actor_nodes} of {nodes} nodes leaves no rollout "
+                                       "GPUs (colocate=false)", "actor_nodes")]
     if per_engine > gpus_per_node and per_engine % gpus_per_node:
         out.append(violation("S12", f"a rollout engine of {per_engine} GPUs does not fill whole {gpus_per_node}-GPU "
                                     "nodes", "rollout_tp"))

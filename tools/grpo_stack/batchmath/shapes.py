@@ -145,11 +145,12 @@ def _verl_runtime(s: VerlShape, dp: int) -> list[Violation]:
 @dataclass(frozen=True)
 class MilesShape:
     model: ModelDims
-    nodes: int
+    nodes: int  # the whole cluster
     gpus_per_node: int
     colocate: bool
-    actor_nodes: int | None
-    rollout_tp: int  # rollout_num_gpus_per_engine (= SGLang tp)
+    actor_nodes: int  # --actor-num-nodes
+    rollout_gpus: int | None  # --rollout-num-gpus; None with colocate (miles uses the actor world)
+    rollout_tp: int  # --rollout-num-gpus-per-engine (= SGLang tp)
     rollout_batch: int
     k: int
     global_batch: int
@@ -167,10 +168,11 @@ class MilesShape:
     max_prompt: int = 1024
     max_response: int = 1024
     seq_length: int = miles.PLACEHOLDER_SEQ_LENGTH
+    configured_actor_nodes: int | None = None  # values miles.actorNodes, to warn when colocate ignores it
 
     @property
     def world(self) -> int:
-        return (self.nodes if self.colocate else (self.actor_nodes or 0)) * self.gpus_per_node
+        return self.actor_nodes * self.gpus_per_node
 
     @property
     def dp(self) -> int | None:
@@ -179,7 +181,9 @@ class MilesShape:
 
 
 def check_miles(s: MilesShape) -> list[Violation]:
-    out = miles.placement(s.nodes, s.gpus_per_node, s.colocate, s.actor_nodes, s.rollout_tp)
+    rollout_gpus = s.world if s.colocate else (s.rollout_gpus or 0)
+    out = miles.placement(s.nodes, s.gpus_per_node, s.colocate, s.configured_actor_nodes, rollout_gpus,
+                          s.rollout_tp)
     out += rollout.rollout_heads(s.model.heads, s.model.kv_heads, s.rollout_tp, "SGLang")
     if s.world:
         out += [replace(v, rule_id="S4") for v in megatron.world_model_parallel(s.world, s.tp, s.pp, s.cp)]
@@ -207,7 +211,6 @@ _RANGES = {
     "rollout_batch": lambda s, v: (1, max(4 * v, 64)),
     "nnodes": lambda s, v: (1, max(2 * v, 16)),
     "nodes": lambda s, v: (1, max(2 * v, 16)),
-    "actor_nodes": lambda s, v: (1, max(s.nodes, 1)),
     "tp": lambda s, v: (1, 64),
     "pp": lambda s, v: (1, 64),
     "cp": lambda s, v: (1, 64),

@@ -46,6 +46,15 @@ class LintContext:
                 return default
         return node
 
+    def value_strings(self):
+        """(key path, string) for every string in the merged values, each once: the copies of `global` that
+        Helm puts inside every subchart section are skipped."""
+        for path, text in walk_strings(self.merged or {}):
+            parts = path.split(".")
+            if "global" in parts[1:] or parts[0] == "grpo-common":
+                continue
+            yield path, text
+
     def component_enabled(self, component: str) -> bool:
         return bool(self.get(f"global.components.{component}", False))
 

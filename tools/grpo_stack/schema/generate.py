@@ -64,7 +64,9 @@ def chart_schemas() -> dict[Path, dict]:
             **sub_schema,
             "properties": {"global": {"$ref": "#/$defs/Global"}, **LIBRARY_SECTION, **sub_schema["properties"]},
         }
-        defs[model.__name__] = section
+        # In the umbrella a section may be partial: a disabled subchart's defaults are never coalesced in,
+        # and an enabled one is checked against its own schema (which requires every key) by Helm.
+        defs[model.__name__] = {k: v for k, v in section.items() if k != "required"}
         umbrella_props[name] = {"$ref": f"#/$defs/{model.__name__}"}
         own_defs = {**sub_defs, **_model_schema(Global)[1], "Global": global_schema}
         sub = _object(section["properties"], own_defs, f"Values of the {name} subchart of grpo-stack (generated).")

@@ -24,7 +24,8 @@ def values_section(ctx, obj, pod_path: str) -> str | None:
     """The values prefix for this pod when linting values (None for plain manifests)."""
     if not ctx.has_values:
         return None
-    return COMPONENT_VALUES.get(pod_component(ctx, obj, pod_path) or "")
+    # A helm test pod ("<component>-test") is shaped by its component's values (same image).
+    return COMPONENT_VALUES.get((pod_component(ctx, obj, pod_path) or "").removesuffix("-test"))
 
 
 def containers(pod_spec: dict[str, Any]):

@@ -85,6 +85,13 @@ def _instance_types(pod: dict) -> list[str]:
     return out
 
 
+def _selector_path(pod: dict, pod_path: str) -> str:
+    if (pod.get("nodeSelector") or {}).get("node.kubernetes.io/instance-type"):
+        return f"{pod_path}.nodeSelector"
+    return (f"{pod_path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+            "nodeSelectorTerms")
+
+
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         if o.is_test_hook:
@@ -96,7 +103,7 @@ def check(ctx) -> Iterator[Hit]:
         req = _requests(pod)
         for name in _instance_types(pod):
             node = lookup(name)
-            key = type_key if section else f"{pod_path}.nodeSelector"
+            key = type_key if section else _selector_path(pod, pod_path)
             if node is None:
                 yield Hit(key, f"{o.kind} {o.name}: instance type {name!r} is not in the capacity table; "
                           "fit cannot be checked", severity=Severity.WARNING, **where)

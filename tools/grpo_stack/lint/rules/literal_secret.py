@@ -58,7 +58,7 @@ NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME
 def check(ctx) -> Iterator[Hit]:
     seen: set[str] = set()
     if ctx.has_values:
-        for path, text in walk_strings(ctx.merged):
+        for path, text in ctx.value_strings():
             kind = _token_kind(text)
             if kind:
                 seen.add(text)

@@ -54,7 +54,7 @@ def check(ctx) -> Iterator[Hit]:
     services |= {f"{o.name}-head-svc" for o in ctx.of_kind("RayCluster")}
     from_values = set()
     if ctx.has_values:
-        for path, text in walk_strings(ctx.merged):
+        for path, text in ctx.value_strings():
             for hit in _check_text(ctx, text, services):
                 from_values.add(text)
                 yield Hit(path, hit)

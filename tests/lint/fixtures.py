@@ -1,0 +1,45 @@
+"""Rule fixtures: tests/lint/rules/fixtures/<CODE>/{good,bad}-*.yaml.
+
+A values fixture starts with `# base: values/<file>.yaml` and is merged on top of that shipped file (like
+`helm -f base -f fixture`). A manifest fixture is a plain Kubernetes YAML stream. In bad fixtures, each line
+where the rule must report carries `# expect: CODE`, or the line before it carries `# expect-next: CODE`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from grpo_stack.lint.engine import lint_manifests, lint_values, looks_like_manifests
+from grpo_stack.paths import REPO_ROOT
+
+FIXTURES = Path(__file__).parent / "rules" / "fixtures"
+BASE = re.compile(r"^#\s*base:\s*(\S+)")
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+EXPECT_NEXT = re.compile(r"^\s*#\s*expect-next:\s*([A-Z0-9, ]+)")
+
+
+def all_fixtures() -> list[Path]:
+    return sorted(FIXTURES.glob("GRPO*/*.yaml"))
+
+
+def expected_lines(path: Path, code: str) -> set[int]:
+    lines = path.read_text().splitlines()
+    out = set()
+    for i, line in enumerate(lines, start=1):
+        m = EXPECT.search(line)
+        if m and code in [c.strip() for c in m.group(1).split(",")]:
+            out.add(i)
+        m = EXPECT_NEXT.match(line)
+        if m and code in [c.strip() for c in m.group(1).split(",")]:
+            out.add(i + 1)
+    return out
+
+
+def lint_fixture(path: Path):
+    first = path.read_text().splitlines()[0] if path.read_text() else ""
+    m = BASE.match(first)
+    if m:
+        return lint_values([str(REPO_ROOT / m.group(1)), str(path)], release="grpo", namespace="grpo")
+    assert looks_like_manifests(str(path)), f"{path}: neither `# base:` values fixture nor manifests"
+    return lint_manifests(str(path))
