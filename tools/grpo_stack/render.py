@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import yaml
@@ -76,7 +76,7 @@ def chart():
         loaded.close()
 
 
-@lru_cache(maxsize=None)
+@cache
 def subchart_defaults(name: str) -> dict[str, Any]:
     return yaml.safe_load((SUBCHART_DIR / name / "values.yaml").read_text()) or {}
 

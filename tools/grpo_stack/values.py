@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -165,12 +165,28 @@ def umbrella_validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+@cache
+def complete_section_validator(name: str) -> jsonschema.Draft202012Validator:
+    """A subchart section after coalescing must have every key: the typed model's schema, with `required`."""
+    from .schema.components import SUBCHARTS
+
+    return jsonschema.Draft202012Validator(SUBCHARTS[name].model_json_schema())
+
+
 def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
-    """Every violation of the umbrella schema, deepest first, with the dotted key path."""
+    """Every violation of the umbrella schema, and of each coalesced subchart section, with the key path."""
+    from .schema.components import SUBCHARTS
+
     out = []
     for err in umbrella_validator().iter_errors(merged):
         for leaf in _leaves(err):
             out.append(SchemaViolation(".".join(str(p) for p in leaf.absolute_path), _message(leaf)))
+    for name in SUBCHARTS:
+        section = {k: v for k, v in (merged.get(name) or {}).items() if k not in ("global", "grpo-common")}
+        for err in complete_section_validator(name).iter_errors(section):
+            for leaf in _leaves(err):
+                path = ".".join([name, *(str(p) for p in leaf.absolute_path)])
+                out.append(SchemaViolation(path, _message(leaf)))
     return sorted(set(out), key=lambda v: (v.key_path, v.message))
 
 
@@ -192,3 +208,45 @@ def _message(err: jsonschema.ValidationError) -> str:
     if err.validator == "enum":
         return f"{err.instance!r} is not one of {', '.join(map(repr, err.validator_value))}"
     return err.message
+
+
+def locate(files: list[ValuesFile], key_path: str) -> tuple[str, int, int]:
+    """(file, line, column) of a values key: the last user file that sets it, else the chart default that
+    provides it, else the deepest ancestor the user wrote."""
+    for f in reversed(files):
+        if f.has(key_path):
+            return (f.path, *f.position(key_path))
+    default = _default_position(key_path)
+    if default:
+        return default
+    last = files[-1]
+    return (last.path, *last.position(key_path))
+
+
+@cache
+def _chart_defaults(path: Path) -> ValuesFile:
+    return load_values_file(path)
+
+
+def _default_position(key_path: str) -> tuple[str, int, int] | None:
+    from .paths import REPO_ROOT, SUBCHART_DIR
+
+    head, _, rest = key_path.partition(".")
+    if head == "global":
+        path, sub = CHART_DIR / "values.yaml", key_path
+    elif (SUBCHART_DIR / head / "values.yaml").exists() and rest:
+        path, sub = SUBCHART_DIR / head / "values.yaml", rest
+    else:
+        return None
+    vf = _chart_defaults(path)
+    if not vf.has(sub):
+        return None
+    return (str(path.relative_to(REPO_ROOT)), *vf.position(sub))
+
+
+def violation_errors(files: list[ValuesFile], violations: list[SchemaViolation]) -> list[InputError]:
+    out = []
+    for v in violations:
+        file, line, col = locate(files, v.key_path)
+        out.append(InputError(file, v.message, line, col, key_path=v.key_path))
+    return out

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from grpo_stack.lint.rules import RULES
+
 from tests.lint.fixtures import all_fixtures, expected_lines, lint_fixture
 
 

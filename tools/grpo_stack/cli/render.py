@@ -13,8 +13,8 @@ from pathlib import Path
 from ..errors import InputError
 from ..job import BuildError, build
 from ..job.__main__ import render as render_job
-from ..render import RenderError, job_spec, render
-from ..values import load_values_file, merge_user_values
+from ..render import RenderError, job_spec, merged_values, render
+from ..values import load_values_file, merge_user_values, schema_violations, violation_errors
 
 
 def parser() -> argparse.ArgumentParser:
@@ -34,7 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         files = [load_values_file(v) for v in args.values]
-        rendered = render(merge_user_values(files), release=args.release, namespace=args.namespace)
+        user = merge_user_values(files)
+        violations = schema_violations(merged_values(user))
+        if violations:
+            for err in violation_errors(files, violations):
+                print(f"grpo-render: {err}", file=sys.stderr)
+            return 2
+        rendered = render(user, release=args.release, namespace=args.namespace)
         if args.job:
             print(render_job(build(job_spec(rendered)), args.format))
             return 0

@@ -21,9 +21,8 @@ from ruamel.yaml.error import YAMLError
 from ..errors import InputError
 from ..job import BuildError, build
 from ..objectschema import validate_object
-from ..paths import CHART_DIR, REPO_ROOT, SUBCHART_DIR
 from ..render import RenderedObject, RenderError, job_spec, merged_values, render
-from ..values import ValuesFile, load_values_file, merge_user_values, schema_violations
+from ..values import ValuesFile, load_values_file, locate, merge_user_values, schema_violations, violation_errors
 from .context import LintContext
 from .finding import Finding, Hit, Severity
 from .rules import RULES, fix_text
@@ -72,10 +71,7 @@ def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo"
     locator = Locator(files)
     violations = schema_violations(merged)
     if violations:
-        return LintResult(input_errors=[
-            InputError(*locator.locate(v.key_path)[:1], v.message, *locator.locate(v.key_path)[1:], key_path=v.key_path)
-            for v in violations
-        ])
+        return LintResult(input_errors=violation_errors(files, violations))
     try:
         rendered = render(user, release=release, namespace=namespace)
     except RenderError as exc:
@@ -150,33 +146,9 @@ class Locator:
         self.files = files
         self.manifest_docs = manifest_docs or {}
         self._rendered_docs: dict[str, list] = {}
-        self._chart_defaults: dict[Path, ValuesFile] = {}
 
     def locate(self, key_path: str) -> tuple[str, int, int]:
-        for f in reversed(self.files):
-            if f.has(key_path):
-                return (f.path, *f.position(key_path))
-        default = self._default_position(key_path)
-        if default:
-            return default
-        # Not set anywhere: point at the deepest ancestor the user wrote.
-        last = self.files[-1]
-        return (last.path, *last.position(key_path))
-
-    def _default_position(self, key_path: str) -> tuple[str, int, int] | None:
-        head, _, rest = key_path.partition(".")
-        if head == "global":
-            path, sub = CHART_DIR / "values.yaml", key_path
-        elif (SUBCHART_DIR / head / "values.yaml").exists() and rest:
-            path, sub = SUBCHART_DIR / head / "values.yaml", rest
-        else:
-            return None
-        if path not in self._chart_defaults:
-            self._chart_defaults[path] = load_values_file(path)
-        vf = self._chart_defaults[path]
-        if not vf.has(sub):
-            return None
-        return (str(path.relative_to(REPO_ROOT)), *vf.position(sub))
+        return locate(self.files, key_path)
 
     def locate_object(self, obj: RenderedObject, path: str, ctx: LintContext) -> tuple[str, int, int]:
         docs = self.manifest_docs.get(obj.template)

@@ -49,7 +49,8 @@ def _rows(model: type[BaseModel], prefix: str, defaults: Any) -> list[str]:
         if sub is not None and isinstance(default, dict | type(None)) and default is not None:
             rows.extend(_rows(sub, path, default))
             continue
-        shown = "" if default is None and sub is not None else f"`{yaml.safe_dump(default).strip().removesuffix('...').strip()}`"
+        dumped = yaml.safe_dump(default).strip().removesuffix("...").strip()
+        shown = "" if default is None and sub is not None else f"`{dumped}`"
         desc = field.description or (_first_line(sub.__doc__) if sub else "")
         kind = _type_name(field.annotation).replace(" | ", " \\| ")
         desc = desc.replace("|", "\\|")

@@ -50,15 +50,22 @@ def _object(properties: dict[str, dict], defs: dict, description: str) -> dict:
     })
 
 
+def _optional(defs: dict, keep: set[str]) -> dict:
+    """Drop `required` from subchart-only definitions: `helm lint -f` validates a partial subchart section
+    before the subchart's defaults are coalesced in. grpo-lint checks the coalesced section is complete."""
+    return {name: (d if name in keep else {k: v for k, v in d.items() if k != "required"}) for name, d in defs.items()}
+
+
 def chart_schemas() -> dict[Path, dict]:
     """Schema per chart file path. Umbrella: global + every subchart section; subchart: global + its own keys."""
     global_schema, defs = _model_schema(Global)
+    global_defs = set(defs) | {"Global"}
     umbrella_props: dict[str, dict] = {"global": {"$ref": "#/$defs/Global"}, **LIBRARY_SECTION}
     defs["Global"] = global_schema
     out: dict[Path, dict] = {}
     for name, model in SUBCHARTS.items():
         sub_schema, sub_defs = _model_schema(model)
-        defs.update(sub_defs)
+        defs.update(_optional(sub_defs, set(global_defs)))
         # Helm injects `global` into every subchart before validating it, so the strict schema must declare it.
         section = {
             **sub_schema,
@@ -67,10 +74,11 @@ def chart_schemas() -> dict[Path, dict]:
         # In the umbrella a section may be partial: a disabled subchart's defaults are never coalesced in,
         # and an enabled one is checked against its own schema (which requires every key) by Helm.
         defs[model.__name__] = {k: v for k, v in section.items() if k != "required"}
+        sub_defs = _optional(sub_defs, global_defs)
         umbrella_props[name] = {"$ref": f"#/$defs/{model.__name__}"}
         own_defs = {**sub_defs, **_model_schema(Global)[1], "Global": global_schema}
         sub = _object(section["properties"], own_defs, f"Values of the {name} subchart of grpo-stack (generated).")
-        sub["required"] = sorted(["global", *sub_schema.get("required", [])])
+        sub["required"] = ["global"]
         out[SUBCHART_DIR / name / "values.schema.json"] = sub
     umbrella = _object(umbrella_props, defs, "Values of the grpo-stack umbrella chart (generated; do not edit).")
     # A disabled subchart's section is absent from the merged values, so only `global` is required.

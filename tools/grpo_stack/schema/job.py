@@ -35,8 +35,12 @@ class Parallel(Strict):
     pipeline: int = Field(ge=1, description="Pipeline parallel size (pp).")
     context: int = Field(ge=1, description="Context parallel size (cp).")
     expert: int = Field(ge=1, description="Expert parallel size (ep).")
-    expertTensor: int | None = Field(default=None, ge=1, description="Expert tensor parallel size (etp); null means = tp.")
-    virtualPipeline: int | None = Field(default=None, ge=2, description="Virtual pipeline stages per rank (vpp); null = off.")
+    expertTensor: int | None = Field(
+        default=None, ge=1, description="Expert tensor parallel size (etp); null means = tp."
+    )
+    virtualPipeline: int | None = Field(
+        default=None, ge=2, description="Virtual pipeline stages per rank (vpp); null = off."
+    )
     sequenceParallel: bool = Field(description="Megatron sequence parallelism (needs tp > 1).")
     ulysses: int = Field(ge=1, description="FSDP Ulysses sequence parallel size (sp).")
 
@@ -88,8 +92,12 @@ class VerlBatch(Strict):
 
     trainBatchSize: int = Field(ge=1, description="data.train_batch_size (B, prompts per step).")
     ppoMiniBatchSize: int = Field(ge=1, description="actor.ppo_mini_batch_size (M, prompts per update).")
-    ppoMicroBatchSizePerGpu: int | None = Field(default=None, ge=1, description="actor.ppo_micro_batch_size_per_gpu (m).")
-    logProbMicroBatchSizePerGpu: int | None = Field(default=None, ge=1, description="rollout + ref log-prob micro batch (lp).")
+    ppoMicroBatchSizePerGpu: int | None = Field(
+        default=None, ge=1, description="actor.ppo_micro_batch_size_per_gpu (m)."
+    )
+    logProbMicroBatchSizePerGpu: int | None = Field(
+        default=None, ge=1, description="rollout + ref log-prob micro batch (lp)."
+    )
     useDynamicBsz: bool = Field(description="Token-budget micro batching instead of fixed micro batches.")
     ppoMaxTokenLenPerGpu: int | None = Field(default=None, ge=1, description="Token budget per GPU when useDynamicBsz.")
 
@@ -107,11 +115,13 @@ class Miles(Strict):
     microBatchSize: int = Field(ge=1, description="--micro-batch-size (b).")
     numRollout: int = Field(ge=1, description="--num-rollout (training iterations).")
     colocate: bool = Field(description="Train and roll out on the same GPUs (--colocate).")
-    actorNodes: int | None = Field(default=None, 
+    actorNodes: int | None = Field(default=None,
         ge=1, description="Nodes for training when not colocated; the rest of the cluster rolls out. null if colocate."
     )
     useDynamicBatchSize: bool = Field(description="--use-dynamic-batch-size.")
-    maxTokensPerGpu: int | None = Field(default=None, ge=1, description="--max-tokens-per-gpu (needed with dynamic batch size).")
+    maxTokensPerGpu: int | None = Field(
+        default=None, ge=1, description="--max-tokens-per-gpu (needed with dynamic batch size)."
+    )
 
 
 class Job(Strict):

@@ -122,7 +122,8 @@ def _fit(o, name, node, req, section, key, where) -> Iterator[Hit]:
     cpu, mem = req.get("cpu", 0), req.get("memory", 0) / 2**20
     if cpu * 1000 > node.allocatable_millicpu:
         yield Hit(f"{res_key}.cpu" if section else key,
-                  f"{o.kind} {o.name} requests {cpu:g} CPU; {name} has {node.allocatable_millicpu / 1000:g} allocatable",
+                  f"{o.kind} {o.name} requests {cpu:g} CPU; {name} has "
+                  f"{node.allocatable_millicpu / 1000:g} allocatable",
                   remediation=f"request at most {node.allocatable_millicpu}m or choose a larger instance type", **where)
     if mem > node.allocatable_memory_mib:
         yield Hit(f"{res_key}.memory" if section else key,

@@ -11,7 +11,8 @@ from ._objects import containers, values_section
 CODE = "GRPO701"
 NAME = "image-pinning"
 SEVERITY = Severity.ERROR
-SUMMARY = "An image is not pinned (latest, no tag, floating tag), is re-pulled on every start, or differs where it must not."
+SUMMARY = ("An image is not pinned (latest, no tag, floating tag), is re-pulled on every start, "
+           "or differs where it must not.")
 DOC = """## What it does
 Checks every container image in the rendered objects. It must carry a digest (`@sha256:`) or an exact tag: one
 containing a full `x.y.z` version or an 8-digit date stamp (`v0.20.2`, `3.11.15-slim`, `server-20250609`).

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..context import walk_strings
 from ..finding import Hit, Severity
 from ._objects import containers
 

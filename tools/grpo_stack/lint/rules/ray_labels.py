@@ -10,7 +10,8 @@ from ._objects import selector_keys, selector_matches
 CODE = "GRPO401"
 NAME = "ray-selector"
 SEVERITY = Severity.ERROR
-SUMMARY = "A selector aimed at Ray pods uses labels KubeRay never sets, is not scoped to this cluster, or matches nothing."
+SUMMARY = ("A selector aimed at Ray pods uses labels KubeRay never sets, is not scoped to this cluster, "
+           "or matches nothing.")
 DOC = """## What it does
 Checks every pod affinity / anti-affinity term, NetworkPolicy pod selector and Service selector in the rendered
 objects. A term that targets Ray pods must use KubeRay's real labels (`ray.io/node-type`, `ray.io/cluster`,

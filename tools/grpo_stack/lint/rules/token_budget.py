@@ -43,10 +43,10 @@ def check(ctx) -> Iterator[Hit]:
     served = int(ctx.get("vllm.maxModelLen"))
     train = int(ctx.get("global.job.lengths.maxPrompt")) + int(ctx.get("global.job.lengths.maxResponse"))
     if served < train:
-        yield Hit("vllm.maxModelLen", f"vllm.maxModelLen {served} < training budget {train} (maxPrompt "
-                  f"{ctx.get('global.job.lengths.maxPrompt')} + maxResponse {ctx.get('global.job.lengths.maxResponse')});"
-                  " evaluation would truncate what training generates", remediation=f"set vllm.maxModelLen >= {train}",
-                  related=("global.job.lengths.maxResponse",))
+        prompt, response = ctx.get("global.job.lengths.maxPrompt"), ctx.get("global.job.lengths.maxResponse")
+        yield Hit("vllm.maxModelLen", f"vllm.maxModelLen {served} < training budget {train} (maxPrompt {prompt} + "
+                  f"maxResponse {response}); evaluation would truncate what training generates",
+                  remediation=f"set vllm.maxModelLen >= {train}", related=("global.job.lengths.maxResponse",))
     if ctx.component_enabled("lmEval"):
         asked = int(ctx.get("lm-eval.maxLength"))
         if served < asked:
