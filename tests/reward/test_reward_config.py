@@ -7,7 +7,6 @@ import sys
 
 import pytest
 from reward_harness import SERVICE_DIR, free_port, service_env
-
 from reward_service.config import ConfigError, Settings
 
 
@@ -29,7 +28,8 @@ def test_unknown_backend_exits_at_start_with_clear_message():
 
 @pytest.mark.parametrize("env, names", [
     ({"REWARD_WORKERS": "two"}, ["REWARD_WORKERS", "'two'"]),
-    ({"REWARD_HARD_TIMEOUT_S": "1", "REWARD_PARSE_TIMEOUT_S": "1"}, ["REWARD_HARD_TIMEOUT_S", "REWARD_PARSE_TIMEOUT_S"]),
+    ({"REWARD_HARD_TIMEOUT_S": "1", "REWARD_PARSE_TIMEOUT_S": "1"},
+     ["REWARD_HARD_TIMEOUT_S", "REWARD_PARSE_TIMEOUT_S"]),
     ({"REWARD_FAULT_THRESHOLD": "1.5"}, ["REWARD_FAULT_THRESHOLD", "'1.5'"]),
     ({"REWARD_TEST_FAULT_INJECTION": "maybe"}, ["REWARD_TEST_FAULT_INJECTION", "'maybe'"]),
 ])

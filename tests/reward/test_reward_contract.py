@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reward_harness import metric_value
-
 from reward_service.app import create_app
 from reward_service.config import Settings
 from reward_service.metrics import INPUT_STATUSES

@@ -89,7 +89,8 @@ def test_scorer_exception_is_a_500_not_a_zero_reward(faulty_service):
 
 def test_batch_with_a_scorer_fault_fails_whole(faulty_service):
     """One scorer fault in a batch fails the batch with 500 naming the sample, rather than a quiet 0.0 inside it."""
-    samples = [{"response": "\\boxed{1}", "label": 1}, {"response": "x", "label": 1, "metadata": {"inject_fault": "raise"}}]
+    samples = [{"response": "\\boxed{1}", "label": 1},
+               {"response": "x", "label": 1, "metadata": {"inject_fault": "raise"}}]
     reply = faulty_service.post({"samples": samples}, path="/score/batch")
     assert reply.status_code == 500
     assert reply.json()["detail"].startswith("sample 1:")

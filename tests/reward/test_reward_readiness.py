@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import httpx
-
 from reward_service.health import FaultWindow
 
 RAISE = {"response": "\\boxed{1}", "label": 1, "metadata": {"inject_fault": "raise"}}

@@ -14,4 +14,9 @@ class InputError(Exception):
         if self.line is not None:
             where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
         key = f" {self.key_path}:" if self.key_path else ""
-        return f"{where}:{key} {self.message}"
+        return printable(f"{where}:{key} {self.message}")
+
+
+def printable(text: str) -> str:
+    """One line, always: control characters from the input are shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -103,7 +103,7 @@ def merged_values(user: dict[str, Any]) -> dict[str, Any]:
     here with Helm's rules (`coalesce`)."""
     from .schema.components import SUBCHARTS
 
-    with chart() as loaded:
+    with chart() as loaded, _quiet_stderr():
         top = loaded.merge_values(user)
     for name in SUBCHARTS:
         section = dict(top.get(name) or {})

@@ -210,13 +210,13 @@ def _message(err: jsonschema.ValidationError) -> str:
     return err.message
 
 
-def locate(files: list[ValuesFile], key_path: str) -> tuple[str, int, int]:
-    """(file, line, column) of a values key: the last user file that sets it, else the chart default that
-    provides it, else the deepest ancestor the user wrote."""
+def locate(files: list[ValuesFile], key_path: str, defaults: bool = True) -> tuple[str, int, int]:
+    """(file, line, column) of a values key: the last user file that sets it, else (with `defaults`) the chart
+    default that provides it, else the deepest ancestor the user wrote."""
     for f in reversed(files):
         if f.has(key_path):
             return (f.path, *f.position(key_path))
-    default = _default_position(key_path)
+    default = _default_position(key_path) if defaults else None
     if default:
         return default
     last = files[-1]
@@ -247,6 +247,44 @@ def _default_position(key_path: str) -> tuple[str, int, int] | None:
 def violation_errors(files: list[ValuesFile], violations: list[SchemaViolation]) -> list[InputError]:
     out = []
     for v in violations:
-        file, line, col = locate(files, v.key_path)
+        # The user's file is where a schema violation gets fixed, even when the bad value is a chart default.
+        file, line, col = locate(files, v.key_path, defaults=False)
         out.append(InputError(file, v.message, line, col, key_path=v.key_path))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _default_tree() -> dict[str, Any]:
+    from .paths import SUBCHART_DIR
+    from .schema.components import SUBCHARTS
+
+    tree = yaml_safe_load(CHART_DIR / "values.yaml")
+    for name in SUBCHARTS:
+        tree[name] = yaml_safe_load(SUBCHART_DIR / name / "values.yaml")
+    return tree
+
+
+def yaml_safe_load(path: Path) -> dict[str, Any]:
+    import yaml
+
+    return yaml.safe_load(path.read_text()) or {}
+
+
+def shape_errors(files: list[ValuesFile], user: dict[str, Any]) -> list[InputError]:
+    """Where the chart has a mapping, the user must give a mapping (or null): Helm's coalesce would otherwise
+    fail with an unhelpful "type mismatch"."""
+    out: list[InputError] = []
+
+    def walk(node: dict[str, Any], defaults: dict[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            path = f"{prefix}.{key}" if prefix else key
+            default = defaults.get(key)
+            if isinstance(default, dict):
+                if isinstance(value, dict):
+                    walk(value, default, path)
+                elif value is not None:
+                    file, line, col = locate(files, path, defaults=False)
+                    out.append(InputError(file, f"expected a mapping, got {_kind(value)}", line, col, key_path=path))
+
+    walk(user, _default_tree(), "")
     return out

@@ -153,7 +153,8 @@ class _EnvReader:
             return True
         if word in FALSE_WORDS:
             return False
-        raise ConfigError(f"{name}={raw!r} is not a boolean; allowed values: {', '.join(TRUE_WORDS + FALSE_WORDS[:-1])}")
+        allowed = ", ".join(TRUE_WORDS + FALSE_WORDS[:-1])
+        raise ConfigError(f"{name}={raw!r} is not a boolean; allowed values: {allowed}")
 
 
 def _range_text(minimum: float, maximum: float | None) -> str:

@@ -8,7 +8,9 @@ import sys
 import time
 
 # Attributes every LogRecord has; anything else on a record came from `extra=` and goes into the JSON line.
-_STANDARD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "taskName", "color_message"}
+_STANDARD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message", "asctime", "taskName", "color_message",
+}
 
 
 class JsonFormatter(logging.Formatter):

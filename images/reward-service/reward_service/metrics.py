@@ -29,7 +29,8 @@ class Metrics:
             ["reason"], registry=self.registry,
         )
         self.queue_depth = Gauge(
-            "reward_queue_depth", "Samples admitted and waiting to be handed to the worker pool.", registry=self.registry
+            "reward_queue_depth", "Samples admitted and waiting to be handed to the worker pool.",
+            registry=self.registry,
         )
         self.running = Gauge("reward_running", "Samples handed to the worker pool (running or next in line).",
                              registry=self.registry)

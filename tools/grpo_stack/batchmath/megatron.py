@@ -17,6 +17,8 @@ def world_model_parallel(world: int, tp: int, pp: int, cp: int) -> list[Violatio
 def expert_world(world: int, tp: int, etp: int | None, ep: int, pp: int) -> list[Violation]:
     """M3: experts split the world into etp*ep*pp blocks (etp defaults to tp)."""
     etp = tp if etp is None else etp
+    if ep == 1 and etp == tp:
+        return []  # the dense grid: M1 (world % tp*pp*cp) already covers it
     size = etp * ep * pp
     if world % size == 0:
         return []

@@ -51,10 +51,11 @@ def placement(nodes: int, gpus_per_node: int, colocate: bool, configured_actor_n
     if colocate and configured_actor_nodes is not None and configured_actor_nodes != nodes:
         out.append(violation("S10", f"colocate=true trains and rolls out on all {nodes} nodes; "
                                     f"actorNodes={configured_actor_nodes} is ignored", "actor_nodes",
-                             severity=WARNING))
+                             severity=WARNING, fix="remove actorNodes (null) or set colocate: false"))
     if rollout_gpus <= 0:
+        fix = f"set actorNodes below {nodes} or colocate: true" if nodes > 1 else "set colocate: true"
         return out + [violation("S11", f"actorNodes={configured_actor_nodes} of {nodes} nodes leaves no rollout "
-                                       "GPUs (colocate=false)", "actor_nodes")]
+                                       "GPUs (colocate=false)", "actor_nodes", fix=fix)]
     if per_engine > gpus_per_node and per_engine % gpus_per_node:
         out.append(violation("S12", f"a rollout engine of {per_engine} GPUs does not fill whole {gpus_per_node}-GPU "
                                     "nodes", "rollout_tp"))

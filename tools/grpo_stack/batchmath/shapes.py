@@ -53,7 +53,7 @@ class VerlShape:
     rollout_dp: int = 1
     rollout_pp: int = 1
     rollout_ep: int = 1
-    max_model_len: int | None = None
+    max_model_len: int | None = None  # None: max_prompt + max_response (the builder's default)
     chunked_prefill: bool = True
     lora_rank: int = 0
     val_do_sample: bool = False
@@ -112,9 +112,10 @@ def check_verl(s: VerlShape) -> list[Violation]:
         out += _verl_runtime(s, dp)
     out += verl.rollout_layout(s.world, s.gpus_per_node, s.rollout_tp, s.rollout_dp, s.rollout_pp, s.rollout_ep)
     out += rollout.rollout_heads(s.model.heads, s.model.kv_heads, s.rollout_tp, "vLLM")
-    max_model_len = s.max_model_len or s.model.max_position_embeddings
-    out += verl.context_length(max_model_len, s.model.max_position_embeddings, s.max_prompt, s.max_response,
-                               s.chunked_prefill)
+    found = verl.context_length(s.max_model_len or s.max_seq_len, s.model.max_position_embeddings, s.max_prompt,
+                                s.max_response, s.chunked_prefill)
+    # A derived max_model_len is fixed through the response length it came from.
+    out += found if s.max_model_len else [replace(v, field="max_response") for v in found]
     if s.v1_trainer:
         out += verl.v1_step(s.train_batch_size, s.trainer_mode, s.parameter_sync_step, s.gen_batch_size)
     return out
@@ -220,12 +221,18 @@ _RANGES = {
     "rollout_tp": lambda s, v: (1, 64),
     "max_token_len": lambda s, v: (v, max(2 * v, s.max_prompt + s.max_response)),
     "max_model_len": lambda s, v: (1, max(v, s.model.max_position_embeddings)),
+    "max_response": lambda s, v: (1, max(v, s.model.max_position_embeddings)),
 }
-_MONOTONE = {"max_token_len"}
+_MONOTONE = {"max_token_len", "max_model_len", "max_response"}
 
 
-def with_alternatives(shape, violations: list[Violation], check) -> list[Violation]:
-    """Attach verified alternatives (and a fix sentence) to each violation whose field is a plain size."""
+def with_alternatives(shape, violations: list[Violation], check,
+                      links: dict[str, tuple[str, ...]] | None = None) -> list[Violation]:
+    """Attach verified alternatives (and a fix sentence) to each violation whose field is a plain size.
+
+    `links` names fields that take the same value as a field (one values key feeding several arguments).
+    """
+    links = links or {}
     before = {(v.rule_id, v.field) for v in violations}
     before_errors = {(v.rule_id, v.field) for v in violations if v.severity == ERROR}
     out = []
@@ -237,7 +244,7 @@ def with_alternatives(shape, violations: list[Violation], check) -> list[Violati
         lo, hi = _RANGES[v.field](shape, current)
 
         def ok(value: int, strict: bool, v=v) -> bool:
-            after = check(replace(shape, **{v.field: value}))
+            after = check(replace(shape, **{f: value for f in (v.field, *links.get(v.field, ()))}))
             keys = {(a.rule_id, a.field) for a in after}
             if {(a.rule_id, a.field) for a in after if a.severity == ERROR} - before_errors:
                 return False  # never trade this problem for a new error

@@ -24,7 +24,7 @@ def train_batch_startup(train_batch: int, n: int, world: int, minimal: int) -> l
     rows = train_batch * n
     if rows % minimal == 0:
         return []
-    return [violation("V2", f"train_batch_size={train_batch} x n={n} = {rows} rows is not divisible by the minimal "
+    return [violation("V2", f"train_batch_size={train_batch} x n={n} = {rows} rows are not divisible by the minimal "
                             f"batch {minimal} (remainder {rows % minimal})", "train_batch_size",
                       related=("n", "micro", "nnodes"))]
 

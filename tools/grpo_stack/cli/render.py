@@ -14,7 +14,7 @@ from ..errors import InputError
 from ..job import BuildError, build
 from ..job.__main__ import render as render_job
 from ..render import RenderError, job_spec, merged_values, render
-from ..values import load_values_file, merge_user_values, schema_violations, violation_errors
+from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
 
 
 def parser() -> argparse.ArgumentParser:
@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         files = [load_values_file(v) for v in args.values]
         user = merge_user_values(files)
-        violations = schema_violations(merged_values(user))
+        violations = shape_errors(files, user) or violation_errors(files, schema_violations(merged_values(user)))
         if violations:
-            for err in violation_errors(files, violations):
+            for err in violations:
                 print(f"grpo-render: {err}", file=sys.stderr)
             return 2
         rendered = render(user, release=args.release, namespace=args.namespace)

@@ -22,7 +22,15 @@ from ..errors import InputError
 from ..job import BuildError, build
 from ..objectschema import validate_object
 from ..render import RenderedObject, RenderError, job_spec, merged_values, render
-from ..values import ValuesFile, load_values_file, locate, merge_user_values, schema_violations, violation_errors
+from ..values import (
+    ValuesFile,
+    load_values_file,
+    locate,
+    merge_user_values,
+    schema_violations,
+    shape_errors,
+    violation_errors,
+)
 from .context import LintContext
 from .finding import Finding, Hit, Severity
 from .rules import RULES, fix_text
@@ -64,6 +72,9 @@ def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo"
     except InputError as exc:
         return LintResult(input_errors=[exc])
     user = merge_user_values(files)
+    shape = shape_errors(files, user)
+    if shape:
+        return LintResult(input_errors=shape)
     try:
         merged = merged_values(user)
     except Exception as exc:  # helm_python raises its own error types on values it cannot coalesce

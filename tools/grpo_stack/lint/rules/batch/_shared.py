@@ -124,6 +124,17 @@ class Checked:
     paths: dict[str, str]  # shape field -> values key path
 
 
+def _links(where: dict[str, str], inherited: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """Fields that move together: fed by one values key, or inheriting another field through verl's defaults."""
+    groups: dict[str, list[str]] = {}
+    for field, path in where.items():
+        groups.setdefault(path, []).append(field)
+    links = {f: tuple(o for o in fields if o != f) for fields in groups.values() for f in fields if len(fields) > 1}
+    for child, parent in inherited.items():
+        links[parent] = (*links.get(parent, ()), child)
+    return links
+
+
 def _arg_values(ctx: LintContext) -> tuple[dict[str, object], dict[str, str]]:
     values, paths = {}, {}
     for a in ctx.built.args:
@@ -148,14 +159,17 @@ def _fields(keys: dict[str, tuple[str, object]], values: dict, paths: dict) -> t
     return out, where
 
 
-def verl_shape(ctx: LintContext) -> tuple[VerlShape, dict[str, str]]:
+def verl_shape(ctx: LintContext) -> tuple[VerlShape, dict[str, str], dict[str, str]]:
+    """The shape, the values key path of each emitted field, and the fields that inherit another's value."""
     values, paths = _arg_values(ctx)
     f, where = _fields(VERL_KEYS, values, paths)
     version = str(ctx.spec.get("frameworkVersion"))
-    if f["log_prob_dynamic"] is _UNSET:
-        f["log_prob_dynamic"] = f["dynamic"]
-    if f["log_prob_max_token_len"] is _UNSET:
-        f["log_prob_max_token_len"] = f["max_token_len"]
+    inherited = {}
+    for child, parent in (("log_prob_dynamic", "dynamic"), ("log_prob_max_token_len", "max_token_len")):
+        if f[child] is _UNSET:  # verl: ${oc.select:actor_rollout_ref.actor.<parent>, ...}
+            f[child], inherited[child] = f[parent], parent
+    if "max_model_len" not in where:  # derived by the builder from the lengths
+        f["max_model_len"] = None
     if f["use_v1"] is _UNSET:
         f["use_v1"] = version != "0.8.0"
     lora = values.get(f"{AR}.model.lora.rank") or values.get(f"{AR}.model.lora_rank") or 0
@@ -166,7 +180,7 @@ def verl_shape(ctx: LintContext) -> tuple[VerlShape, dict[str, str]]:
     for key in (f"{AR}.model.lora.rank", f"{AR}.model.lora_rank"):
         if key in paths:
             where["lora_rank"] = paths[key]
-    return shape, where
+    return shape, where, inherited
 
 
 def miles_shape(ctx: LintContext) -> tuple[MilesShape, dict[str, str]]:
@@ -184,11 +198,11 @@ def checked(ctx: LintContext) -> Checked | None:
         return None
     if "batchmath" not in ctx.extra:
         if ctx.built.framework == "verl":
-            shape, where = verl_shape(ctx)
-            found = with_alternatives(shape, check_verl(shape), check_verl)
+            shape, where, inherited = verl_shape(ctx)
+            found = with_alternatives(shape, check_verl(shape), check_verl, _links(where, inherited))
         else:
             shape, where = miles_shape(ctx)
-            found = with_alternatives(shape, check_miles(shape), check_miles)
+            found = with_alternatives(shape, check_miles(shape), check_miles, _links(where, {}))
         paths = {**FALLBACK_PATHS, **where, **PREFERRED_PATHS}
         ctx.extra["batchmath"] = Checked(ctx.built.framework, shape, tuple(found), paths)
     return ctx.extra["batchmath"]
@@ -216,7 +230,7 @@ def hits(ctx: LintContext, rule_ids: tuple[str, ...], framework: str | None = No
         leaf = path.rsplit(".", 1)[-1]
         alts = " or ".join(str(a) for a in v.alternatives)
         message = f"{v.message} [{v.rule_id}: {when}]" + (f"; nearest valid {leaf}: {alts}" if alts else "")
-        remediation = f"set {path} to {alts}" if alts else None
+        remediation = f"set {path} to {alts}" if alts else (v.fix or None)
         if (path, message) in seen:
             continue
         seen.add((path, message))
