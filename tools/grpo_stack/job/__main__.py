@@ -22,13 +22,14 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, json.JSONDecodeError, BuildError) as exc:
         print(f"{args.spec}: {exc}", file=sys.stderr)
         return 2
-    print(render(built, args.format))
+    if args.format == "argv":  # NUL-terminated fields, no newline: safe to read with `mapfile -d ''`
+        sys.stdout.write("".join(f"{a}\0" for a in built.argv()))
+    else:
+        print(render(built, args.format))
     return 0
 
 
 def render(built, fmt: str) -> str:
-    if fmt == "argv":
-        return "\0".join(built.argv())
     if fmt == "shell":
         return shlex.join(built.argv())
     if fmt == "json":

@@ -1,0 +1,132 @@
+"""Generated job specs for the differential tiers: a shipped values file's job spec with fields replaced.
+
+Cases are drawn by hypothesis (derandomized, so every run checks the same configurations) once, up front,
+so that one oracle process can answer them all in one batch.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from grpo_stack.catalog.models import MODELS
+from grpo_stack.job import BuildError, build
+from grpo_stack.lint.context import LintContext
+from grpo_stack.lint.rules.batch import BATCH_MODULES
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SKIP_ENV = "GRPO_SKIP_ORACLE"
+SETUP = "make oracle"
+SHEET_ID = re.compile(r"\[([A-Z]\d+):")
+
+
+def oracle_client():
+    """tests/oracle/client.py, loaded by path (stdlib only; the oracle tier owns it)."""
+    spec = importlib.util.spec_from_file_location("grpo_oracle_client", REPO_ROOT / "tests" / "oracle" / "client.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def require_oracle():
+    """Fail with the setup command when the oracle venv is missing; skip only on GRPO_SKIP_ORACLE=1."""
+    if os.environ.get(SKIP_ENV) == "1":
+        pytest.skip(f"{SKIP_ENV}=1: oracle tier skipped on request")
+    client = oracle_client()
+    if client.oracle_python() is None:
+        pytest.fail(f"oracle venv missing at {client.oracle_venv()}: run `{SETUP}` "
+                    f"(bash tests/oracle/setup_oracle_venv.sh), or set {SKIP_ENV}=1 to skip", pytrace=False)
+    return client
+
+
+def spec_with(spec: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(spec)
+    for dotted, value in changes.items():
+        node = out
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node[part]
+        node[leaf] = value
+    return out
+
+
+def lint(spec: dict[str, Any]) -> tuple[LintContext, list[tuple[str, Any]]]:
+    """The context and (code, hit) of every batch rule, as the engine would run them on this job spec."""
+    ctx = LintContext("values.yaml", "grpo", "grpo", [], job_spec=spec)
+    try:
+        ctx.built = build(spec)
+    except BuildError as exc:
+        ctx.build_error = exc
+    return ctx, [(m.CODE, hit) for m in BATCH_MODULES for hit in m.check(ctx)]
+
+
+def sheet_id(hit) -> str:
+    m = SHEET_ID.search(hit.message)
+    assert m, hit.message
+    return m.group(1)
+
+
+def draw(strategy, count: int) -> list:
+    """`count` distinct values of `strategy`, the same ones on every run."""
+    seen: dict[str, Any] = {}
+
+    @settings(max_examples=count * 3, derandomize=True, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(value):
+        if len(seen) < count:
+            seen.setdefault(repr(value), value)
+
+    collect()
+    return list(seen.values())
+
+
+VERL_BASES = ("qwen3-8b", "qwen3-30b", "qwen25-72b", "qwen3-235b")
+POW2 = (1, 2, 4, 8)
+
+
+@st.composite
+def verl_changes(draw_):
+    """Replacements for a verl job spec: model x backend x nodes x batch sizes x n x micro sizes x layout."""
+    backend = draw_(st.sampled_from(("fsdp", "megatron")))
+    model = draw_(st.sampled_from(sorted(MODELS)))
+    n = draw_(st.sampled_from((1, 2, 4, 5, 8)))
+    dynamic = draw_(st.integers(0, 4)) == 0  # one in five with dynamic batch size
+    c = {
+        "job.backend": backend,
+        "job.model.preset": model,
+        "cluster.nodes": draw_(st.sampled_from((1, 2, 3, 4, 6))),
+        "job.rollout.samplesPerPrompt": n,
+        "job.rollout.tensorParallel": draw_(st.sampled_from((1, 2, 4, 8, 16))),
+        "job.verl.batch.trainBatchSize": draw_(st.sampled_from((16, 32, 64, 96, 100, 128, 192, 240, 256, 384))),
+        "job.verl.batch.ppoMiniBatchSize": draw_(st.sampled_from((8, 16, 24, 32, 40, 48, 64, 128))),
+        "job.verl.batch.useDynamicBsz": dynamic,
+        "job.verl.useV1Trainer": draw_(st.booleans()),
+        "job.lora.rank": draw_(st.sampled_from((0, 0, 0, 32))),
+    }
+    if dynamic:
+        c["job.verl.batch.ppoMaxTokenLenPerGpu"] = draw_(st.sampled_from((2048, 4096, 8192, 16384)))
+    else:
+        c["job.verl.batch.ppoMicroBatchSizePerGpu"] = draw_(st.sampled_from((1, 2, 3, 4, 8, 16)))
+        c["job.verl.batch.logProbMicroBatchSizePerGpu"] = draw_(st.sampled_from((1, 2, 4, 6, 8, 16, 24)))
+    if backend == "megatron":
+        tp, pp = draw_(st.sampled_from(POW2)), draw_(st.sampled_from((1, 2, 3, 4)))
+        moe = MODELS[model].is_moe
+        c |= {"job.parallel.tensor": tp, "job.parallel.pipeline": pp,
+              "job.parallel.context": draw_(st.sampled_from((1, 1, 2))),
+              "job.parallel.expert": draw_(st.sampled_from((1, 2, 4, 8))) if moe else 1,
+              "job.parallel.expertTensor": 1 if moe else None, "job.parallel.sequenceParallel": tp > 1,
+              "job.parallel.ulysses": 1}
+    else:
+        c |= {"job.parallel.ulysses": draw_(st.sampled_from((1, 1, 2, 4))), "job.parallel.tensor": 1,
+              "job.parallel.pipeline": 1, "job.parallel.context": 1, "job.parallel.expert": 1,
+              "job.parallel.expertTensor": None, "job.parallel.sequenceParallel": False}
+    return draw_(st.sampled_from(VERL_BASES)), c
