@@ -254,11 +254,12 @@ async def run_load(url: str, samples: list[dict], bound_s: float, batch: int = 0
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
     latencies.sort()
-    answered = len(latencies) * max(batch, 1)
+    total = sum(len(request["samples"]) for request in samples) if batch else len(samples)
+    answered = sum(statuses.values())
     return {
         "client_cpu_s": time.process_time() - client_cpu,
         "answered": answered,
-        "unanswered": len(samples) - answered,
+        "unanswered": total - answered,
         "elapsed_s": elapsed,
         "throughput": answered / elapsed,
         "p50_s": latencies[len(latencies) // 2] if latencies else float("nan"),

@@ -7,10 +7,9 @@ import string
 
 import pytest
 import yaml
+from grpo_stack.cli.lint import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from grpo_stack.cli.lint import main
 
 CASES = {
     "empty": b"",

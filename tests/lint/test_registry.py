@@ -45,3 +45,13 @@ def test_rule_has_good_and_bad_fixtures(code):
 def test_docs_rules_md_is_generated_from_the_registry():
     """docs/rules.md must not drift from the rules' own docs (regenerate: grpo-lint rules --format markdown)."""
     assert (REPO_ROOT / "docs" / "rules.md").read_text() == rules_markdown()
+
+
+def test_subchart_names_match_the_typed_model():
+    """The lightweight name list the lint path uses must list exactly the modelled subcharts."""
+    from grpo_stack.paths import SUBCHART_NAMES
+    from grpo_stack.schema.components import SUBCHARTS
+    from grpo_stack.values import _SECTION_MODELS
+
+    assert tuple(SUBCHARTS) == SUBCHART_NAMES
+    assert {n: m.__name__ for n, m in SUBCHARTS.items()} == _SECTION_MODELS

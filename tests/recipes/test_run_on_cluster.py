@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from grpo_stack.job import build
 from grpo_stack.paths import REPO_ROOT
 from grpo_stack.render import job_spec, render

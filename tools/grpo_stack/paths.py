@@ -10,3 +10,5 @@ REPO_ROOT = Path(os.environ.get("GRPO_STACK_ROOT", Path(__file__).resolve().pare
 CHART_DIR = REPO_ROOT / "charts" / "grpo-stack"
 SUBCHART_DIR = CHART_DIR / "charts"
 VALUES_DIR = REPO_ROOT / "values"
+# The subcharts, in documentation order (the typed model in schema/components.py defines their values).
+SUBCHART_NAMES = ("raycluster", "sandbox-fusion", "reward-service", "fsx-utils", "vllm", "lm-eval")

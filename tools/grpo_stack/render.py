@@ -10,9 +10,11 @@ from typing import Any
 
 import yaml
 
-from .paths import CHART_DIR, SUBCHART_DIR
+from .paths import CHART_DIR, SUBCHART_DIR, SUBCHART_NAMES
 
 NOTES = "NOTES.txt"
+# libyaml's safe loader when PyYAML was built with it (the PyPI wheels are): rendered manifests are large.
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RenderError(Exception):
@@ -78,7 +80,7 @@ def chart():
 
 @cache
 def subchart_defaults(name: str) -> dict[str, Any]:
-    return yaml.safe_load((SUBCHART_DIR / name / "values.yaml").read_text()) or {}
+    return yaml.load((SUBCHART_DIR / name / "values.yaml").read_text(), Loader=FAST_LOADER) or {}
 
 
 def coalesce(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -101,11 +103,9 @@ def merged_values(user: dict[str, Any]) -> dict[str, Any]:
 
     helm_python's merge_values coalesces only the umbrella's own values.yaml, so subchart defaults are coalesced
     here with Helm's rules (`coalesce`)."""
-    from .schema.components import SUBCHARTS
-
     with chart() as loaded, _quiet_stderr():
         top = loaded.merge_values(user)
-    for name in SUBCHARTS:
+    for name in SUBCHART_NAMES:
         section = dict(top.get(name) or {})
         section.pop("global", None)
         merged = coalesce(section, subchart_defaults(name))
@@ -134,7 +134,7 @@ def render(user: dict[str, Any], release: str = "grpo", namespace: str = "defaul
         if not text.strip():
             continue
         manifests[template] = text
-        for i, doc in enumerate(d for d in yaml.safe_load_all(text) if d):
+        for i, doc in enumerate(d for d in yaml.load_all(text, Loader=FAST_LOADER) if d):
             objects.append(RenderedObject(template, i, doc))
     return Rendered(manifests, notes, tuple(objects))
 

@@ -14,7 +14,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from .errors import InputError
-from .paths import CHART_DIR
+from .paths import CHART_DIR, SUBCHART_NAMES
 
 # Alias expansion is bounded so an anchors/aliases bomb is an input error, not an out-of-memory kill.
 MAX_NODES = 200_000
@@ -167,21 +167,24 @@ def umbrella_validator() -> jsonschema.Draft202012Validator:
 
 @cache
 def complete_section_validator(name: str) -> jsonschema.Draft202012Validator:
-    """A subchart section after coalescing must have every key: the typed model's schema, with `required`."""
-    from .schema.components import SUBCHARTS
+    """A subchart section after coalescing must have every key: `$defs/<Model>Complete` of the generated
+    umbrella schema (the typed model with `required`), resolved against the umbrella's definitions."""
+    schema = umbrella_validator().schema
+    ref = f"#/$defs/{_SECTION_MODELS[name]}Complete"
+    return jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": ref})
 
-    return jsonschema.Draft202012Validator(SUBCHARTS[name].model_json_schema())
+
+_SECTION_MODELS = {"raycluster": "Raycluster", "sandbox-fusion": "SandboxFusion", "reward-service": "RewardService",
+                   "fsx-utils": "FsxUtils", "vllm": "Vllm", "lm-eval": "LmEval"}
 
 
 def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
     """Every violation of the umbrella schema, and of each coalesced subchart section, with the key path."""
-    from .schema.components import SUBCHARTS
-
     out = []
     for err in umbrella_validator().iter_errors(merged):
         for leaf in _leaves(err):
             out.append(SchemaViolation(".".join(str(p) for p in leaf.absolute_path), _message(leaf)))
-    for name in SUBCHARTS:
+    for name in SUBCHART_NAMES:
         section = {k: v for k, v in (merged.get(name) or {}).items() if k not in ("global", "grpo-common")}
         for err in complete_section_validator(name).iter_errors(section):
             for leaf in _leaves(err):
@@ -256,10 +259,9 @@ def violation_errors(files: list[ValuesFile], violations: list[SchemaViolation])
 @lru_cache(maxsize=1)
 def _default_tree() -> dict[str, Any]:
     from .paths import SUBCHART_DIR
-    from .schema.components import SUBCHARTS
 
     tree = yaml_safe_load(CHART_DIR / "values.yaml")
-    for name in SUBCHARTS:
+    for name in SUBCHART_NAMES:
         tree[name] = yaml_safe_load(SUBCHART_DIR / name / "values.yaml")
     return tree
 
@@ -267,7 +269,9 @@ def _default_tree() -> dict[str, Any]:
 def yaml_safe_load(path: Path) -> dict[str, Any]:
     import yaml
 
-    return yaml.safe_load(path.read_text()) or {}
+    from .render import FAST_LOADER
+
+    return yaml.load(path.read_text(), Loader=FAST_LOADER) or {}
 
 
 def shape_errors(files: list[ValuesFile], user: dict[str, Any]) -> list[InputError]:

@@ -21,7 +21,7 @@ from ruamel.yaml.error import YAMLError
 from ..errors import InputError
 from ..job import BuildError, build
 from ..objectschema import validate_object
-from ..render import RenderedObject, RenderError, job_spec, merged_values, render
+from ..render import FAST_LOADER, RenderedObject, RenderError, job_spec, merged_values, render
 from ..values import (
     ValuesFile,
     load_values_file,
@@ -58,7 +58,7 @@ def looks_like_manifests(path: str) -> bool:
     """A file whose first YAML document has apiVersion and kind is a manifest stream, not values."""
     try:
         text = Path(path).read_text(encoding="utf-8")
-        first = next((d for d in yaml.safe_load_all(text) if d is not None), None)
+        first = next((d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None), None)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return False
     return isinstance(first, dict) and "apiVersion" in first and "kind" in first

@@ -75,7 +75,11 @@ def chart_schemas() -> dict[Path, dict]:
         # and an enabled one is checked against its own schema (which requires every key) by Helm.
         defs[model.__name__] = {k: v for k, v in section.items() if k != "required"}
         sub_defs = _optional(sub_defs, global_defs)
+        # The umbrella validates `global` once at the top; its copies inside sections need not be re-checked.
+        defs[model.__name__]["properties"] = {**section["properties"], "global": {"type": "object"}}
         umbrella_props[name] = {"$ref": f"#/$defs/{model.__name__}"}
+        # What grpo-lint checks after coalescing: the section complete, every key present.
+        defs[f"{model.__name__}Complete"] = {**sub_schema, "properties": section["properties"]}
         own_defs = {**sub_defs, **_model_schema(Global)[1], "Global": global_schema}
         sub = _object(section["properties"], own_defs, f"Values of the {name} subchart of grpo-stack (generated).")
         sub["required"] = ["global"]

@@ -8,7 +8,8 @@ Usage: {{ include "grpo-common.nonRootId" . }}
 
 {{/*
 Pod-level securityContext: the RuntimeDefault seccomp profile for every pod. With "nonRoot" true the pod also
-runs as UID/GID 10001 (grpo-common.nonRootId), refuses root, and gets fsGroup 10001 for its emptyDirs.
+runs as UID/GID 10001 (grpo-common.nonRootId) and refuses root. No fsGroup: emptyDirs are world-writable
+already, and on the shared FSx volume an fsGroup could make the kubelet chown every checkpoint.
 Usage: {{- include "grpo-common.podSecurityContext" (dict "nonRoot" true) | nindent 6 }}
 */}}
 {{- define "grpo-common.podSecurityContext" -}}
@@ -17,7 +18,6 @@ securityContext:
   runAsNonRoot: true
   runAsUser: {{ include "grpo-common.nonRootId" . }}
   runAsGroup: {{ include "grpo-common.nonRootId" . }}
-  fsGroup: {{ include "grpo-common.nonRootId" . }}
   {{- end }}
   seccompProfile:
     type: RuntimeDefault
