@@ -31,7 +31,7 @@ class SecretRef(Strict):
 
 
 class Image(Strict):
-    """A container image, pinned by exact tag or digest (grpo-lint GRPO601 rejects floating tags)."""
+    """A container image, pinned by exact tag or digest (grpo-lint GRPO701 rejects floating tags)."""
 
     repository: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/:-]*$")] = Field(
         description="Registry and repository, e.g. `vllm/vllm-openai`."
