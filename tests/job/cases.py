@@ -130,3 +130,34 @@ def verl_changes(draw_):
               "job.parallel.pipeline": 1, "job.parallel.context": 1, "job.parallel.expert": 1,
               "job.parallel.expertTensor": None, "job.parallel.sequenceParallel": False}
     return draw_(st.sampled_from(VERL_BASES)), c
+
+
+MILES_BASES = ("miles-qwen3-4b", "miles-qwen3-30b-a3b")
+
+
+@st.composite
+def miles_changes(draw_):
+    """Replacements for a miles job spec: model x nodes x placement x batch sizes x layout."""
+    model = draw_(st.sampled_from(sorted(MODELS)))
+    nodes = draw_(st.sampled_from((1, 2, 3, 4, 6)))
+    colocate = draw_(st.booleans())
+    moe = MODELS[model].is_moe
+    dynamic = draw_(st.booleans())
+    return draw_(st.sampled_from(MILES_BASES)), {
+        "job.model.preset": model,
+        "cluster.nodes": nodes,
+        "job.miles.colocate": colocate,
+        "job.miles.actorNodes": None if colocate else draw_(st.integers(1, nodes)),
+        "job.rollout.tensorParallel": draw_(st.sampled_from((1, 2, 3, 4, 8, 16))),
+        "job.rollout.samplesPerPrompt": draw_(st.sampled_from((4, 8, 16))),
+        "job.miles.rolloutBatchSize": draw_(st.sampled_from((16, 32, 40, 64))),
+        "job.miles.globalBatchSize": draw_(st.sampled_from((64, 96, 128, 250, 256, 512))),
+        "job.miles.microBatchSize": draw_(st.sampled_from((1, 2, 4))),
+        "job.miles.useDynamicBatchSize": dynamic,
+        "job.miles.maxTokensPerGpu": draw_(st.sampled_from((4096, 9216, 16384))) if dynamic else None,
+        "job.parallel.tensor": draw_(st.sampled_from((1, 2, 3, 4, 8))),
+        "job.parallel.pipeline": draw_(st.sampled_from((1, 2, 3))),
+        "job.parallel.context": draw_(st.sampled_from((1, 1, 2, 3))),
+        "job.parallel.expert": draw_(st.sampled_from((1, 2, 4, 8))) if moe else 1,
+        "job.parallel.expertTensor": 1 if moe else None,
+    }

@@ -13,3 +13,7 @@ from grpo_stack import render as render_module
 def base_specs(shipped_values) -> dict[str, dict[str, Any]]:
     return {name: render_module.job_spec(render_module.render(values, release="grpo", namespace="grpo"))
             for name, values in shipped_values.items()}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "oracle: differential tests against verl/megatron-core in .venv-oracle")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
@@ -24,9 +25,19 @@ MAX_BYTES = 5 * 1024 * 1024
 @dataclass
 class ValuesFile:
     path: str
-    tree: CommentedMap  # ruamel round-trip tree: keeps line/column of every key
-    data: dict[str, Any]  # plain Python values
+    data: dict[str, Any]  # plain Python values, as Helm's YAML 1.1 reader sees them
     text: str
+
+    @cached_property
+    def tree(self) -> CommentedMap:
+        """ruamel round-trip tree with the line/column of every key; parsed only when a position is needed.
+        ruamel reads YAML 1.2 and can refuse a scalar libyaml (1.1, like Helm) accepted; positions then fall back
+        to the top of the file rather than failing the whole run."""
+        try:
+            tree = YAML(typ="rt").load(self.text)
+        except Exception:  # noqa: BLE001 - any parse difference only costs precision of positions
+            return CommentedMap()
+        return tree if isinstance(tree, CommentedMap) else CommentedMap()
 
     def position(self, key_path: str) -> tuple[int, int]:
         """1-based (line, column) of the deepest key of `key_path` present in this file (1, 1 if none)."""
@@ -69,8 +80,7 @@ def _plain(node: Any, budget: list[int], path: str, file: str) -> Any:
         out = {}
         for k, v in node.items():
             if not isinstance(k, str):
-                line = node.lc.key(k)[0] + 1 if isinstance(node, CommentedMap) else None
-                raise InputError(file, f"key {k!r} is not a string", line=line, key_path=path or None)
+                raise InputError(file, f"key {k!r} is not a string", key_path=path or None)
             out[k] = _plain(v, budget, f"{path}.{k}" if path else k, file)
         return out
     if isinstance(node, list):
@@ -102,11 +112,9 @@ def load_values_file(path: str | Path) -> ValuesFile:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(name, f"not UTF-8 text (byte {exc.start})") from None
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
     try:
-        docs = list(yaml.load_all(text))
-    except YAMLError as exc:
+        docs = list(yaml.load_all(text, Loader=StrictLoader))
+    except (YAMLError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         line = mark.line + 1 if mark else None
@@ -119,14 +127,31 @@ def load_values_file(path: str | Path) -> ValuesFile:
         raise InputError(name, "empty values file")
     if len(docs) > 1:
         raise InputError(name, "more than one YAML document; a values file is a single mapping")
-    tree = docs[0]
-    if not isinstance(tree, CommentedMap):
-        raise InputError(name, f"top level is a {_kind(tree)}, expected a mapping of values", line=1, column=1)
+    top = docs[0]
+    if not isinstance(top, dict):
+        raise InputError(name, f"top level is a {_kind(top)}, expected a mapping of values", line=1, column=1)
     try:
-        data = _plain(tree, [MAX_NODES], "", name)
+        data = _plain(top, [MAX_NODES], "", name)
     except RecursionError:
         raise InputError(name, "invalid YAML: nesting too deep") from None
-    return ValuesFile(name, tree, data, text)
+    return ValuesFile(name, data, text)
+
+
+class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """libyaml's safe loader (fast), refusing duplicate keys, which a plain safe load silently keeps last."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:  # unhashable key: reported as a non-string key later
+                continue
+            if first != key_node.start_mark.line + 1:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {first})", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _kind(node: Any) -> str:
@@ -267,8 +292,6 @@ def _default_tree() -> dict[str, Any]:
 
 
 def yaml_safe_load(path: Path) -> dict[str, Any]:
-    import yaml
-
     from .render import FAST_LOADER
 
     return yaml.load(path.read_text(), Loader=FAST_LOADER) or {}
