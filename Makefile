@@ -17,8 +17,11 @@ $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 
 setup: $(STAMP)
 
+# KubeRay's RayCluster CRD schema, when the shared reference material sits beside the checkout.
+KUBERAY_CRD := $(wildcard ../shared/schemas/kuberay/ray.io_rayclusters.v1.7.0.json)
+
 main: setup
-	$(BIN)/grpo-lint values/*.yaml
+	GRPO_KUBERAY_CRD=$(KUBERAY_CRD) $(BIN)/grpo-lint values/*.yaml
 	@for f in values/*.yaml; do \
 	  name=$$(basename $$f .yaml); \
 	  $(BIN)/grpo-render $$f --release grpo --namespace grpo -o out/$$name >/dev/null || exit 2; \

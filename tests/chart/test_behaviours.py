@@ -116,7 +116,8 @@ def selects(selector: dict, labels: dict[str, str]) -> bool:
 
 def run_script(script: str, env: dict[str, str], path_dir: Path, timeout: float = 60):
     full_env = {**os.environ, **env, "PATH": f"{path_dir}:{os.environ['PATH']}"}
-    return subprocess.run(["bash", "-c", script], check=False, env=full_env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(["bash", "-c", script], check=False, env=full_env, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def stub(path_dir: Path, name: str, body: str) -> None:

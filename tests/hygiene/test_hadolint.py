@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from grpo_stack.paths import REPO_ROOT
 
 HADOLINT = Path(sys.executable).parent / "hadolint"

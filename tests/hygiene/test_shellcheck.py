@@ -51,8 +51,8 @@ def test_ci_entry_point_is_checked():
 @pytest.mark.parametrize("script", SCRIPTS, ids=[str(p.relative_to(REPO_ROOT)) for p in SCRIPTS])
 def test_shellcheck(script):
     shellcheck = Path(sys.executable).with_name("shellcheck")
-    proc = subprocess.run([str(shellcheck), "-x", "-f", "gcc", str(script)], check=False, capture_output=True, text=True,
-                          cwd=script.parent, timeout=60)
+    proc = subprocess.run([str(shellcheck), "-x", "-f", "gcc", str(script)], check=False, capture_output=True,
+                          text=True, cwd=script.parent, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

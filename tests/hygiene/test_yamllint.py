@@ -13,6 +13,6 @@ def test_values_files_pass_yamllint(repo_root):
     files = sorted(str(p) for p in (repo_root / "values").glob("*.yaml"))
     assert files
     yamllint = Path(sys.executable).with_name("yamllint")
-    proc = subprocess.run([str(yamllint), "-f", "parsable", "-d", CONFIG, *files], check=False, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run([str(yamllint), "-f", "parsable", "-d", CONFIG, *files], check=False, capture_output=True,
+                          text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
-
 from grpo_stack.catalog.models import MODELS
 from grpo_stack.job import BuildError, build
 from grpo_stack.lint.context import LintContext
 from grpo_stack.lint.rules.batch import BATCH_MODULES
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SKIP_ENV = "GRPO_SKIP_ORACLE"

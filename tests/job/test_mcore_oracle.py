@@ -10,9 +10,8 @@ import os
 from collections import Counter
 
 import pytest
-from hypothesis import strategies as st
-
 from grpo_stack.batchmath import megatron
+from hypothesis import strategies as st
 
 from .cases import draw, require_oracle
 

@@ -13,7 +13,6 @@ import time
 from collections import Counter
 
 import pytest
-
 from grpo_stack.job.args import format_hydra
 
 from .cases import VERL_BASES, draw, lint, require_oracle, sheet_id, spec_with, verl_changes

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from grpo_stack import render as render_module
 from grpo_stack.lint.rules import RULES
 from grpo_stack.lint.rules.batch import BATCH_MODULES

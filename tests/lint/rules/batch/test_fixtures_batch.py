@@ -4,8 +4,8 @@ tests/lint/rules/test_fixtures.py, with the batch rules registered)."""
 from __future__ import annotations
 
 import pytest
-
 from grpo_stack.lint.rules.batch import BATCH_MODULES
+
 from tests.lint.fixtures import FIXTURES, expected_lines, lint_fixture
 
 BATCH_FIXTURES = sorted(p for m in BATCH_MODULES for p in (FIXTURES / m.CODE).glob("*.yaml"))

@@ -19,6 +19,7 @@ from . import (
     suppression_reason,
     token_budget,
 )
+from .batch import BATCH_MODULES
 
 _MODULES: list[ModuleType] = [
     suppression_reason,
@@ -31,6 +32,7 @@ _MODULES: list[ModuleType] = [
     capacity,
     image_pinning,
     code_isolation,
+    *BATCH_MODULES,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
