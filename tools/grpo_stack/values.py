@@ -12,7 +12,6 @@ import jsonschema
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
 
 from .errors import InputError
 from .paths import CHART_DIR, SUBCHART_NAMES
@@ -72,7 +71,8 @@ def _split(key_path: str) -> list[str | int]:
     return [int(p) if p.isdigit() else p for p in key_path.split(".") if p]
 
 
-def _plain(node: Any, budget: list[int], path: str, file: str) -> Any:
+def to_plain(node: Any, budget: list[int], path: str, file: str) -> Any:
+    """Plain Python values, refusing non-string keys, exotic scalars and more than MAX_NODES nodes."""
     budget[0] -= 1
     if budget[0] < 0:
         raise InputError(file, f"document expands to more than {MAX_NODES} nodes (anchor/alias bomb?)")
@@ -81,10 +81,10 @@ def _plain(node: Any, budget: list[int], path: str, file: str) -> Any:
         for k, v in node.items():
             if not isinstance(k, str):
                 raise InputError(file, f"key {k!r} is not a string", key_path=path or None)
-            out[k] = _plain(v, budget, f"{path}.{k}" if path else k, file)
+            out[k] = to_plain(v, budget, f"{path}.{k}" if path else k, file)
         return out
     if isinstance(node, list):
-        return [_plain(v, budget, f"{path}.{i}", file) for i, v in enumerate(node)]
+        return [to_plain(v, budget, f"{path}.{i}", file) for i, v in enumerate(node)]
     for plain in (bool, int, float, str):  # bool first: it is an int subclass
         if isinstance(node, plain):
             return plain(node)
@@ -114,7 +114,7 @@ def load_values_file(path: str | Path) -> ValuesFile:
         raise InputError(name, f"not UTF-8 text (byte {exc.start})") from None
     try:
         docs = list(yaml.load_all(text, Loader=StrictLoader))
-    except (YAMLError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         line = mark.line + 1 if mark else None
@@ -131,7 +131,7 @@ def load_values_file(path: str | Path) -> ValuesFile:
     if not isinstance(top, dict):
         raise InputError(name, f"top level is a {_kind(top)}, expected a mapping of values", line=1, column=1)
     try:
-        data = _plain(top, [MAX_NODES], "", name)
+        data = to_plain(top, [MAX_NODES], "", name)
     except RecursionError:
         raise InputError(name, "invalid YAML: nesting too deep") from None
     return ValuesFile(name, data, text)
@@ -283,18 +283,12 @@ def violation_errors(files: list[ValuesFile], violations: list[SchemaViolation])
 
 @lru_cache(maxsize=1)
 def _default_tree() -> dict[str, Any]:
-    from .paths import SUBCHART_DIR
+    from .render import FAST_LOADER, subchart_defaults
 
-    tree = yaml_safe_load(CHART_DIR / "values.yaml")
+    tree = yaml.load((CHART_DIR / "values.yaml").read_text(), Loader=FAST_LOADER) or {}
     for name in SUBCHART_NAMES:
-        tree[name] = yaml_safe_load(SUBCHART_DIR / name / "values.yaml")
+        tree[name] = subchart_defaults(name)
     return tree
-
-
-def yaml_safe_load(path: Path) -> dict[str, Any]:
-    from .render import FAST_LOADER
-
-    return yaml.load(path.read_text(), Loader=FAST_LOADER) or {}
 
 
 def shape_errors(files: list[ValuesFile], user: dict[str, Any]) -> list[InputError]:

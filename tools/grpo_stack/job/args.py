@@ -26,12 +26,6 @@ class ArgList:
             raise BuildError(f"internal: {key} would be emitted twice")
         self.args.append(Arg(key, value, source))
 
-    def get(self, key: str) -> object:
-        for a in self.args:
-            if a.key == key:
-                return a.value
-        raise KeyError(key)
-
     def __iter__(self):
         return iter(self.args)
 

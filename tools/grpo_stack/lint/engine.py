@@ -23,12 +23,14 @@ from ..job import BuildError, build
 from ..objectschema import validate_object
 from ..render import FAST_LOADER, RenderedObject, RenderError, job_spec, merged_values, render
 from ..values import (
+    MAX_NODES,
     ValuesFile,
     load_values_file,
     locate,
     merge_user_values,
     schema_violations,
     shape_errors,
+    to_plain,
     violation_errors,
 )
 from .context import LintContext
@@ -109,7 +111,13 @@ def lint_manifests(path: str, namespace: str | None = None, **kw: Any) -> LintRe
         docs = [d for d in YAML(typ="rt").load_all(text) if d is not None]
     except (OSError, UnicodeDecodeError, YAMLError) as exc:
         return LintResult(input_errors=[InputError(path, f"cannot read manifests: {exc}")])
-    objects = [RenderedObject(path, i, _plain(d)) for i, d in enumerate(docs) if isinstance(d, dict)]
+    try:
+        objects = [RenderedObject(path, i, to_plain(d, [MAX_NODES], "", path)) for i, d in enumerate(docs)
+                   if isinstance(d, dict)]
+    except InputError as exc:
+        return LintResult(input_errors=[exc])
+    except RecursionError:
+        return LintResult(input_errors=[InputError(path, "manifests nested too deep")])
     ns = namespace or next(((o.obj.get("metadata") or {}).get("namespace") for o in objects
                             if (o.obj.get("metadata") or {}).get("namespace")), "default")
     ctx = LintContext(path, "", ns, objects)
@@ -118,14 +126,6 @@ def lint_manifests(path: str, namespace: str | None = None, **kw: Any) -> LintRe
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     sup = inline_suppressions(path, text)
     return LintResult(findings=_apply(findings, sup, opts.config, {}))
-
-
-def _plain(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    return node
 
 
 def _object_schema_hits(ctx: LintContext, opts: Options) -> list[tuple[str, str, Severity, Hit]]:
