@@ -109,7 +109,7 @@ def verl_changes(draw_):
         "job.verl.batch.ppoMiniBatchSize": draw_(st.sampled_from((8, 16, 24, 32, 40, 48, 64, 128))),
         "job.verl.batch.useDynamicBsz": dynamic,
         "job.verl.useV1Trainer": draw_(st.booleans()),
-        "job.lora.rank": draw_(st.sampled_from((0, 0, 0, 32))),
+        "job.lora": draw_(st.sampled_from((None, None, None, {"rank": 32, "alpha": 64, "targetModules": "all-linear"}))),
     }
     if dynamic:
         c["job.verl.batch.ppoMaxTokenLenPerGpu"] = draw_(st.sampled_from((2048, 4096, 8192, 16384)))
@@ -119,15 +119,12 @@ def verl_changes(draw_):
     if backend == "megatron":
         tp, pp = draw_(st.sampled_from(POW2)), draw_(st.sampled_from((1, 2, 3, 4)))
         moe = MODELS[model].is_moe
-        c |= {"job.parallel.tensor": tp, "job.parallel.pipeline": pp,
-              "job.parallel.context": draw_(st.sampled_from((1, 1, 2))),
-              "job.parallel.expert": draw_(st.sampled_from((1, 2, 4, 8))) if moe else 1,
-              "job.parallel.expertTensor": 1 if moe else None, "job.parallel.sequenceParallel": tp > 1,
-              "job.parallel.ulysses": 1}
+        # The megatron and fsdp parallel sections have different keys: each case states the whole section.
+        c["job.parallel"] = {"tensor": tp, "pipeline": pp, "context": draw_(st.sampled_from((1, 1, 2))),
+                             "expert": draw_(st.sampled_from((1, 2, 4, 8))) if moe else 1,
+                             "expertTensor": 1 if moe else None, "sequenceParallel": tp > 1}
     else:
-        c |= {"job.parallel.ulysses": draw_(st.sampled_from((1, 1, 2, 4))), "job.parallel.tensor": 1,
-              "job.parallel.pipeline": 1, "job.parallel.context": 1, "job.parallel.expert": 1,
-              "job.parallel.expertTensor": None, "job.parallel.sequenceParallel": False}
+        c["job.parallel"] = {"ulysses": draw_(st.sampled_from((1, 1, 2, 4)))}
     return draw_(st.sampled_from(VERL_BASES)), c
 
 

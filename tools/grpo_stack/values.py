@@ -228,6 +228,17 @@ def _leaves(err: jsonschema.ValidationError):
 
 
 def _message(err: jsonschema.ValidationError) -> str:
+    # The typed model writes why a key does not apply (`x-grpo-reason`) and how to migrate (`x-grpo-hint`).
+    reason = err.schema.get("x-grpo-reason") if isinstance(err.schema, dict) else None
+    if reason:
+        return reason.split(": ", 1)[-1]
+    hint = err.schema.get("x-grpo-hint") if isinstance(err.schema, dict) else None
+    if hint:
+        return f"{_plain_message(err)}; {hint}"
+    return _plain_message(err)
+
+
+def _plain_message(err: jsonschema.ValidationError) -> str:
     if err.validator == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         return f"unknown key(s) {', '.join(extra)} (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"

@@ -82,8 +82,6 @@ def build_miles(spec: Spec) -> BuiltJob:
         out.add("max-tokens-per-gpu", m["maxTokensPerGpu"], v + "miles.maxTokensPerGpu")
 
     out.add("advantage-estimator", "grpo", "default: grpo-stack GRPO recipe")
-    out.add("use-kl-loss", True, "default: grpo-stack GRPO recipe")
-    out.add("kl-loss-coef", 0.0, "default: grpo-stack GRPO recipe")
     out.add("eval-prompt-data", ["eval", spec.on_storage(spec.get("data.valFiles")[0])], v + "data.valFiles")
     out.add("eval-interval", spec.get("trainer.testFreq"), v + "trainer.testFreq")
     if spec.get("reward.kind") in ("service", "external"):
@@ -92,6 +90,7 @@ def build_miles(spec: Spec) -> BuiltJob:
         out.add("log-reward-category", "status", "default: reward-service reply field")
     else:
         out.add("rm-type", "deepscaler", "default: miles rule-based math reward")
+    neutral_knobs(spec, out)
     return BuiltJob(
         framework="miles",
         entrypoint=("python3", "/root/miles/train.py"),
@@ -99,3 +98,52 @@ def build_miles(spec: Spec) -> BuiltJob:
         style="flags",
         notes=(f"model-args-script: /root/miles/{MODEL_SCRIPTS[spec.model.name]}",),
     )
+
+
+# ---- The framework-neutral run knobs of global.job, mapped to miles flags (owned with the values format). ----
+# Each flag is a miles / Megatron argument of the pinned image; absent knobs are not emitted (miles' default).
+# global.job.resume is mapped with --load/--save above, not here.
+_V = "values: global.job."
+_OPTIM_FLAGS = (("lr", "lr"), ("warmupSteps", "lr-warmup-iters"), ("schedule", "lr-decay-style"),
+                ("weightDecay", "weight-decay"), ("gradClip", "clip-grad"))
+_VALIDATION_FLAGS = (("n", "n-samples-per-eval-prompt"), ("temperature", "eval-temperature"),
+                     ("topP", "eval-top-p"))
+
+
+def neutral_knobs(spec: Spec, out) -> None:
+    """optim, kl, entropyCoef, clipRatio, validation, seed and the trackers -> miles flags."""
+    for key, flag in _OPTIM_FLAGS:
+        if (value := spec.opt(f"optim.{key}")) is not None:
+            out.add(flag, value, _V + f"optim.{key}")
+    kl = spec.opt("kl")
+    if kl is not None:
+        if kl["placement"] == "loss":  # a KL loss term (miles loss.py)
+            out.add("use-kl-loss", True, _V + "kl.placement")
+            out.add("kl-loss-coef", kl["coef"], _V + "kl.coef")
+        else:  # a KL penalty on the reward before the advantages (miles advantages.py)
+            out.add("kl-coef", kl["coef"], _V + "kl.coef")
+        out.add("kl-loss-type", kl["estimator"], _V + "kl.estimator")
+    if (entropy := spec.opt("entropyCoef")) is not None:
+        out.add("entropy-coef", entropy, _V + "entropyCoef")
+    if spec.opt("clipRatio") is not None:
+        out.add("eps-clip", spec.get("clipRatio.low"), _V + "clipRatio.low")
+        out.add("eps-clip-high", spec.get("clipRatio.high"), _V + "clipRatio.high")
+    for key, flag in _VALIDATION_FLAGS:
+        if (value := spec.opt(f"validation.{key}")) is not None:
+            out.add(flag, value, _V + f"validation.{key}")
+    if (seed := spec.opt("seed")) is not None:
+        out.add("seed", seed, _V + "seed")
+    t = spec.get("trainer")
+    loggers = set(t["logger"])
+    if "tensorboard" in loggers:  # the directory itself comes from TENSORBOARD_DIR on the Ray pods
+        out.add("use-tensorboard", True, _V + "trainer.logger")
+        out.add("tb-project-name", t["project"], _V + "trainer.project")
+        out.add("tb-experiment-name", t["experiment"], _V + "trainer.experiment")
+    if "wandb" in loggers:
+        out.add("use-wandb", True, _V + "trainer.logger")
+        out.add("wandb-project", t["project"], _V + "trainer.project")
+        out.add("wandb-group", t["experiment"], _V + "trainer.experiment")
+    if "mlflow" in loggers:
+        out.add("use-mlflow", True, _V + "trainer.logger")
+        out.add("mlflow-experiment-name", t["project"], _V + "trainer.project")
+        out.add("mlflow-run-name", t["experiment"], _V + "trainer.experiment")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from ..catalog.images import FrameworkImage, image_for
 from ..catalog.models import MODELS, ModelShape
 from .args import BuildError
 
@@ -33,6 +34,25 @@ class Spec:
                 raise BuildError(f"global.job.{dotted}: missing")
             node = node[part]
         return node
+
+    def opt(self, dotted: str, default: Any = None) -> Any:
+        """Value at `job.<dotted>` for an optional knob: `default` when the key or a section above it is absent
+        or null (then the framework's own default applies)."""
+        node: Any = self.job
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or node.get(part) is None:
+                return default
+            node = node[part]
+        return node
+
+    @property
+    def image(self) -> FrameworkImage:
+        """The catalogued image of this framework: where the framework version and rollout engine come from."""
+        framework = self.get("framework")
+        found = image_for(framework)
+        if found is None:
+            raise BuildError(f"global.job.framework: no image catalogued for {framework!r}")
+        return found
 
     def on_storage(self, rel: str) -> str:
         return posixpath.join(self.storage["mountPath"], rel)

@@ -1,14 +1,16 @@
-"""values -> verl command-line overrides (verl 0.8.0 / 0.9.1). The only place verl keys are written."""
+"""values -> verl command-line overrides (verl 0.9.1, from the image catalogue). The only place verl keys are
+written; each optional knob is emitted only when the values set it, so verl's own default applies otherwise."""
 
 from __future__ import annotations
 
-from .args import ArgList, BuiltJob
+from .args import ArgList, BuildError, BuiltJob
 from .spec import Spec
 
 AR = "actor_rollout_ref"
 # The verl reward function that calls the reward service; images/verl copies it to this path.
 REMOTE_REWARD_FN = "/opt/grpo-stack/verl_remote_reward.py"
 GRPO_DEFAULT = "default: grpo-stack GRPO recipe"
+V = "values: global.job."
 
 
 def build_verl(spec: Spec) -> BuiltJob:
@@ -16,10 +18,9 @@ def build_verl(spec: Spec) -> BuiltJob:
     megatron = job["backend"] == "megatron"
     batch = spec.get("verl.batch")
     out = ArgList()
-    v = "values: global.job."
+    v = V
 
     out.add("algorithm.adv_estimator", "grpo", GRPO_DEFAULT)
-    out.add("algorithm.use_kl_in_reward", False, GRPO_DEFAULT)
     out.add("data.train_files", [spec.on_storage(f) for f in spec.get("data.trainFiles")], v + "data.trainFiles")
     out.add("data.val_files", [spec.on_storage(f) for f in spec.get("data.valFiles")], v + "data.valFiles")
     out.add("data.train_batch_size", batch["trainBatchSize"], v + "verl.batch.trainBatchSize")
@@ -41,14 +42,13 @@ def build_verl(spec: Spec) -> BuiltJob:
         lp = batch["logProbMicroBatchSizePerGpu"]
         out.add(f"{AR}.rollout.log_prob_micro_batch_size_per_gpu", lp, v + "verl.batch.logProbMicroBatchSizePerGpu")
         out.add(f"{AR}.ref.log_prob_micro_batch_size_per_gpu", lp, v + "verl.batch.logProbMicroBatchSizePerGpu")
-    out.add(f"{AR}.actor.use_kl_loss", True, GRPO_DEFAULT)
-    out.add(f"{AR}.actor.kl_loss_coef", 0.001, GRPO_DEFAULT)
-    out.add(f"{AR}.actor.kl_loss_type", "low_var_kl", GRPO_DEFAULT)
-    out.add(f"{AR}.actor.entropy_coeff", 0, GRPO_DEFAULT)
     _parallel(spec, out, megatron)
+    run_knobs(spec, out, megatron)
 
     rollout = spec.get("rollout")
-    out.add(f"{AR}.rollout.name", "vllm", "default: grpo-stack uses vLLM for verl rollouts")
+    image = spec.image
+    out.add(f"{AR}.rollout.name", image.rollout_engine,
+            f"image: {image.repository}:{image.tag} carries {image.rollout_engine} {image.rollout_engine_version}")
     out.add(f"{AR}.rollout.n", rollout["samplesPerPrompt"], v + "rollout.samplesPerPrompt")
     out.add(f"{AR}.rollout.tensor_model_parallel_size", rollout["tensorParallel"], v + "rollout.tensorParallel")
     out.add(f"{AR}.rollout.gpu_memory_utilization", rollout["gpuMemoryUtilization"],
@@ -68,9 +68,72 @@ def build_verl(spec: Spec) -> BuiltJob:
     )
 
 
+# Neutral estimator name -> verl's kl_loss_type / kl_penalty spelling (core_algos.kl_penalty accepts both).
+KL_ESTIMATORS = {"k1": "kl", "k2": "mse", "k3": "k3", "low_var_kl": "low_var_kl"}
+RESUME_MODES = {"auto": "auto", "disable": "disable", "fromPath": "resume_path"}
+
+
+def run_knobs(spec: Spec, out: ArgList, megatron: bool) -> None:
+    """The run knobs of global.job (optim, kl, entropy, clip, loss aggregation, resume, offload, validation,
+    seed). Each verl key is cited in the schema description; absent knobs are not emitted (verl's default)."""
+    actor = f"{AR}.actor."
+    engine = actor + ("megatron." if megatron else "fsdp_config.")
+    optim = actor + "optim."
+    for key, verl_key in (("lr", "lr"), ("warmupSteps", "lr_warmup_steps"), ("weightDecay", "weight_decay"),
+                          ("gradClip", "clip_grad")):
+        if (value := spec.opt(f"optim.{key}")) is not None:
+            out.add(optim + verl_key, value, V + f"optim.{key}")
+    if (schedule := spec.opt("optim.schedule")) is not None:
+        # verl's FSDP optimizer calls it lr_scheduler_type, the Megatron one lr_decay_style (same two names).
+        out.add(optim + ("lr_decay_style" if megatron else "lr_scheduler_type"), schedule, V + "optim.schedule")
+
+    kl = spec.opt("kl")
+    if kl is not None:
+        estimator = KL_ESTIMATORS[kl["estimator"]]
+        if kl["placement"] == "loss":
+            out.add(actor + "use_kl_loss", True, V + "kl.placement")
+            out.add(actor + "kl_loss_coef", kl["coef"], V + "kl.coef")
+            out.add(actor + "kl_loss_type", estimator, V + "kl.estimator")
+        else:
+            out.add("algorithm.use_kl_in_reward", True, V + "kl.placement")
+            out.add("algorithm.kl_ctrl.kl_coef", kl["coef"], V + "kl.coef")
+            out.add("algorithm.kl_penalty", estimator, V + "kl.estimator")
+    if (entropy := spec.opt("entropyCoef")) is not None:
+        out.add(actor + "entropy_coeff", entropy, V + "entropyCoef")
+    if spec.opt("clipRatio") is not None:
+        out.add(actor + "clip_ratio_low", spec.get("clipRatio.low"), V + "clipRatio.low")
+        out.add(actor + "clip_ratio_high", spec.get("clipRatio.high"), V + "clipRatio.high")
+    if (agg := spec.opt("lossAggregation")) is not None:
+        out.add(actor + "loss_agg_mode", agg, V + "lossAggregation")
+    if spec.opt("offload") is not None:
+        out.add(engine + "param_offload", spec.get("offload.params"), V + "offload.params")
+        out.add(engine + "optimizer_offload", spec.get("offload.optimizer"), V + "offload.optimizer")
+    if (seed := spec.opt("seed")) is not None:
+        out.add(engine + "seed", seed, V + "seed")
+        out.add(f"{AR}.rollout.seed", seed, V + "seed")
+        out.add("data.seed", seed, V + "seed")
+    val = f"{AR}.rollout.val_kwargs."
+    if (n := spec.opt("validation.n")) is not None:
+        out.add(val + "n", n, V + "validation.n")
+    if (temperature := spec.opt("validation.temperature")) is not None:
+        out.add(val + "temperature", temperature, V + "validation.temperature")
+        # verl ignores the temperature unless do_sample is on (its default is greedy, do_sample false).
+        out.add(val + "do_sample", temperature > 0, "derived: validation.temperature > 0")
+    if (top_p := spec.opt("validation.topP")) is not None:
+        out.add(val + "top_p", top_p, V + "validation.topP")
+    resume = spec.opt("resume.mode", "disable")
+    out.add("trainer.resume_mode", RESUME_MODES[resume],
+            V + "resume.mode" if spec.opt("resume") else "default: grpo-stack fails closed (verl's own is auto)")
+    if resume == "fromPath":
+        path = spec.opt("resume.path")
+        if path is None:
+            raise BuildError("global.job.resume.path: required when resume.mode is fromPath")
+        out.add("trainer.resume_from_path", spec.on_storage(path), V + "resume.path")
+
+
 def _lora(spec: Spec, out: ArgList, megatron: bool) -> None:
-    lora = spec.get("lora")
-    if lora["rank"] == 0:
+    lora = spec.opt("lora")
+    if lora is None:  # null or absent: full fine-tuning
         return
     v = "values: global.job.lora."
     if megatron:
@@ -126,6 +189,7 @@ def _trainer(spec: Spec, out: ArgList) -> None:
     out.add("trainer.save_freq", t["saveFreq"], v + "saveFreq")
     out.add("trainer.test_freq", t["testFreq"], v + "testFreq")
     out.add("trainer.default_local_dir", spec.on_storage(t["checkpointDir"]), v + "checkpointDir")
+    if t.get("keepCheckpoints") is not None:
+        out.add("trainer.max_actor_ckpt_to_keep", t["keepCheckpoints"], v + "keepCheckpoints")
     out.add("trainer.logger", list(t["logger"]), v + "logger")
-    if spec.get("frameworkVersion") != "0.8.0":
-        out.add("trainer.use_v1", spec.get("verl.useV1Trainer"), "values: global.job.verl.useV1Trainer")
+    out.add("trainer.use_v1", spec.get("verl.useV1Trainer"), "values: global.job.verl.useV1Trainer")

@@ -9,16 +9,23 @@ from pydantic import Field, StringConstraints
 from .common import AbsPath, Dns1123, Image, ProbeBudget, Quantity, RelPath, Resources, SecretRef, Strict
 from .job import Job
 
-InstanceType = Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]+\.[a-z0-9-]+$")]
+# EC2 name (`p5en.48xlarge`) or SageMaker HyperPod name (`ml.p5en.48xlarge`: what HyperPod nodes carry as their
+# node.kubernetes.io/instance-type label).
+InstanceType = Annotated[str, StringConstraints(pattern=r"^(ml\.)?[a-z0-9-]+\.[a-z0-9-]+$", max_length=64)]
 # pip requirement pinned with == (the predecessor installed unpinned packages at pod start).
 PinnedRequirement = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.\[\],-]+==[0-9][A-Za-z0-9.+!-]*$")]
 
 
 class Cluster(Strict):
-    gpuInstanceType: InstanceType = Field(description="EC2 type of the GPU worker nodes, e.g. `p5en.48xlarge`.")
-    nodes: int = Field(ge=1, description="GPU nodes; the RayCluster gets one worker per node.")
-    gpusPerNode: int = Field(ge=1, description="GPUs per node; each worker requests all of them.")
-    efaPerNode: int = Field(ge=0, description="EFA interfaces per node; each worker requests all of them.")
+    gpuInstanceType: InstanceType = Field(
+        description="EC2 type of the GPU worker nodes, e.g. `p5en.48xlarge`, or its HyperPod name `ml.p5en.48xlarge`."
+    )
+    nodes: int = Field(ge=1, le=4096, description="GPU nodes; the RayCluster gets one worker per node (at most "
+                       "4096: 32k GPUs, beyond any one EKS cluster's GPU node groups).")
+    gpusPerNode: int = Field(ge=1, le=8, description="GPUs per node; each worker requests all of them (no "
+                             "catalogued instance type has more than 8).")
+    efaPerNode: int = Field(ge=0, le=32, description="EFA interfaces per node; each worker requests all of them "
+                            "(p5.48xlarge's 32 is the most of any catalogued type).")
 
 
 class Storage(Strict):

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from ..paths import CHART_DIR, SUBCHART_DIR
 from .components import SUBCHARTS, Global
+from .job import JOB_VARIANTS
 
 
 def _type_name(annotation: Any) -> str:
@@ -40,10 +41,46 @@ def _first_line(text: str | None) -> str:
     return lines[0] if lines else ""
 
 
+def _job_rows(prefix: str) -> list[str]:
+    """global.job: every key of every framework/backend variant, with the variants it applies to."""
+    found: dict[str, tuple[list[str], str, list[str]]] = {
+        f"{prefix}.framework": ([], "", []), f"{prefix}.backend": ([], "", [])}
+
+    def add(key: str, kind: str, desc: str, variant: str) -> None:
+        kinds, first_desc, variants = found.setdefault(key, ([], desc, []))
+        if kind not in kinds:
+            kinds.append(kind)
+        variants.append(variant)
+        found[key] = (kinds, first_desc or desc, variants)
+
+    def walk(model: type[BaseModel], path: str, variant: str) -> None:
+        for name, field in model.model_fields.items():
+            key = f"{path}.{name}"
+            sub = _submodel(field.annotation)
+            optional = "" if field.is_required() else " *Optional.*"
+            if sub is not None:
+                if not field.is_required():
+                    add(key, "object \\| null", (field.description or _first_line(sub.__doc__)) + optional, variant)
+                walk(sub, key, variant)
+                continue
+            kind = _type_name(field.annotation).replace(" | ", " \\| ")
+            add(key, kind, (field.description or "").replace("|", "\\|") + optional, variant)
+
+    for (framework, backend), model in JOB_VARIANTS.items():
+        walk(model, prefix, f"{framework}/{backend}")
+    rows = []
+    for key, (kinds, desc, variants) in found.items():
+        applies = "all" if len(set(variants)) == len(JOB_VARIANTS) else ", ".join(dict.fromkeys(variants))
+        rows.append(f"| `{key}` | {' / '.join(kinds)} | {applies} | {desc} |")
+    return rows
+
+
 def _rows(model: type[BaseModel], prefix: str, defaults: Any) -> list[str]:
     rows = []
     for name, field in model.model_fields.items():
         path = f"{prefix}.{name}" if prefix else name
+        if path == "global.job":
+            continue
         default = defaults.get(name) if isinstance(defaults, dict) else None
         sub = _submodel(field.annotation)
         if sub is not None and isinstance(default, dict | type(None)) and default is not None:
@@ -73,6 +110,18 @@ def values_reference() -> str:
         "| key | type | default | description |",
         "|---|---|---|---|",
         *_rows(Global, "global", defaults.get("global", {})),
+        "",
+        "## global.job",
+        "",
+        "The run. `framework` and `backend` select which keys apply (verl/fsdp, verl/megatron, miles/megatron);",
+        "a key that does not apply is rejected with the reason. No key has a chart default; keys marked",
+        "*Optional* may be left out, and then the framework's own default applies (named in the description).",
+        "`lora: null` (or no `lora`) is full fine-tuning. The framework version and rollout engine come from the",
+        "image (`raycluster.image`, see `images/README.md` and `tools/grpo_stack/catalog/images.py`).",
+        "",
+        "| key | type | applies to | description |",
+        "|---|---|---|---|",
+        *_job_rows("global.job"),
     ]
     for name, model in SUBCHARTS.items():
         out += ["", f"## {name}", "", "| key | type | default | description |", "|---|---|---|---|"]

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ..paths import CHART_DIR, REPO_ROOT, SUBCHART_DIR
 from .components import SUBCHARTS, Global
-from .job import job_conditionals
+from .job import Variant, job_schema, not_here_properties
 
 SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
 # Helm adds a (empty) values section for every dependency, including the library chart.
@@ -30,15 +30,28 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
+def _variants(cls: type = Variant) -> list[type[Variant]]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_variants(sub)]
+    return out
+
+
 def _model_schema(model: type[BaseModel]) -> tuple[dict, dict]:
     schema = model.model_json_schema(ref_template="#/$defs/{model}")
     defs = schema.pop("$defs", {})
+    if "job" in schema.get("properties", {}):
+        # The framework/backend union becomes if/then clauses: errors then name the key, not "no oneOf branch".
+        schema["properties"]["job"] = {"$ref": "#/$defs/Job"}
+        defs["Job"] = job_schema(defs)
+    for variant in _variants():
+        if variant.__name__ in defs:
+            d = defs[variant.__name__]
+            d["properties"] = {**d.get("properties", {}), **not_here_properties(variant, set(d.get("properties", {})))}
     return schema, defs
 
 
 def _object(properties: dict[str, dict], defs: dict, description: str) -> dict:
-    if "Job" in defs:
-        defs["Job"]["allOf"] = job_conditionals()
     return _strip_titles({
         "$schema": SCHEMA_URI,
         "description": description,

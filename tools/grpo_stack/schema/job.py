@@ -1,19 +1,40 @@
 """`global.job`: the training run, framework-neutral where the concept is shared.
 
-Every number here is typed once. The job builder (grpo_stack.job) turns it into verl overrides or miles
-arguments; the chart only serialises it into the job ConfigMap.
+The model is discriminated by framework and backend (`JOB_VARIANTS`) and by LoRA on/off (`lora: null` is off):
+a key that does not apply to the chosen variant is rejected with a one-line reason (`NOT_HERE`) and is never
+required. The job builder (grpo_stack.job) turns the values into verl overrides or miles arguments; the chart
+only serialises them into the job ConfigMap.
+
+Optional run knobs (optim, kl, ...) left out keep the framework's own default: the builder emits nothing for
+them, so the framework's config decides (each description names the verl key and its 0.9.1 default).
+Every number has a maximum: a bound far above any real run that turns a typo (or 2**70) into a schema error.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag
 
 from .common import RelPath, Strict
 
-VERL_VERSIONS = ("0.8.0", "0.9.1")
-MILES_VERSIONS = ("0.1.0",)
+# Bounds shared by several fields, each with why it is big enough.
+MAX_TOKENS = 1_048_576  # 1M tokens: above every open model's context window (Llama 4 Scout: 10M is rope-scaled)
+MAX_PROMPTS = 65_536  # prompts per step: 64x the largest batch in verl's / miles' examples (1024)
+MAX_PER_GPU = 4_096  # sequences per GPU per micro batch: no 8-GPU node holds more of even 1-token samples
+MAX_TOKEN_BUDGET = 4_194_304  # tokens per GPU per micro batch: 4x MAX_TOKENS
+MAX_STEPS = 1_000_000  # steps, epochs, frequencies: a million RL steps is years of GPU time
+MAX_PARALLEL = 512  # any parallel degree: the largest catalogued cluster is far below 512 GPUs per model copy
+
+
+def _reason(key: str, why: str) -> str:
+    return f"{key}: {why}"
+
+
+class Variant(Strict):
+    """A model whose keys depend on a discriminator. NOT_HERE: key -> one-line reason it does not apply here."""
+
+    NOT_HERE: ClassVar[dict[str, str]] = {}
 
 
 class ModelRef(Strict):
@@ -24,41 +45,76 @@ class ModelRef(Strict):
 
 
 class Lengths(Strict):
-    maxPrompt: int = Field(ge=1, description="Longest prompt in tokens (verl data.max_prompt_length).")
-    maxResponse: int = Field(ge=1, description="Longest response in tokens (verl data.max_response_length).")
+    maxPrompt: int = Field(ge=1, le=MAX_TOKENS, description="Longest prompt in tokens (verl data.max_prompt_length; "
+                           "miles --rollout-max-prompt-len).")
+    maxResponse: int = Field(ge=1, le=MAX_TOKENS, description="Longest response in tokens (verl "
+                             "data.max_response_length; miles --rollout-max-response-len).")
 
 
-class Parallel(Strict):
-    """Training-engine parallelism. Megatron sizes apply to the megatron backend; `ulysses` to FSDP."""
+MEGATRON_ONLY = ("not used under backend fsdp: a Megatron parallel size (FSDP shards parameters over every GPU; "
+                 "parallel.ulysses splits sequences); delete it")
 
-    tensor: int = Field(ge=1, description="Tensor parallel size (tp).")
-    pipeline: int = Field(ge=1, description="Pipeline parallel size (pp).")
-    context: int = Field(ge=1, description="Context parallel size (cp).")
-    expert: int = Field(ge=1, description="Expert parallel size (ep).")
+
+class FsdpParallel(Variant):
+    """backend fsdp: FSDP shards parameters over all GPUs; only Ulysses sequence parallelism is a choice."""
+
+    NOT_HERE: ClassVar[dict[str, str]] = {
+        k: MEGATRON_ONLY
+        for k in ("tensor", "pipeline", "context", "expert", "expertTensor", "virtualPipeline", "sequenceParallel")
+    }
+    ulysses: int = Field(ge=1, le=64, description="Ulysses sequence parallel size (verl "
+                         "actor.ulysses_sequence_parallel_size); at most the 64 attention heads of the largest model.")
+
+
+class MegatronParallel(Variant):
+    """backend megatron: Megatron-core model parallelism (dp = world / (tp x pp x cp))."""
+
+    NOT_HERE: ClassVar[dict[str, str]] = {"ulysses": "not used under backend megatron: FSDP's Ulysses size "
+                                          "(use parallel.context to split sequences over GPUs); delete it"}
+    tensor: int = Field(ge=1, le=64, description="Tensor parallel size (tp); at most 64 attention heads.")
+    pipeline: int = Field(ge=1, le=128, description="Pipeline parallel size (pp); at most the layers of a model.")
+    context: int = Field(ge=1, le=64, description="Context parallel size (cp).")
+    expert: int = Field(ge=1, le=MAX_PARALLEL, description="Expert parallel size (ep); at most the routed experts.")
     expertTensor: int | None = Field(
-        default=None, ge=1, description="Expert tensor parallel size (etp); null means = tp."
+        default=None, ge=1, le=64, description="Expert tensor parallel size (etp); null or absent means = tp."
     )
     virtualPipeline: int | None = Field(
-        default=None, ge=2, description="Virtual pipeline stages per rank (vpp); null = off."
+        default=None, ge=2, le=128, description="Virtual pipeline stages per rank (vpp); null or absent = off."
     )
     sequenceParallel: bool = Field(description="Megatron sequence parallelism (needs tp > 1).")
-    ulysses: int = Field(ge=1, description="FSDP Ulysses sequence parallel size (sp).")
 
 
-class Rollout(Strict):
-    samplesPerPrompt: int = Field(ge=1, description="Responses sampled per prompt (verl rollout.n, miles k).")
+class Rollout(Variant):
+    samplesPerPrompt: int = Field(ge=1, le=1024, description="Responses sampled per prompt (verl rollout.n, "
+                                  "miles --n-samples-per-prompt); GRPO groups beyond 1024 are not a real run.")
     tensorParallel: int = Field(
-        ge=1, description="GPUs per inference engine (verl rollout tp; miles rollout_num_gpus_per_engine)."
+        ge=1, le=64, description="GPUs per inference engine (verl rollout tp; miles rollout_num_gpus_per_engine)."
     )
-    gpuMemoryUtilization: float = Field(gt=0, le=1, description="Share of GPU memory the rollout engine may use.")
-    maxModelLen: int | None = Field(default=None, ge=1, description="Rollout context; null = maxPrompt + maxResponse.")
-    temperature: float = Field(ge=0, description="Sampling temperature.")
+    gpuMemoryUtilization: float = Field(
+        ge=0.1, le=0.99, description="Share of GPU memory the rollout engine may use; below 0.1 no model's weights "
+        "and KV cache fit, 1.0 leaves nothing for CUDA graphs and the trainer's colocated state."
+    )
+    temperature: float = Field(ge=0, le=2, description="Sampling temperature (0 = greedy; above 2 sampling is noise).")
+
+
+class VerlRollout(Rollout):
+    maxModelLen: int | None = Field(default=None, ge=1, le=MAX_TOKENS,
+                                    description="Rollout context; null or absent = maxPrompt + maxResponse.")
+
+
+class MilesRollout(Rollout):
+    NOT_HERE: ClassVar[dict[str, str]] = {
+        "maxModelLen": "not used under framework miles: SGLang's context comes from the lengths; delete it"}
 
 
 class Lora(Strict):
-    rank: int = Field(ge=0, le=512, description="LoRA rank; 0 turns LoRA off.")
-    alpha: int = Field(ge=1, description="LoRA alpha.")
-    targetModules: str = Field(description="verl target_modules, e.g. `all-linear`.")
+    """LoRA adapters on the actor. Absent or null: full fine-tuning."""
+
+    rank: int = Field(ge=1, le=512, description="LoRA rank (vLLM serves at most 512). To turn LoRA off set "
+                      "`lora: null` (rank 0 is no longer accepted).",
+                      json_schema_extra={"x-grpo-hint": "to turn LoRA off set global.job.lora: null"})
+    alpha: int = Field(ge=1, le=4096, description="LoRA alpha (scale = alpha / rank).")
+    targetModules: str = Field(min_length=1, description="verl target_modules, e.g. `all-linear`.")
 
 
 class Reward(Strict):
@@ -67,39 +123,134 @@ class Reward(Strict):
         "sandbox: SandboxFusion code execution; external: a reward endpoint you run (`url`)."
     )
     url: str | None = Field(
-        default=None, pattern=r"^https?://\S+$",
+        default=None, pattern=r"^https?://\S+$", max_length=2048,
         description="kind external only: the scoring URL. In-cluster names must be in the release namespace.",
     )
 
 
-class Trainer(Strict):
-    project: str = Field(min_length=1, description="Experiment tracker project.")
-    experiment: str = Field(min_length=1, description="Run name; also names the checkpoint directory.")
-    totalEpochs: int = Field(ge=1, description="Epochs over the training data.")
-    saveFreq: int = Field(description="Save a checkpoint every N steps; -1 = never.")
-    testFreq: int = Field(description="Validate every N steps; -1 = never.")
+class Trainer(Variant):
+    project: str = Field(min_length=1, max_length=128, description="Experiment tracker project.")
+    experiment: str = Field(min_length=1, max_length=128, description="Run name in the tracker.")
+    saveFreq: int = Field(ge=-1, le=MAX_STEPS, description="Save a checkpoint every N steps; -1 = never.")
+    testFreq: int = Field(ge=-1, le=MAX_STEPS, description="Validate every N steps; -1 = never.")
     checkpointDir: RelPath = Field(description="Checkpoint root, relative to `global.storage.mountPath`.")
-    logger: list[Literal["console", "tensorboard", "mlflow", "wandb"]] = Field(description="Where metrics go.")
+    logger: list[Literal["console", "tensorboard", "mlflow", "wandb"]] = Field(
+        min_length=1, max_length=4, description="Where metrics go.")
+
+
+class VerlTrainer(Trainer):
+    totalEpochs: int = Field(ge=1, le=MAX_STEPS, description="Epochs over the training data (trainer.total_epochs).")
+    keepCheckpoints: int | None = Field(
+        default=None, ge=1, le=10_000, description="Keep the newest N checkpoints (trainer.max_actor_ckpt_to_keep); "
+        "absent: verl's default null keeps every checkpoint.")
+
+
+class MilesTrainer(Trainer):
+    NOT_HERE: ClassVar[dict[str, str]] = {
+        "totalEpochs": "not used under framework miles: it runs job.miles.numRollout rollouts; delete it",
+        "keepCheckpoints": "not used under framework miles: miles 0.1.0 has no checkpoint retention flag",
+    }
 
 
 class Data(Strict):
-    trainFiles: list[RelPath] = Field(min_length=1, description="Parquet files relative to the storage mount.")
-    valFiles: list[RelPath] = Field(min_length=1, description="Parquet files relative to the storage mount.")
+    trainFiles: list[RelPath] = Field(min_length=1, max_length=256,
+                                      description="Parquet files relative to the storage mount.")
+    valFiles: list[RelPath] = Field(min_length=1, max_length=256,
+                                    description="Parquet files relative to the storage mount.")
+
+
+class MilesData(Strict):
+    """miles reads one prompt file (--prompt-data) and one eval file (--eval-prompt-data)."""
+
+    trainFiles: list[RelPath] = Field(min_length=1, max_length=1, description="One JSONL file relative to the "
+                                      "storage mount (miles --prompt-data takes one file; mix datasets beforehand).")
+    valFiles: list[RelPath] = Field(min_length=1, max_length=1, description="One JSONL file relative to the "
+                                    "storage mount (miles --eval-prompt-data).")
+
+
+class Optim(Strict):
+    """Actor optimizer (AdamW). Absent keys keep the framework default named in each description."""
+
+    lr: float | None = Field(default=None, gt=0, le=0.1, description="Learning rate (verl actor.optim.lr, default "
+                             "1e-6; miles --lr). Above 0.1 AdamW diverges for any LLM.")
+    warmupSteps: int | None = Field(default=None, ge=0, le=MAX_STEPS, description="Linear warm-up steps (verl "
+                                    "actor.optim.lr_warmup_steps, default -1 = use the ratio 0.0; miles "
+                                    "--lr-warmup-iters).")
+    schedule: Literal["constant", "cosine"] | None = Field(
+        default=None, description="Decay after warm-up (verl FSDP actor.optim.lr_scheduler_type, Megatron "
+        "actor.optim.lr_decay_style; default constant; miles --lr-decay-style).")
+    weightDecay: float | None = Field(default=None, ge=0, le=1, description="AdamW weight decay (verl "
+                                      "actor.optim.weight_decay, default 0.01; miles --weight-decay).")
+    gradClip: float | None = Field(default=None, gt=0, le=1000, description="Gradient-norm clip (verl "
+                                   "actor.optim.clip_grad, default 1.0; miles --clip-grad).")
+
+
+class Kl(Strict):
+    """A KL term against the reference model. Absent: verl's default, no KL (use_kl_loss and use_kl_in_reward
+    false), so no reference model is loaded."""
+
+    placement: Literal["loss", "reward"] = Field(description="loss: a KL loss term (verl actor.use_kl_loss; miles "
+                                                 "--use-kl-loss); reward: a penalty on the reward (verl "
+                                                 "algorithm.use_kl_in_reward; miles --kl-coef).")
+    coef: float = Field(ge=0, le=10, description="Coefficient (verl actor.kl_loss_coef or algorithm.kl_ctrl.kl_coef,"
+                        " default 0.001; miles --kl-loss-coef / --kl-coef).")
+    estimator: Literal["k1", "k2", "k3", "low_var_kl"] = Field(
+        description="KL estimator (verl actor.kl_loss_type / algorithm.kl_penalty; miles --kl-loss-type).")
+
+
+class ClipRatio(Strict):
+    low: float = Field(gt=0, le=1, description="PPO clip below 1 (verl actor.clip_ratio_low, default 0.2; miles "
+                       "--eps-clip).")
+    high: float = Field(gt=0, le=10, description="PPO clip above 1 (verl actor.clip_ratio_high, default 0.2; miles "
+                        "--eps-clip-high). DAPO's clip-higher uses 0.28.")
+
+
+class Offload(Strict):
+    params: bool = Field(description="Actor parameters to CPU between phases (verl fsdp_config.param_offload / "
+                         "megatron.param_offload, default false).")
+    optimizer: bool = Field(description="Actor optimizer state to CPU (verl fsdp_config.optimizer_offload / "
+                            "megatron.optimizer_offload, default false).")
+
+
+class Resume(Strict):
+    """Whether a run continues from a checkpoint. Absent: `disable` (never a silent resume of whatever sits in
+    checkpointDir; verl's own default `auto` would)."""
+
+    mode: Literal["auto", "disable", "fromPath"] = Field(
+        description="auto: continue from the newest checkpoint in trainer.checkpointDir if any; disable: start at "
+        "step 0; fromPath: continue from `path` (verl trainer.resume_mode auto | disable | resume_path).")
+    path: RelPath | None = Field(
+        default=None, description="mode fromPath only: a `global_step_N` directory relative to the storage mount "
+        "(verl trainer.resume_from_path).")
+
+
+class Validation(Strict):
+    """Sampling for validation runs (every trainer.testFreq steps). Absent keys keep the framework default."""
+
+    n: int | None = Field(default=None, ge=1, le=1024, description="Samples per validation prompt (verl "
+                          "rollout.val_kwargs.n, default 1; miles --n-samples-per-eval-prompt).")
+    temperature: float | None = Field(default=None, ge=0, le=2, description="Temperature; 0 = greedy (verl "
+                                      "rollout.val_kwargs.temperature, default 0, with do_sample derived from it; "
+                                      "miles --eval-temperature).")
+    topP: float | None = Field(default=None, gt=0, le=1, description="Nucleus sampling (verl "
+                               "rollout.val_kwargs.top_p, default 1.0; miles --eval-top-p).")
 
 
 class VerlBatch(Strict):
     """verl batch sizes, in prompts except where named per GPU. See docs/batch-math.md."""
 
-    trainBatchSize: int = Field(ge=1, description="data.train_batch_size (B, prompts per step).")
-    ppoMiniBatchSize: int = Field(ge=1, description="actor.ppo_mini_batch_size (M, prompts per update).")
+    trainBatchSize: int = Field(ge=1, le=MAX_PROMPTS, description="data.train_batch_size (B, prompts per step).")
+    ppoMiniBatchSize: int = Field(ge=1, le=MAX_PROMPTS,
+                                  description="actor.ppo_mini_batch_size (M, prompts per update).")
     ppoMicroBatchSizePerGpu: int | None = Field(
-        default=None, ge=1, description="actor.ppo_micro_batch_size_per_gpu (m)."
+        default=None, ge=1, le=MAX_PER_GPU, description="actor.ppo_micro_batch_size_per_gpu (m)."
     )
     logProbMicroBatchSizePerGpu: int | None = Field(
-        default=None, ge=1, description="rollout + ref log-prob micro batch (lp)."
+        default=None, ge=1, le=MAX_PER_GPU, description="rollout + ref log-prob micro batch (lp)."
     )
     useDynamicBsz: bool = Field(description="Token-budget micro batching instead of fixed micro batches.")
-    ppoMaxTokenLenPerGpu: int | None = Field(default=None, ge=1, description="Token budget per GPU when useDynamicBsz.")
+    ppoMaxTokenLenPerGpu: int | None = Field(default=None, ge=1, le=MAX_TOKEN_BUDGET,
+                                             description="Token budget per GPU when useDynamicBsz.")
 
 
 class Verl(Strict):
@@ -110,66 +261,142 @@ class Verl(Strict):
 class Miles(Strict):
     """miles arguments. Actor world W = actorNodes x gpusPerNode."""
 
-    rolloutBatchSize: int = Field(ge=1, description="--rollout-batch-size (R, prompts per rollout).")
-    globalBatchSize: int = Field(ge=1, description="--global-batch-size (G, samples per optimizer step).")
-    microBatchSize: int = Field(ge=1, description="--micro-batch-size (b).")
-    numRollout: int = Field(ge=1, description="--num-rollout (training iterations).")
+    rolloutBatchSize: int = Field(ge=1, le=MAX_PROMPTS, description="--rollout-batch-size (R, prompts per rollout).")
+    globalBatchSize: int = Field(ge=1, le=MAX_PROMPTS * 1024,
+                                 description="--global-batch-size (G, samples per optimizer step).")
+    microBatchSize: int = Field(ge=1, le=MAX_PER_GPU, description="--micro-batch-size (b).")
+    numRollout: int = Field(ge=1, le=MAX_STEPS, description="--num-rollout (training iterations).")
     colocate: bool = Field(description="Train and roll out on the same GPUs (--colocate).")
-    actorNodes: int | None = Field(default=None,
-        ge=1, description="Nodes for training when not colocated; the rest of the cluster rolls out. null if colocate."
+    actorNodes: int | None = Field(default=None, ge=1, le=4096,
+        description="Nodes for training when not colocated; the rest of the cluster rolls out. null if colocate."
     )
     useDynamicBatchSize: bool = Field(description="--use-dynamic-batch-size.")
     maxTokensPerGpu: int | None = Field(
-        default=None, ge=1, description="--max-tokens-per-gpu (needed with dynamic batch size)."
+        default=None, ge=1, le=MAX_TOKEN_BUDGET, description="--max-tokens-per-gpu (needed with dynamic batch size)."
     )
 
 
-class Job(Strict):
-    framework: Literal["verl", "miles"] = Field(description="Training framework.")
-    frameworkVersion: str = Field(description="verl: 0.8.0 | 0.9.1; miles: 0.1.0. Batch rules depend on it.")
-    backend: Literal["megatron", "fsdp"] = Field(description="Training engine.")
+REMOVED = {
+    "frameworkVersion": "removed: the framework version and rollout engine come from the image the values "
+    "select (raycluster.image, see images/README.md); delete it",
+}
+
+
+class JobBase(Variant):
+    """Keys every variant has."""
+
     model: ModelRef
-    data: Data
     lengths: Lengths
-    parallel: Parallel
-    rollout: Rollout
-    lora: Lora
     reward: Reward
-    trainer: Trainer
-    verl: Verl | None = Field(default=None, description="Required when framework is verl; null otherwise.")
-    miles: Miles | None = Field(default=None, description="Required when framework is miles; null otherwise.")
+    seed: int | None = Field(default=None, ge=0, le=2**32 - 1, description="Random seed of the actor engine, the "
+                             "rollout and the data order (verl fsdp_config.seed / megatron.seed, rollout.seed, "
+                             "data.seed; default 42; miles --seed, default 1234).")
+    optim: Optim | None = Field(default=None, description="Actor optimizer; absent keeps the framework defaults.")
+    kl: Kl | None = Field(default=None, description="KL against the reference model; absent: no KL term.")
+    entropyCoef: float | None = Field(default=None, ge=0, le=1, description="Entropy bonus coefficient (verl "
+                                      "actor.entropy_coeff, default 0; miles --entropy-coef).")
+    clipRatio: ClipRatio | None = Field(default=None, description="PPO clip ratios; absent: 0.2 / 0.2 (verl).")
+    resume: Resume | None = Field(default=None, description="Resume behaviour; absent: disable (fail closed).")
+    validation: Validation | None = Field(default=None, description="Validation sampling; absent: verl defaults.")
 
-    @model_validator(mode="after")
-    def _framework_section(self) -> Job:
-        # Mirrored in JSON Schema by `job_conditionals()`; kept here so Python users get the same answer.
-        own, other = (self.verl, self.miles) if self.framework == "verl" else (self.miles, self.verl)
-        if own is None or other is not None:
-            raise ValueError(f"framework {self.framework}: set job.{self.framework} and leave the other null")
-        return self
+
+class VerlJob(JobBase):
+    NOT_HERE: ClassVar[dict[str, str]] = {
+        **REMOVED, "miles": "not used under framework verl: delete the miles section"}
+    framework: Literal["verl"] = Field(description="Training framework: verl | miles (selects the keys below).")
+    data: Data
+    rollout: VerlRollout
+    lora: Lora | None = Field(default=None, description="LoRA adapters; null or absent: full fine-tuning.")
+    trainer: VerlTrainer
+    offload: Offload | None = Field(default=None, description="Actor offload to CPU; absent: none (verl default).")
+    lossAggregation: Literal["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"] \
+        | None = Field(default=None, description="How token losses become the batch loss (verl actor.loss_agg_mode, "
+                       "default token-mean).")
+    verl: Verl
 
 
-def job_conditionals() -> list[dict]:
-    """JSON Schema if/then clauses: framework picks its section and its allowed versions."""
-    return [
-        {
-            "if": {"properties": {"framework": {"const": "verl"}}},
-            "then": {
-                "required": ["verl"],
-                "properties": {
-                    "miles": {"type": "null"},
-                    "frameworkVersion": {"enum": list(VERL_VERSIONS)},
-                }
-            },
+class VerlFsdpJob(VerlJob):
+    backend: Literal["fsdp"] = Field(description="Training engine: fsdp | megatron (miles: megatron only).")
+    parallel: FsdpParallel
+
+
+class VerlMegatronJob(VerlJob):
+    backend: Literal["megatron"] = Field(description="Training engine: fsdp | megatron (miles: megatron only).")
+    parallel: MegatronParallel
+
+
+class MilesJob(JobBase):
+    NOT_HERE: ClassVar[dict[str, str]] = {
+        **REMOVED,
+        "verl": "not used under framework miles: delete the verl section",
+        "lora": "not used under framework miles: grpo-stack does not map miles LoRA yet (use framework verl)",
+        "offload": "not used under framework miles: colocated miles offloads the whole actor itself (--offload-train)",
+        "lossAggregation": "not used under framework miles: miles has no verl-style loss aggregation modes",
+    }
+    framework: Literal["miles"] = Field(description="Training framework: verl | miles (selects the keys below).")
+    backend: Literal["megatron"] = Field(description="Training engine: miles trains with Megatron only.")
+    data: MilesData
+    parallel: MegatronParallel
+    rollout: MilesRollout
+    trainer: MilesTrainer
+    miles: Miles
+
+
+# (framework, backend) -> the model of that run; the JSON Schema picks one with if/then on both keys.
+JOB_VARIANTS: dict[tuple[str, str], type[JobBase]] = {
+    ("verl", "fsdp"): VerlFsdpJob,
+    ("verl", "megatron"): VerlMegatronJob,
+    ("miles", "megatron"): MilesJob,
+}
+BACKENDS = {"verl": ("fsdp", "megatron"), "miles": ("megatron",)}
+
+
+def _job_tag(data: object) -> str | None:
+    if isinstance(data, dict):
+        return f"{data.get('framework')}-{data.get('backend')}"
+    return f"{getattr(data, 'framework', None)}-{getattr(data, 'backend', None)}"
+
+
+Job = Annotated[
+    Annotated[VerlFsdpJob, Tag("verl-fsdp")] | Annotated[VerlMegatronJob, Tag("verl-megatron")]
+    | Annotated[MilesJob, Tag("miles-megatron")],
+    Discriminator(_job_tag),
+]
+
+
+def not_here_properties(model: type[Variant], known: set[str]) -> dict[str, dict]:
+    """JSON Schema for the keys `model` rejects: an always-failing schema carrying the one-line reason."""
+    return {key: {"not": {}, "x-grpo-reason": _reason(key, why)} for key, why in model.NOT_HERE.items()
+            if key not in known}
+
+
+def job_schema(defs: dict) -> dict:
+    """`global.job`: the framework/backend pair selects a variant definition (if/then); each variant is strict
+    and names why a key of another variant does not apply."""
+    clauses = []
+    for (framework, backend), model in JOB_VARIANTS.items():
+        clauses.append({
+            "if": {"properties": {"framework": {"const": framework}, "backend": {"const": backend}},
+                   "required": ["framework", "backend"]},
+            "then": {"$ref": f"#/$defs/{model.__name__}"},
+        })
+    for framework, backends in BACKENDS.items():
+        clauses.append({
+            "if": {"properties": {"framework": {"const": framework}}, "required": ["framework"]},
+            "then": {"properties": {"backend": {
+                "enum": list(backends),
+                "x-grpo-reason": f"backend: framework {framework} trains with {' or '.join(backends)}"}}},
+        })
+    keys = sorted({k for m in JOB_VARIANTS.values() for k in (*m.model_fields, *m.NOT_HERE)})
+    return {
+        "type": "object",
+        "description": "The training run (see docs/values.md, global.job).",
+        "required": ["framework", "backend"],
+        "properties": {
+            "framework": {"enum": sorted(BACKENDS), "description": "Training framework."},
+            "backend": {"enum": ["fsdp", "megatron"], "description": "Training engine."},
+            **{k: {} for k in keys if k not in ("framework", "backend")},
         },
-        {
-            "if": {"properties": {"framework": {"const": "miles"}}},
-            "then": {
-                "required": ["miles"],
-                "properties": {
-                    "verl": {"type": "null"},
-                    "frameworkVersion": {"enum": list(MILES_VERSIONS)},
-                    "backend": {"const": "megatron"},
-                }
-            },
-        },
-    ]
+        "additionalProperties": False,
+        "allOf": clauses,
+    }

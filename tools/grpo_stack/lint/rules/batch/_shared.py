@@ -163,7 +163,7 @@ def verl_shape(ctx: LintContext) -> tuple[VerlShape, dict[str, str], dict[str, s
     """The shape, the values key path of each emitted field, and the fields that inherit another's value."""
     values, paths = _arg_values(ctx)
     f, where = _fields(VERL_KEYS, values, paths)
-    version = str(ctx.spec.get("frameworkVersion"))
+    version = ctx.spec.image.version  # the image the values select carries it
     inherited = {}
     for child, parent in (("log_prob_dynamic", "dynamic"), ("log_prob_max_token_len", "max_token_len")):
         if f[child] is _UNSET:  # verl: ${oc.select:actor_rollout_ref.actor.<parent>, ...}

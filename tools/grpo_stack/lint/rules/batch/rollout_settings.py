@@ -27,13 +27,13 @@ the larger rank in every vLLM engine.
 ```yaml
 global:
   job:
-    lora: {rank: 100, alpha: 200}
+    lora: {rank: 100, alpha: 200, targetModules: all-linear}
 ```
 Use instead:
 ```yaml
 global:
   job:
-    lora: {rank: 128, alpha: 256}
+    lora: {rank: 128, alpha: 256, targetModules: all-linear}
 ```
 
 ## Fix

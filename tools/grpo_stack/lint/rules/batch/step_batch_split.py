@@ -15,7 +15,7 @@ SUMMARY = "verl: the step batch must split into dp ranks and whole mini batches 
 SHEET_IDS = ('R3', 'R4', 'R16')
 FRAMEWORK = 'verl'  # None: verl and miles
 DOC = """## What it does
-verl 0.8.0 and the 0.9 legacy trainer (`useV1Trainer: false`) need `(train_batch_size * n) % dp == 0` (R4)
+The verl 0.9 legacy trainer (`useV1Trainer: false`) need `(train_batch_size * n) % dp == 0` (R4)
 and `train_batch_size % ppo_mini_batch_size == 0` (R3). The 0.9 v1 trainer pads the batch with synthetic
 samples to a multiple of `lcm(dp, ppo_mini_batch_size * n)` instead: a warning that says how many samples
 each step wastes. R16: in the v1 trainer's separate-async mode the batch must also divide by
@@ -29,7 +29,6 @@ padding is silent compute spent on samples that carry no gradient.
 ```yaml
 global:
   job:
-    frameworkVersion: 0.9.1
     rollout: {samplesPerPrompt: 8}
     verl:
       useV1Trainer: false
@@ -39,7 +38,6 @@ Use instead:
 ```yaml
 global:
   job:
-    frameworkVersion: 0.9.1
     rollout: {samplesPerPrompt: 8}
     verl:
       useV1Trainer: false
