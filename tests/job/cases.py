@@ -90,6 +90,7 @@ def draw(strategy, count: int) -> list:
 
 VERL_BASES = ("qwen3-8b", "qwen3-30b", "qwen25-72b", "qwen3-235b")
 POW2 = (1, 2, 4, 8)
+LORA32 = {"rank": 32, "alpha": 64, "targetModules": "all-linear"}
 
 
 @st.composite
@@ -109,7 +110,7 @@ def verl_changes(draw_):
         "job.verl.batch.ppoMiniBatchSize": draw_(st.sampled_from((8, 16, 24, 32, 40, 48, 64, 128))),
         "job.verl.batch.useDynamicBsz": dynamic,
         "job.verl.useV1Trainer": draw_(st.booleans()),
-        "job.lora": draw_(st.sampled_from((None, None, None, {"rank": 32, "alpha": 64, "targetModules": "all-linear"}))),
+        "job.lora": draw_(st.sampled_from((None, None, None, LORA32))),
     }
     if dynamic:
         c["job.verl.batch.ppoMaxTokenLenPerGpu"] = draw_(st.sampled_from((2048, 4096, 8192, 16384)))

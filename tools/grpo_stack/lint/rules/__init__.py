@@ -11,6 +11,7 @@ from . import (
     capacity,
     code_isolation,
     component_endpoints,
+    framework_image,
     image_pinning,
     literal_secret,
     namespace,
@@ -33,6 +34,7 @@ _MODULES: list[ModuleType] = [
     image_pinning,
     code_isolation,
     *BATCH_MODULES,
+    framework_image,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
