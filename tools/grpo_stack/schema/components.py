@@ -33,9 +33,21 @@ class Storage(Strict):
     mountPath: AbsPath = Field(description="Where every pod mounts it.")
 
 
+class TrackingSecret(Strict):
+    """The experiment tracker's credential. The Secret's key is the variable the tracker reads, and the Ray pods
+    get it under that name by secretKeyRef: `kubectl create secret generic wandb --from-literal=WANDB_API_KEY=...`."""
+
+    name: Dns1123 = Field(description="Secret name in the release namespace.")
+    key: Literal["WANDB_API_KEY", "MLFLOW_TRACKING_TOKEN"] = Field(
+        description="Key inside the Secret and the variable set on the Ray pods: WANDB_API_KEY (logger wandb) or "
+        "MLFLOW_TRACKING_TOKEN (logger mlflow).")
+
+
 class Secrets(Strict):
     hfToken: SecretRef = Field(description="Hugging Face token Secret (`kubectl create secret generic hf-token`).")
-    tracking: SecretRef | None = Field(default=None, description="Experiment-tracker credential Secret, or null.")
+    tracking: TrackingSecret | None = Field(
+        default=None,
+        description="Experiment-tracker credential Secret (reaches the Ray pods by secretKeyRef), or null.")
 
 
 class Components(Strict):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import ConfigDict, Discriminator, Field, Tag
 
 from .common import RelPath, Strict
 
@@ -29,6 +29,21 @@ MAX_PARALLEL = 512  # any parallel degree: the largest catalogued cluster is far
 
 def _reason(key: str, why: str) -> str:
     return f"{key}: {why}"
+
+
+def only_when(key: str, sibling: str, allowed: list, reason: str) -> dict:
+    """JSON Schema clause: `key` is refused (with `reason`) unless `sibling` is one of `allowed`."""
+    return {"if": {"properties": {sibling: {"not": {"enum": allowed}}}},
+            "then": {"properties": {key: {"not": {}, "x-grpo-reason": _reason(key, reason)}}}}
+
+
+def required_when(key: str, sibling: str, value: object) -> dict:
+    return {"if": {"properties": {sibling: {"const": value}}, "required": [sibling]}, "then": {"required": [key]}}
+
+
+def conditional(*clauses: dict) -> ConfigDict:
+    """A strict model whose keys depend on a sibling's value (a key that reaches nothing is refused)."""
+    return ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra={"allOf": list(clauses)})
 
 
 class Variant(Strict):
@@ -118,6 +133,9 @@ class Lora(Strict):
 
 
 class Reward(Strict):
+    model_config = conditional(
+        only_when("url", "kind", ["external"], "only read with kind external (the other kinds have their own URL)"),
+        required_when("url", "kind", "external"))
     kind: Literal["builtin", "service", "sandbox", "external"] = Field(
         description="builtin: the framework's rule-based scorer; service: this release's reward-service; "
         "sandbox: SandboxFusion code execution; external: a reward endpoint you run (`url`)."
@@ -216,6 +234,9 @@ class Resume(Strict):
     """Whether a run continues from a checkpoint. Absent: `disable` (never a silent resume of whatever sits in
     checkpointDir; verl's own default `auto` would)."""
 
+    model_config = conditional(only_when("path", "mode", ["fromPath"], "only read with mode fromPath"),
+                               required_when("path", "mode", "fromPath"))
+
     mode: Literal["auto", "disable", "fromPath"] = Field(
         description="auto: continue from the newest checkpoint in trainer.checkpointDir if any; disable: start at "
         "step 0; fromPath: continue from `path` (verl trainer.resume_mode auto | disable | resume_path).")
@@ -239,6 +260,16 @@ class Validation(Strict):
 class VerlBatch(Strict):
     """verl batch sizes, in prompts except where named per GPU. See docs/batch-math.md."""
 
+    model_config = conditional(
+        only_when("ppoMaxTokenLenPerGpu", "useDynamicBsz", [True], "only read with useDynamicBsz: true"),
+        only_when("ppoMicroBatchSizePerGpu", "useDynamicBsz", [False],
+                  "not read with useDynamicBsz: true (the token budget sizes micro batches)"),
+        only_when("logProbMicroBatchSizePerGpu", "useDynamicBsz", [False],
+                  "not read with useDynamicBsz: true (the token budget sizes micro batches)"),
+        required_when("ppoMaxTokenLenPerGpu", "useDynamicBsz", True),
+        required_when("ppoMicroBatchSizePerGpu", "useDynamicBsz", False),
+        required_when("logProbMicroBatchSizePerGpu", "useDynamicBsz", False))
+
     trainBatchSize: int = Field(ge=1, le=MAX_PROMPTS, description="data.train_batch_size (B, prompts per step).")
     ppoMiniBatchSize: int = Field(ge=1, le=MAX_PROMPTS,
                                   description="actor.ppo_mini_batch_size (M, prompts per update).")
@@ -260,6 +291,12 @@ class Verl(Strict):
 
 class Miles(Strict):
     """miles arguments. Actor world W = actorNodes x gpusPerNode."""
+
+    model_config = conditional(
+        only_when("actorNodes", "colocate", [False], "not read with colocate: true (the actor uses every node)"),
+        required_when("actorNodes", "colocate", False),
+        only_when("maxTokensPerGpu", "useDynamicBatchSize", [True], "only read with useDynamicBatchSize: true"),
+        required_when("maxTokensPerGpu", "useDynamicBatchSize", True))
 
     rolloutBatchSize: int = Field(ge=1, le=MAX_PROMPTS, description="--rollout-batch-size (R, prompts per rollout).")
     globalBatchSize: int = Field(ge=1, le=MAX_PROMPTS * 1024,

@@ -19,6 +19,7 @@ from . import (
     ray_labels,
     suppression_reason,
     token_budget,
+    tracking_secret,
 )
 from .batch import BATCH_MODULES
 
@@ -35,6 +36,7 @@ _MODULES: list[ModuleType] = [
     code_isolation,
     *BATCH_MODULES,
     framework_image,
+    tracking_secret,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -22,6 +22,27 @@ Usage: {{- include "raycluster.env" $ | nindent 12 }}
   value: {{ . | quote }}
 {{- end }}
 {{ include "grpo-common.hfTokenEnv" . }}
+{{- include "raycluster.trackingEnv" . }}
+{{- end -}}
+
+{{/*
+Experiment tracking on the Ray pods: the tracker credential by secretKeyRef, under the variable W&B / MLflow read
+(global.secrets.tracking.key), and TensorBoard's directory under the run's checkpoint directory on the shared
+filesystem (verl and miles both read TENSORBOARD_DIR), not the pod's working directory.
+*/}}
+{{- define "raycluster.trackingEnv" -}}
+{{- $g := .Values.global -}}
+{{- with $g.secrets.tracking }}
+- name: {{ .key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name | quote }}
+      key: {{ .key | quote }}
+{{- end }}
+{{- if has "tensorboard" $g.job.trainer.logger }}
+- name: TENSORBOARD_DIR
+  value: {{ printf "%s/%s/tensorboard" (trimSuffix "/" $g.storage.mountPath) $g.job.trainer.checkpointDir | quote }}
+{{- end }}
 {{- end -}}
 
 {{/*
