@@ -271,7 +271,7 @@ def all_leaves(values: dict) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
     for section, model in SUBCHARTS.items():
         if section != "raycluster" and not components.get(COMPONENT[section], defaults["global"]["components"][
                 COMPONENT[section]]):
-            continue  # not installed: GRPO611 reports any key set there
+            continue  # not installed: grpo-lint GRPO611 reports any key set there (the schema cannot: see the rule)
         out += leaves(model, section, defaults, seeded)
     return out, seeded
 

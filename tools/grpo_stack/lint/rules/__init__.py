@@ -11,6 +11,7 @@ from . import (
     capacity,
     code_isolation,
     component_endpoints,
+    disabled_component,
     framework_image,
     image_pinning,
     literal_secret,
@@ -37,6 +38,7 @@ _MODULES: list[ModuleType] = [
     *BATCH_MODULES,
     framework_image,
     tracking_secret,
+    disabled_component,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
