@@ -46,6 +46,10 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.offload": {"params": True, "optimizer": True},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
 }
+# Lists of objects: a valid list to set when the file has none.
+LIST_SEEDS: dict[str, list] = {
+    "global.job.extraEnv": [{"name": "MLFLOW_TRACKING_URI", "value": "http://mlflow.example:5000"}],
+}
 
 # Leaves that may stay unread, each with the reason.
 DISCRIMINATOR = ("the discriminator: another value selects another variant with other required keys, so a "
@@ -156,10 +160,13 @@ def leaves(model: type[BaseModel], prefix: str, values: dict, seeded: dict[str, 
     return out
 
 
-def candidates(annotation: Any, current: Any) -> list[Any]:
+def candidates(annotation: Any, current: Any, path: str = "") -> list[Any]:
     """Other values of the leaf's type, nearest first; the schema decides which are valid."""
     inner, _ = _unwrap(annotation)
     origin = typing.get_origin(inner)
+    if origin is list and _model(typing.get_args(inner)[0]) is not None:
+        assert path in LIST_SEEDS, f"{path}: list of objects without an example in LIST_SEEDS"
+        return [c for c in (LIST_SEEDS[path], [*(current or []), *LIST_SEEDS[path]]) if c != current]
     if origin is typing.Literal:
         return [c for c in typing.get_args(inner) if c != current]
     if origin is typing.Union or origin is types.UnionType:  # Literal[...] | None handled above; plain unions
@@ -176,6 +183,8 @@ def candidates(annotation: Any, current: Any) -> list[Any]:
         base = current if isinstance(current, str) else "x"
         return [c for c in (f"1{base}", f"{base}x", f"{base}1", f"x{base}", "x", "http://example.com/x",
                             f"sha256:{'a' * 64}") if c != current]
+    if origin is dict:  # job.verl.overrides: a verl config key no typed key owns
+        return [{"trainer.val_before_train": False}, {"actor_rollout_ref.rollout.enforce_eager": True}]
     if origin is list:
         item = typing.get_args(inner)[0]
         cur = list(current or [])
@@ -300,7 +309,7 @@ def test_every_leaf_reaches_a_consumer(name, values):
         current = _get(merged, path)
         valid, refused_with_reason = 0, False
         changed = False
-        others = candidates(annotation, current)
+        others = candidates(annotation, current, path)
         if not others:
             continue  # a single-value Literal: there is no other value to set
         for candidate in others:

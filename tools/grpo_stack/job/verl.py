@@ -60,6 +60,7 @@ def build_verl(spec: Spec) -> BuiltJob:
     _reward(spec, out)
     _trainer(spec, out)
     config_name = "ppo_megatron_trainer" if megatron else "ppo_trainer"
+    _overrides(spec, out, config_name, megatron)
     return BuiltJob(
         framework="verl",
         entrypoint=("python3", "-m", "verl.trainer.main_ppo", f"--config-name={config_name}"),
@@ -129,6 +130,63 @@ def run_knobs(spec: Spec, out: ArgList, megatron: bool) -> None:
         if path is None:
             raise BuildError("global.job.resume.path: required when resume.mode is fromPath")
         out.add("trainer.resume_from_path", spec.on_storage(path), V + "resume.path")
+
+
+# verl keys the typed values own even when the values leave them out (then verl's default applies): an override
+# of one would write the same fact twice. Keys the build emitted are owned too (by the source they name).
+def owned_keys(megatron: bool) -> dict[str, str]:
+    engine = f"{AR}.actor." + ("megatron." if megatron else "fsdp_config.")
+    optim = f"{AR}.actor.optim."
+    actor = f"{AR}.actor."
+    val = f"{AR}.rollout.val_kwargs."
+    lora = ({f"{AR}.model.lora.{k}": f"lora.{v}" for k, v in (("rank", "rank"), ("alpha", "alpha"),
+                                                               ("target_modules", "targetModules"))}
+            if megatron else {f"{AR}.model.lora_rank": "lora.rank", f"{AR}.model.lora_alpha": "lora.alpha",
+                              f"{AR}.model.target_modules": "lora.targetModules"})
+    return {
+        optim + "lr": "optim.lr", optim + "lr_warmup_steps": "optim.warmupSteps",
+        optim + "lr_warmup_steps_ratio": "optim.warmupSteps", optim + "weight_decay": "optim.weightDecay",
+        optim + "clip_grad": "optim.gradClip",
+        optim + ("lr_decay_style" if megatron else "lr_scheduler_type"): "optim.schedule",
+        actor + "use_kl_loss": "kl", actor + "kl_loss_coef": "kl.coef", actor + "kl_loss_type": "kl.estimator",
+        "algorithm.use_kl_in_reward": "kl", "algorithm.kl_ctrl.kl_coef": "kl.coef",
+        "algorithm.kl_penalty": "kl.estimator", actor + "entropy_coeff": "entropyCoef",
+        actor + "clip_ratio": "clipRatio", actor + "clip_ratio_low": "clipRatio.low",
+        actor + "clip_ratio_high": "clipRatio.high", actor + "loss_agg_mode": "lossAggregation",
+        engine + "param_offload": "offload.params", engine + "optimizer_offload": "offload.optimizer",
+        engine + "seed": "seed", f"{AR}.rollout.seed": "seed", "data.seed": "seed",
+        val + "n": "validation.n", val + "temperature": "validation.temperature", val + "top_p": "validation.topP",
+        val + "do_sample": "validation.temperature", "trainer.resume_mode": "resume.mode",
+        "trainer.resume_from_path": "resume.path", "trainer.max_actor_ckpt_to_keep": "trainer.keepCheckpoints",
+        **lora,
+    }
+
+
+def _overrides(spec: Spec, out: ArgList, config_name: str, megatron: bool) -> None:
+    """job.verl.overrides: only verl config keys (the catalogue), never one a typed key owns."""
+    from ..catalog import verl_keys
+
+    overrides = spec.opt("verl.overrides") or {}
+    known = verl_keys.keys(config_name)
+    owned = owned_keys(megatron)
+    emitted = {a.key: a.source for a in out}
+    for key, value in overrides.items():
+        where = f"global.job.verl.overrides.{key}"
+        if key in owned:
+            raise BuildError(f"{where}: owned by a typed key; set global.job.{owned[key]} instead")
+        if key in emitted:
+            source = emitted[key].removeprefix("values: ")
+            raise BuildError(f"{where}: already set from {source}; change that instead")
+        if key in known:
+            out.add(key, value, f"values: {where}")
+        elif verl_keys.open_map(config_name, key):
+            out.add(f"+{key}", value, f"values: {where}")  # Hydra adds keys to an open map only with +
+        else:
+            import difflib
+
+            near = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise BuildError(f"{where}: not a verl {verl_keys.version()} config key of {config_name}{hint}")
 
 
 def _lora(spec: Spec, out: ArgList, megatron: bool) -> None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import ConfigDict, Discriminator, Field, Tag
+from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag
 
-from .common import RelPath, Strict
+from .common import EnvName, RelPath, SecretRef, Strict
 
 # Bounds shared by several fields, each with why it is big enough.
 MAX_TOKENS = 1_048_576  # 1M tokens: above every open model's context window (Llama 4 Scout: 10M is rope-scaled)
@@ -34,7 +34,7 @@ def _reason(key: str, why: str) -> str:
 def only_when(key: str, sibling: str, allowed: list, reason: str) -> dict:
     """JSON Schema clause: `key` is refused (with `reason`) unless `sibling` is one of `allowed`."""
     return {"if": {"properties": {sibling: {"not": {"enum": allowed}}}},
-            "then": {"properties": {key: {"not": {}, "x-grpo-reason": _reason(key, reason)}}}}
+            "then": {"properties": {key: {"type": "null", "x-grpo-reason": _reason(key, reason)}}}}
 
 
 def required_when(key: str, sibling: str, value: object) -> dict:
@@ -266,9 +266,7 @@ class VerlBatch(Strict):
                   "not read with useDynamicBsz: true (the token budget sizes micro batches)"),
         only_when("logProbMicroBatchSizePerGpu", "useDynamicBsz", [False],
                   "not read with useDynamicBsz: true (the token budget sizes micro batches)"),
-        required_when("ppoMaxTokenLenPerGpu", "useDynamicBsz", True),
-        required_when("ppoMicroBatchSizePerGpu", "useDynamicBsz", False),
-        required_when("logProbMicroBatchSizePerGpu", "useDynamicBsz", False))
+    )  # a missing size is GRPO304's finding, with the values to use
 
     trainBatchSize: int = Field(ge=1, le=MAX_PROMPTS, description="data.train_batch_size (B, prompts per step).")
     ppoMiniBatchSize: int = Field(ge=1, le=MAX_PROMPTS,
@@ -284,9 +282,18 @@ class VerlBatch(Strict):
                                              description="Token budget per GPU when useDynamicBsz.")
 
 
+HydraKey = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$", max_length=200)]
+OverrideValue = str | int | float | bool | None | list[str | int | float | bool]
+
+
 class Verl(Strict):
     batch: VerlBatch
     useV1Trainer: bool = Field(description="verl 0.9 trainer.use_v1 (pads batches instead of crashing).")
+    overrides: dict[HydraKey, OverrideValue] | None = Field(
+        default=None, max_length=200,
+        description="Escape hatch: verl config key -> value, passed as Hydra overrides. Each key must be a verl "
+        "0.9.1 config key (tools/grpo_stack/catalog/verl_keys.json) that no typed key sets (e.g. "
+        "actor_rollout_ref.actor.optim.lr is refused: set job.optim.lr instead).")
 
 
 class Miles(Strict):
@@ -295,8 +302,7 @@ class Miles(Strict):
     model_config = conditional(
         only_when("actorNodes", "colocate", [False], "not read with colocate: true (the actor uses every node)"),
         required_when("actorNodes", "colocate", False),
-        only_when("maxTokensPerGpu", "useDynamicBatchSize", [True], "only read with useDynamicBatchSize: true"),
-        required_when("maxTokensPerGpu", "useDynamicBatchSize", True))
+        only_when("maxTokensPerGpu", "useDynamicBatchSize", [True], "only read with useDynamicBatchSize: true"))
 
     rolloutBatchSize: int = Field(ge=1, le=MAX_PROMPTS, description="--rollout-batch-size (R, prompts per rollout).")
     globalBatchSize: int = Field(ge=1, le=MAX_PROMPTS * 1024,
@@ -311,6 +317,33 @@ class Miles(Strict):
     maxTokensPerGpu: int | None = Field(
         default=None, ge=1, le=MAX_TOKEN_BUDGET, description="--max-tokens-per-gpu (needed with dynamic batch size)."
     )
+
+
+# Variables the chart already sets on the Ray pods (charts/.../raycluster/templates/_helpers.tpl): a second
+# entry of the same name would silently replace or be replaced by the chart's.
+CHART_ENV = ("NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "NCCL_NET_GDR_LEVEL",
+             "GRPO_JOB_SPEC", "GRPO_REWARD_URL", "HF_TOKEN", "TENSORBOARD_DIR", "WANDB_API_KEY",
+             "MLFLOW_TRACKING_TOKEN")
+
+
+class SecretSource(Strict):
+    secretKeyRef: SecretRef = Field(description="The Secret key whose value the variable gets.")
+
+
+def _env_var_schema(schema: dict) -> None:
+    schema["oneOf"] = [{"required": ["value"]}, {"required": ["valueFrom"]}]
+    schema["allOf"] = [{"properties": {"name": {"not": {"enum": list(CHART_ENV)}, "x-grpo-reason":
+                                                "name: set by the chart itself (use its typed key instead)"}}}]
+
+
+class EnvVar(Strict):
+    """One variable on every Ray pod: a literal `value` (grpo-lint GRPO201 reports credential-like ones) or
+    `valueFrom.secretKeyRef`."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=lambda schema: _env_var_schema(schema))
+    name: EnvName = Field(max_length=128, description="Variable name (not one the chart sets).")
+    value: str | None = Field(default=None, max_length=4096, description="Literal value (no credentials).")
+    valueFrom: SecretSource | None = Field(default=None, description="Or: a Secret key (`secretKeyRef`).")
 
 
 REMOVED = {
@@ -335,6 +368,8 @@ class JobBase(Variant):
     clipRatio: ClipRatio | None = Field(default=None, description="PPO clip ratios; absent: 0.2 / 0.2 (verl).")
     resume: Resume | None = Field(default=None, description="Resume behaviour; absent: disable (fail closed).")
     validation: Validation | None = Field(default=None, description="Validation sampling; absent: verl defaults.")
+    extraEnv: list[EnvVar] | None = Field(default=None, max_length=64, description="Extra variables on every Ray "
+                                          "pod (the trainer's environment), e.g. MLFLOW_TRACKING_URI.")
 
 
 class VerlJob(JobBase):
@@ -402,8 +437,9 @@ Job = Annotated[
 
 
 def not_here_properties(model: type[Variant], known: set[str]) -> dict[str, dict]:
-    """JSON Schema for the keys `model` rejects: an always-failing schema carrying the one-line reason."""
-    return {key: {"not": {}, "x-grpo-reason": _reason(key, why)} for key, why in model.NOT_HERE.items()
+    """JSON Schema for the keys `model` rejects: any value but null fails, with the one-line reason."""
+    # null (= unset) is accepted, so a file that spells out `key: null` still reads as "not set".
+    return {key: {"type": "null", "x-grpo-reason": _reason(key, why)} for key, why in model.NOT_HERE.items()
             if key not in known}
 
 

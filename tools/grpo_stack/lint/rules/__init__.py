@@ -14,6 +14,7 @@ from . import (
     disabled_component,
     framework_image,
     image_pinning,
+    job_build,
     literal_secret,
     namespace,
     probe_budget,
@@ -39,6 +40,7 @@ _MODULES: list[ModuleType] = [
     framework_image,
     tracking_secret,
     disabled_component,
+    job_build,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

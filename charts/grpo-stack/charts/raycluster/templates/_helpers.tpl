@@ -23,6 +23,9 @@ Usage: {{- include "raycluster.env" $ | nindent 12 }}
 {{- end }}
 {{ include "grpo-common.hfTokenEnv" . }}
 {{- include "raycluster.trackingEnv" . }}
+{{- with .Values.global.job.extraEnv }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{/*
