@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from .paths import CHART_DIR, SUBCHART_DIR, SUBCHART_NAMES
+from .release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 
 NOTES = "NOTES.txt"
 # libyaml's safe loader when PyYAML was built with it (the PyPI wheels are): rendered manifests are large.
@@ -114,7 +115,7 @@ def merged_values(user: dict[str, Any]) -> dict[str, Any]:
     return top
 
 
-def render(user: dict[str, Any], release: str = "grpo", namespace: str = "default") -> Rendered:
+def render(user: dict[str, Any], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE) -> Rendered:
     import helm_python
 
     try:

@@ -4,6 +4,12 @@ Allocatable cpu/memory is Karpenter's estimate for an AL2023 node (capacity minu
 threshold and VM overhead) from aws/karpenter-provider-aws@1d927085 website/content/en/v1.14/reference/
 instance-types.md (K:<line>). EFA is EC2 MaximumEfaInterfaces: the most `vpc.amazonaws.com/efa` a node can
 expose. V: and E: are the vpclimits and amazon-eks-ami instance-info lines. DaemonSets are not subtracted.
+Every row is in the shared reference instances-and-kuberay.md (p4d, p4de, p5, p5e, p5en, p6-b200, p6-b300, g5,
+g6, g6e and the CPU types). Left out: p6e-gb200.36xlarge, whose capacity no primary source gives (GRPO613 warns
+that such a type cannot be checked).
+
+SageMaker HyperPod names the same hardware `ml.<type>` (`ml.p5en.48xlarge`); `lookup` maps it to the EC2 row.
+Which `ml.` types HyperPod offers is not in the reference, so the catalogue does not list them separately.
 """
 
 from __future__ import annotations

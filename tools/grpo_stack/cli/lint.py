@@ -21,6 +21,7 @@ from ..lint.formatters import FORMATTERS
 from ..lint.rules import RULES, by_name_or_code
 from ..lint.rules.docs import rules_markdown
 from ..lint.suppress import load_config
+from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 
 
 class Usage(Exception):
@@ -38,8 +39,10 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=sorted(FORMATTERS), default=None,
                    help="output format (default: github under GITHUB_ACTIONS, else text)")
     p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
-    p.add_argument("--release", default="grpo", help="release name to render with (default: grpo)")
-    p.add_argument("--namespace", default="grpo", help="release namespace to render with (default: grpo)")
+    p.add_argument("--release", default=DEFAULT_RELEASE,
+                   help=f"release name to render with (default: {DEFAULT_RELEASE})")
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
+                   help=f"release namespace to render with (default: {DEFAULT_NAMESPACE}, as grpo-render)")
     p.add_argument("--base", action="append", default=[], metavar="FILE",
                    help="values file(s) merged under each checked file, like an earlier helm -f")
     p.add_argument("--config", help="suppressions file (default: .grpo-lint.yaml if present)")

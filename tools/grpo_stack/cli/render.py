@@ -13,6 +13,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..job import BuildError, build
 from ..job.__main__ import render as render_job
+from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
 
@@ -22,8 +23,9 @@ def parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("values", nargs="+", help="values files, merged in order like helm -f")
     p.add_argument("-o", "--output-dir", help="write one file per object here instead of stdout")
-    p.add_argument("--release", default="grpo", help="release name (default: grpo)")
-    p.add_argument("--namespace", default="default", help="release namespace (default: default)")
+    p.add_argument("--release", default=DEFAULT_RELEASE, help=f"release name (default: {DEFAULT_RELEASE})")
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
+                   help=f"release namespace (default: {DEFAULT_NAMESPACE}, as grpo-lint)")
     p.add_argument("--job", action="store_true", help="print the training command the recipe will run")
     p.add_argument("--format", choices=["explain", "shell", "json"], default="explain",
                    help="with --job: explain (each value and where it came from), shell, json")

@@ -21,6 +21,7 @@ from ruamel.yaml.error import YAMLError
 from ..errors import InputError
 from ..job import BuildError, build
 from ..objectschema import validate_object
+from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import FAST_LOADER, RenderedObject, RenderError, job_spec, merged_values, render
 from ..values import (
     MAX_NODES,
@@ -49,8 +50,8 @@ class LintResult:
 
 @dataclass
 class Options:
-    release: str = "grpo"
-    namespace: str = "grpo"
+    release: str = DEFAULT_RELEASE
+    namespace: str = DEFAULT_NAMESPACE
     kuberay_crd: str | None = None
     config: list[ConfigSuppression] = field(default_factory=list)
     select: frozenset[str] | None = None  # only these codes
@@ -66,7 +67,8 @@ def looks_like_manifests(path: str) -> bool:
     return isinstance(first, dict) and "apiVersion" in first and "kind" in first
 
 
-def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo", **kw: Any) -> LintResult:
+def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE,
+                **kw: Any) -> LintResult:
     """Lint values files merged in order (helm -f a -f b); positions come from the last file setting a key."""
     opts = Options(release=release, namespace=namespace, **kw)
     try:

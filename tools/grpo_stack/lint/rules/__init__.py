@@ -17,6 +17,7 @@ from . import (
     job_build,
     literal_secret,
     namespace,
+    partial_node,
     probe_budget,
     ray_labels,
     suppression_reason,
@@ -41,6 +42,7 @@ _MODULES: list[ModuleType] = [
     tracking_secret,
     disabled_component,
     job_build,
+    partial_node,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -1,0 +1,64 @@
+"""GRPO613 partial-gpu-node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...catalog.instances import lookup
+from ..finding import Hit, Severity
+
+CODE = "GRPO613"
+NAME = "partial-gpu-node"
+SEVERITY = Severity.ERROR
+SUMMARY = "global.cluster asks for fewer GPUs or EFA interfaces per node than the instance type has."
+DOC = """## What it does
+Looks up `global.cluster.gpuInstanceType` (EC2 name, or the HyperPod `ml.` name of the same type) in the instance
+catalogue (`tools/grpo_stack/catalog/instances.py`, sourced rows) and compares `gpusPerNode` and `efaPerNode`
+with what one node has. A type the catalogue does not list is a warning: its capacity cannot be checked.
+
+## Why is this bad?
+Each Ray worker takes one node. Asking for 4 of a p5en.48xlarge's 8 GPUs leaves half the node idle while the
+run is billed for all of it, and the batch rules compute dp from the smaller world. Fewer EFA interfaces than
+the node has caps NCCL's inter-node bandwidth, or makes it fall back to TCP.
+
+## Example
+```yaml
+global:
+  cluster:
+    gpuInstanceType: p5en.48xlarge
+    gpusPerNode: 4
+    efaPerNode: 16
+```
+Use instead:
+```yaml
+global:
+  cluster:
+    gpuInstanceType: p5en.48xlarge
+    gpusPerNode: 8
+    efaPerNode: 16
+```
+
+## Fix
+Set `gpusPerNode` and `efaPerNode` to the instance type's GPU and EFA counts (the message names them), or pick
+the smaller instance type that has the GPU count you want.
+"""
+
+
+def check(ctx) -> Iterator[Hit]:
+    if not ctx.has_values:
+        return
+    name = ctx.get("global.cluster.gpuInstanceType")
+    if not isinstance(name, str):
+        return
+    node = lookup(name)
+    if node is None:
+        yield Hit("global.cluster.gpuInstanceType", f"{name} is not in the instance catalogue: GPUs and EFA per "
+                  "node cannot be checked", severity=Severity.WARNING,
+                  remediation="use a catalogued type (docs/values.md lists them) or check the counts by hand")
+        return
+    for key, have, what in (("gpusPerNode", node.gpus, "GPUs"), ("efaPerNode", node.efa, "EFA interfaces")):
+        want = ctx.get(f"global.cluster.{key}")
+        if isinstance(want, int) and want < have:
+            yield Hit(f"global.cluster.{key}", f"{name} has {have} {what} per node; {key} {want} leaves "
+                      f"{have - want} unused on every worker ({node.source})",
+                      remediation=f"set global.cluster.{key}: {have} in your values file")
