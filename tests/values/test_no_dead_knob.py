@@ -46,6 +46,11 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.offload": {"params": True, "optimizer": True},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
 }
+# Optional sections that are an alternative to a key the file sets (exactly one of the two): not varied here.
+ALTERNATIVES = {
+    "global.job.model.shape": "the alternative to model.preset (exactly one of the two); read by grpo-lint's batch "
+    "and storage rules, proved in tests/values/test_model_shape.py",
+}
 # Lists of objects: a valid list to set when the file has none.
 LIST_SEEDS: dict[str, list] = {
     "global.job.extraEnv": [{"name": "MLFLOW_TRACKING_URI", "value": "http://mlflow.example:5000"}],
@@ -61,6 +66,9 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("miles", "global.job.backend"): DISCRIMINATOR,
     ("verl", "global.job.model.preset"): "describes the weights at model.path to grpo-lint's batch and parallelism "
     "rules (GRPO301-323 read its layers, heads and experts); verl reads the architecture from the weights",
+    ("verl", "global.storage.capacity"): "the filesystem's size, an input of grpo-lint GRPO614 (checkpoints x "
+    "retention + model + data must fit); no pod has anything to set from it",
+    ("miles", "global.storage.capacity"): "as for verl",
     ("miles", "global.job.resume.mode"): "miles --load is mapped with the miles checkpoint work (job/miles.py), "
     "which owns --load/--save; the key is in the format so that work and the values agree on one name",
     ("miles", "global.job.resume.path"): "as global.job.resume.mode",
@@ -151,6 +159,8 @@ def leaves(model: type[BaseModel], prefix: str, values: dict, seeded: dict[str, 
         sub = _model(field.annotation)
         if sub is None:
             out.append((path, field.annotation))
+            continue
+        if path in ALTERNATIVES and _get(values, path) is None:
             continue
         if _get(values, path) is None and not field.is_required():
             key = path.removeprefix("global.")

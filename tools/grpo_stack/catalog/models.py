@@ -9,7 +9,7 @@ Qwen3-235B-A22B model card; S20 Qwen2.5-72B-Instruct config.json copy; S22 MindS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,28 @@ class ModelShape:
     num_experts: int  # routed experts; 0 for dense models
     max_position_embeddings: int
     source: str
+    # Parameter count (billions) from the model card / blog (reference models.md "Params"); None: estimated.
+    params_b: float | None = None
+    vocab_size: int | None = None
+    intermediate_size: int | None = None  # one MLP; per expert for MoE (moe_intermediate_size)
+    head_dim: int | None = None  # None: hidden_size / num_attention_heads
 
     @property
     def is_moe(self) -> bool:
         return self.num_experts > 0
+
+    @property
+    def parameters(self) -> float:
+        """Total parameters: the sourced count, else estimated from the shape (untied embeddings, GQA attention,
+        SwiGLU MLPs of three matrices per expert; norms and biases ignored)."""
+        if self.params_b is not None:
+            return self.params_b * 1e9
+        h = self.hidden_size
+        hd = self.head_dim or h // self.num_attention_heads
+        heads, kv = self.num_attention_heads, self.num_key_value_heads
+        attention = h * hd * (heads + 2 * kv) + heads * hd * h
+        mlp = 3 * h * (self.intermediate_size or 4 * h) * max(1, self.num_experts) + h * self.num_experts
+        return 2 * (self.vocab_size or 0) * h + self.num_layers * (attention + mlp)
 
 
 _MODELS = [
@@ -43,4 +61,8 @@ _MODELS = [
     ModelShape("llama-3.1-8b", "meta-llama/Llama-3.1-8B", 32, 4096, 32, 8, 0, 131072, "S1; S2 L619-648; S3 L20-37"),
 ]
 
-MODELS: dict[str, ModelShape] = {m.name: m for m in _MODELS}
+# Total parameters in billions: the "Params" column of the shared reference models.md (model cards, blogs).
+PARAMS_B = {"qwen3-4b": 4.0, "qwen3-8b": 8.0, "qwen3-30b-a3b": 30.0, "qwen3-235b-a22b": 235.0, "qwen2.5-7b": 7.61,
+            "qwen2.5-72b": 72.7, "llama-3.1-8b": 8.0}
+
+MODELS: dict[str, ModelShape] = {m.name: replace(m, params_b=PARAMS_B[m.name]) for m in _MODELS}

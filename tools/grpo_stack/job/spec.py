@@ -63,6 +63,13 @@ class Spec:
 
     @property
     def model(self) -> ModelShape:
+        shape = self.opt("model.shape")
+        if shape is not None:  # any model: the architecture from the values (or its HF config.json)
+            return ModelShape("custom", "", int(shape["layers"]), int(shape["hidden"]), int(shape["heads"]),
+                              int(shape["kvHeads"]), int(shape["experts"]), int(shape["maxPositions"]),
+                              "values: global.job.model.shape", vocab_size=int(shape["vocab"]),
+                              intermediate_size=int(shape["intermediate"]),
+                              head_dim=int(shape["headDim"]) if shape.get("headDim") else None)
         preset = self.get("model.preset")
         if preset not in MODELS:
             raise BuildError(f"global.job.model.preset: unknown model {preset!r}")

@@ -31,6 +31,9 @@ class Cluster(Strict):
 class Storage(Strict):
     claimName: Dns1123 = Field(description="Existing FSx for Lustre PVC in the release namespace.")
     mountPath: AbsPath = Field(description="Where every pod mounts it.")
+    capacity: Quantity | None = Field(
+        default=None, description="Size of the filesystem (e.g. `4800Gi`); grpo-lint GRPO614 checks the model, "
+        "the retained checkpoints and the data fit. Null: not checked.")
 
 
 class TrackingSecret(Strict):

@@ -52,10 +52,49 @@ class Variant(Strict):
     NOT_HERE: ClassVar[dict[str, str]] = {}
 
 
+Preset = Literal[
+    "qwen3-4b", "qwen3-8b", "qwen3-30b-a3b", "qwen3-235b-a22b", "qwen2.5-7b", "qwen2.5-72b", "llama-3.1-8b",
+]
+
+
+class ModelShapeValues(Strict):
+    """The architecture of a model outside the presets: what its Hugging Face config.json says
+    (`grpo-lint --model-config config.json` fills this in)."""
+
+    layers: int = Field(ge=1, le=1024, description="num_hidden_layers.")
+    hidden: int = Field(ge=64, le=65_536, description="hidden_size.")
+    intermediate: int = Field(ge=64, le=262_144, description="intermediate_size of one MLP (per expert for MoE: "
+                              "moe_intermediate_size).")
+    heads: int = Field(ge=1, le=1024, description="num_attention_heads.")
+    kvHeads: int = Field(ge=1, le=1024, description="num_key_value_heads (= heads without GQA).")
+    headDim: int | None = Field(default=None, ge=8, le=1024, description="head_dim when the config states it "
+                                "(Qwen3: 128, not hidden / heads); absent: hidden / heads.")
+    experts: int = Field(ge=0, le=4096, description="Routed experts (num_experts); 0 for a dense model.")
+    vocab: int = Field(ge=1, le=2_097_152, description="vocab_size.")
+    maxPositions: int = Field(ge=1, le=MAX_TOKENS * 16, description="max_position_embeddings.")
+
+
+def _one_model_source(schema: dict) -> None:
+    schema["oneOf"] = [{"required": ["preset"], "properties": {"shape": {"type": "null"}}},
+                       {"required": ["shape"], "properties": {"preset": {"type": "null"}}}]
+
+
 class ModelRef(Strict):
-    preset: Literal[
-        "qwen3-4b", "qwen3-8b", "qwen3-30b-a3b", "qwen3-235b-a22b", "qwen2.5-7b", "qwen2.5-72b", "llama-3.1-8b",
-    ] = Field(description="Model catalog entry: layers, heads, KV heads, experts, context (with sources).")
+    """The model: a catalogued preset, or its shape for any other model (exactly one of the two)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=lambda schema: _one_model_source(schema))
+    preset: Preset | None = Field(default=None, description="Model catalog entry: layers, heads, KV heads, "
+                                  "experts, context (with sources). Or give `shape`.")
+    shape: ModelShapeValues | None = Field(default=None, description="Any other model's architecture, instead "
+                                           "of a preset.")
+    path: RelPath = Field(description="Weights directory, relative to `global.storage.mountPath`.")
+
+
+class MilesModelRef(Variant):
+    NOT_HERE: ClassVar[dict[str, str]] = {
+        "shape": "not used under framework miles: miles needs its per-model argument script "
+                 "(scripts/models/<name>.sh), so only presets are supported"}
+    preset: Preset = Field(description="Model catalog entry (miles sources its scripts/models/<name>.sh).")
     path: RelPath = Field(description="Weights directory, relative to `global.storage.mountPath`.")
 
 
@@ -355,7 +394,6 @@ REMOVED = {
 class JobBase(Variant):
     """Keys every variant has."""
 
-    model: ModelRef
     lengths: Lengths
     reward: Reward
     seed: int | None = Field(default=None, ge=0, le=2**32 - 1, description="Random seed of the actor engine, the "
@@ -376,6 +414,7 @@ class VerlJob(JobBase):
     NOT_HERE: ClassVar[dict[str, str]] = {
         **REMOVED, "miles": "not used under framework verl: delete the miles section"}
     framework: Literal["verl"] = Field(description="Training framework: verl | miles (selects the keys below).")
+    model: ModelRef
     data: Data
     rollout: VerlRollout
     lora: Lora | None = Field(default=None, description="LoRA adapters; null or absent: full fine-tuning.")
@@ -406,6 +445,7 @@ class MilesJob(JobBase):
         "lossAggregation": "not used under framework miles: miles has no verl-style loss aggregation modes",
     }
     framework: Literal["miles"] = Field(description="Training framework: verl | miles (selects the keys below).")
+    model: MilesModelRef
     backend: Literal["megatron"] = Field(description="Training engine: miles trains with Megatron only.")
     data: MilesData
     parallel: MegatronParallel

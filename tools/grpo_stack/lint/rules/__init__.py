@@ -20,6 +20,7 @@ from . import (
     partial_node,
     probe_budget,
     ray_labels,
+    storage_capacity,
     suppression_reason,
     token_budget,
     tracking_secret,
@@ -43,6 +44,7 @@ _MODULES: list[ModuleType] = [
     disabled_component,
     job_build,
     partial_node,
+    storage_capacity,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
