@@ -50,6 +50,8 @@ def lint_parser() -> argparse.ArgumentParser:
                    help="KubeRay RayCluster CRD schema (JSON) to validate RayCluster objects against "
                    "(default: $GRPO_KUBERAY_CRD)")
     p.add_argument("--select", help="comma-separated codes to run (default: all)")
+    p.add_argument("--model-config", metavar="CONFIG_JSON",
+                   help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
     return p
 
 
@@ -93,12 +95,19 @@ def _lint(args) -> int:
     select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
     if args.kuberay_crd and not Path(args.kuberay_crd).is_file():
         raise Usage(f"--kuberay-crd {args.kuberay_crd}: no such file")
+    overlay = []
+    if args.model_config:
+        try:
+            overlay = [_model_overlay(args.model_config)]
+        except InputError as exc:
+            sys.stdout.write(FORMATTERS[fmt]([], [exc], colour=colour))
+            return 2
     for path in _expand(args.paths):
         kw = dict(kuberay_crd=args.kuberay_crd, config=config, select=select)
         if Path(path).is_file() and looks_like_manifests(path):
             result = lint_manifests(path, **kw)
         else:
-            result = lint_values([*args.base, path], release=args.release, namespace=args.namespace, **kw)
+            result = lint_values([*args.base, path, *overlay], release=args.release, namespace=args.namespace, **kw)
         findings += result.findings
         errors += result.input_errors
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
@@ -106,6 +115,23 @@ def _lint(args) -> int:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
     return 1 if failing else 0
+
+
+def _model_overlay(config_json: str) -> str:
+    """A values layer with global.job.model.shape from the config (and no preset), written beside nothing the
+    user owns: a temporary file named after the config, so findings name where the shape came from."""
+    import tempfile
+
+    import yaml
+
+    from ..catalog.hf_config import shape_from_config
+
+    shape = shape_from_config(config_json)
+    folder = Path(tempfile.mkdtemp(prefix="grpo-lint-model-"))
+    out = folder / (Path(config_json).name + ".values.yaml")
+    out.write_text(f"# global.job.model.shape from {config_json}\n"
+                   + yaml.safe_dump({"global": {"job": {"model": {"preset": None, "shape": shape}}}}))
+    return str(out)
 
 
 def _rules(argv: list[str]) -> int:

@@ -1,0 +1,54 @@
+"""A Hugging Face config.json -> `global.job.model.shape` (what `grpo-lint --model-config` fills in)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+# shape key -> the config.json keys that hold it, first found wins.
+FIELDS = {
+    "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "hidden": ("hidden_size", "n_embd", "d_model"),
+    "heads": ("num_attention_heads", "n_head"),
+    "vocab": ("vocab_size",),
+    "maxPositions": ("max_position_embeddings", "n_positions", "max_sequence_length"),
+}
+EXPERTS = ("num_experts", "num_local_experts", "n_routed_experts")
+
+
+def _first(config: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if isinstance(config.get(key), int) and not isinstance(config.get(key), bool):
+            return config[key]
+    return None
+
+
+def shape_from_config(path: str) -> dict[str, int]:
+    """The shape keys from config.json (a multimodal config's `text_config` when present)."""
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, f"not a JSON config: {exc}") from None
+    if not isinstance(config, dict):
+        raise InputError(path, "not a Hugging Face config (top level is not an object)")
+    config = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    shape: dict[str, int] = {}
+    for key, names in FIELDS.items():
+        value = _first(config, names)
+        if value is None:
+            raise InputError(path, f"no {' / '.join(names)}: cannot fill global.job.model.shape.{key}")
+        shape[key] = value
+    shape["kvHeads"] = _first(config, ("num_key_value_heads",)) or shape["heads"]
+    experts = _first(config, EXPERTS) or 0
+    shape["experts"] = experts
+    ffn = _first(config, ("moe_intermediate_size",)) if experts else None
+    shape["intermediate"] = ffn or _first(config, ("intermediate_size", "ffn_dim", "n_inner")) or 4 * shape["hidden"]
+    head_dim = _first(config, ("head_dim",))
+    if head_dim:
+        shape["headDim"] = head_dim
+    return shape
