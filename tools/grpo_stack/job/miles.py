@@ -1,21 +1,42 @@
-"""values -> miles train.py arguments (miles 0.1.0). The only place miles flags are written."""
+"""values -> miles train.py arguments. The only place miles flags are written.
+
+The build is the one the image pins (images/miles/Dockerfile): radixark/miles and the Megatron-LM tree its image
+clones, at the commits recorded in catalog/miles_flags.json. Every flag emitted here is checked against that
+catalogue (tests/job/test_miles_flags.py), and `job.miles.extraArgs` is checked when the command is built.
+"""
 
 from __future__ import annotations
 
-from .args import ArgList, BuiltJob
+import posixpath
+
+from . import miles_flags
+from .args import ArgList, BuildError, BuiltJob, PrepareStep
 from .spec import Spec
 
-# miles ships the Megatron model-architecture arguments per model as scripts/models/<name>.sh; the
-# recipe sources the one named here inside the head pod (miles checks them against the HF config).
+MILES_ROOT = "/root/miles"  # where the image has miles (WORKDIR /root/miles) ...
+MEGATRON_ROOT = "/root/Megatron-LM"  # ... and the Megatron-LM tree miles' Dockerfile clones
+
+# Megatron model-architecture flags ship per model as scripts/models/<name>.sh in miles; only presets whose script
+# exists at the pinned miles commit are offered (qwen2.5-72B.sh and llama3.1-8B.sh do not exist there).
 MODEL_SCRIPTS = {
     "qwen3-4b": "scripts/models/qwen3-4B.sh",
     "qwen3-8b": "scripts/models/qwen3-8B.sh",
     "qwen3-30b-a3b": "scripts/models/qwen3-30B-A3B.sh",
     "qwen3-235b-a22b": "scripts/models/qwen3-235B-A22B.sh",
     "qwen2.5-7b": "scripts/models/qwen2.5-7B.sh",
-    "qwen2.5-72b": "scripts/models/qwen2.5-72B.sh",
-    "llama-3.1-8b": "scripts/models/llama3.1-8B.sh",
 }
+
+# The Ray job's environment in miles' own launcher (miles/utils/external_utils/command_utils.py execute_train):
+# Megatron on PYTHONPATH (it is a checkout, not an installed package) and one CUDA connection per device, which
+# Megatron's communication/computation overlap needs.
+RUNTIME_ENV = (
+    ("PYTHONPATH", f"{MILES_ROOT}:{MEGATRON_ROOT}"),
+    ("CUDA_DEVICE_MAX_CONNECTIONS", "1"),
+    ("PYTHONUNBUFFERED", "1"),
+)
+
+CONVERTED_SUFFIX = "_torch_dist"
+CONVERT_SCRIPT = f"{MILES_ROOT}/tools/convert_hf_to_torch_dist.py"
 
 
 def actor_nodes(spec: Spec) -> int:
@@ -31,6 +52,77 @@ def rollout_gpus(spec: Spec) -> int:
     return (int(spec.cluster["nodes"]) - actor_nodes(spec)) * gpus
 
 
+def model_script(spec: Spec) -> str:
+    preset = spec.get("model.preset")
+    if preset not in MODEL_SCRIPTS:
+        raise BuildError(f"global.job.model.preset: {preset!r} has no miles model script at the pinned build "
+                         f"({miles_flags.pinned_build()}); miles presets: {', '.join(sorted(MODEL_SCRIPTS))}")
+    return f"{MILES_ROOT}/{MODEL_SCRIPTS[preset]}"
+
+
+def converted_dir(spec: Spec) -> str:
+    return spec.on_storage(spec.get("model.path")).rstrip("/") + CONVERTED_SUFFIX
+
+
+def resume_mode(spec: Spec) -> tuple[str, str | None]:
+    """(auto | disable | fromPath, path). Absent means auto, the behaviour of every earlier release."""
+    resume = spec.job.get("resume") or {}
+    if not isinstance(resume, dict):
+        raise BuildError("global.job.resume: expected a mapping with mode (auto|disable|fromPath) and path")
+    mode = resume.get("mode", "auto")
+    if mode not in ("auto", "disable", "fromPath"):
+        raise BuildError(f"global.job.resume.mode: {mode!r} is not auto, disable or fromPath")
+    path = resume.get("path")
+    if mode == "fromPath":
+        if not isinstance(path, str) or not path:
+            raise BuildError("global.job.resume.path: required when resume.mode is fromPath")
+        return mode, path if posixpath.isabs(path) else spec.on_storage(path)
+    return mode, None
+
+
+def conversion_step(spec: Spec) -> PrepareStep:
+    """HF -> Megatron torch_dist, the way miles' own launcher converts (miles/utils/external_utils/command_utils.py
+    convert_checkpoint). Needed because the pinned build loads a Hugging Face directory only with
+    `--megatron-to-hf-mode bridge`, and its own recipes refuse bridge mode with a KL reference model
+    (scripts/run_qwen3_4b.py), so the reference (and a fresh actor) load this converted checkpoint."""
+    gpus = int(spec.cluster["gpusPerNode"])
+    hf = spec.on_storage(spec.get("model.path"))
+    out = converted_dir(spec)
+    script = model_script(spec)
+    argv = ("bash", "-c", 'source "$0" && exec torchrun --nproc-per-node "$1" "$2" "${MODEL_ARGS[@]}" "${@:3}"',
+            script, str(gpus), CONVERT_SCRIPT, "--hf-checkpoint", hf, "--save", out)
+    manifest = {"hfCheckpoint": hf, "modelScript": script, "build": miles_flags.pinned_build()}
+    return PrepareStep(name="convert-hf-to-torch-dist", argv=argv, num_gpus=gpus, output=out, manifest=manifest,
+                       why="--ref-load needs a Megatron checkpoint (raw mode)")
+
+
+def neutral_knobs(spec: Spec, out: ArgList) -> None:
+    """Framework-neutral training knobs -> miles flags (optimizer, KL, entropy, clipping). Values the job spec
+    does not carry take the settings of miles' own GRPO recipes (scripts/run-qwen3-4B.sh, run_qwen3_30b_a3b.py)."""
+    opt = spec.job.get("optimizer") or {}
+    src = "default: miles scripts/run-qwen3-4B.sh"
+
+    def knob(flag: str, key: str, default: object) -> None:
+        if key in opt and opt[key] is not None:
+            out.add(flag, opt[key], f"values: global.job.optimizer.{key}")
+        else:
+            out.add(flag, default, src)
+
+    knob("optimizer", "name", "adam")
+    knob("lr", "lr", 1e-6)
+    knob("lr-decay-style", "lrDecayStyle", "constant")
+    knob("weight-decay", "weightDecay", 0.1)
+    knob("adam-beta1", "adamBeta1", 0.9)
+    knob("adam-beta2", "adamBeta2", 0.98)
+    out.add("advantage-estimator", "grpo", "default: grpo-stack GRPO recipe")
+    out.add("use-kl-loss", True, src)
+    out.add("kl-loss-coef", 0.0, src)
+    out.add("kl-loss-type", "low_var_kl", src)
+    out.add("entropy-coef", 0.0, src)
+    out.add("eps-clip", 0.2, src)
+    out.add("eps-clip-high", 0.28, src)
+
+
 def build_miles(spec: Spec) -> BuiltJob:
     m = spec.get("miles")
     p = spec.get("parallel")
@@ -39,11 +131,18 @@ def build_miles(spec: Spec) -> BuiltJob:
     v = "values: global.job."
     model_dir = spec.on_storage(spec.get("model.path"))
     ckpt = spec.on_storage(spec.get("trainer.checkpointDir"))
+    script = model_script(spec)
+    convert = conversion_step(spec)
+    upstream = "default: miles scripts/run-qwen3-4B.sh"
 
     out.add("hf-checkpoint", model_dir, v + "model.path")
-    out.add("ref-load", model_dir, v + "model.path")
+    out.add("ref-load", convert.output, "derived: model.path converted to torch_dist before training")
     out.add("save", ckpt, v + "trainer.checkpointDir")
-    out.add("load", ckpt, v + "trainer.checkpointDir")
+    mode, path = resume_mode(spec)
+    if mode == "auto":  # miles falls back to --ref-load when this directory has no tracker yet
+        out.add("load", ckpt, v + "resume.mode=auto (trainer.checkpointDir)")
+    elif mode == "fromPath":
+        out.add("load", path, v + "resume.path")
     out.add("save-interval", spec.get("trainer.saveFreq"), v + "trainer.saveFreq")
     out.add("actor-num-nodes", actor_nodes(spec),
             "values: global.cluster.nodes" if m["colocate"] else v + "miles.actorNodes")
@@ -63,6 +162,16 @@ def build_miles(spec: Spec) -> BuiltJob:
         out.add("expert-tensor-parallel-size", p["expertTensor"], v + "parallel.expertTensor")
     if p.get("virtualPipeline") is not None:
         out.add("num-virtual-stages-per-pipeline-rank", p["virtualPipeline"], v + "parallel.virtualPipeline")
+    # Activation recompute of every upstream GRPO recipe for these sizes (run-qwen3-4B.sh, run_qwen3_30b_a3b.py).
+    out.add("recompute-granularity", "full", upstream)
+    out.add("recompute-method", "uniform", upstream)
+    out.add("recompute-num-layers", 1, upstream)
+    # Megatron's dropout default is 0.1 (TransformerConfig); RL fine-tuning runs without dropout.
+    out.add("attention-dropout", 0.0, upstream + " (Megatron default 0.1)")
+    out.add("hidden-dropout", 0.0, upstream + " (Megatron default 0.1)")
+    out.add("accumulate-allreduce-grads-in-fp32", True, upstream)
+    out.add("attention-softmax-in-fp32", True, upstream)
+    out.add("attention-backend", "flash", upstream)
 
     out.add("prompt-data", spec.on_storage(spec.get("data.trainFiles")[0]), v + "data.trainFiles")
     out.add("input-key", "prompt", "default: dapo-math-17k layout")
@@ -81,9 +190,8 @@ def build_miles(spec: Spec) -> BuiltJob:
     if m["useDynamicBatchSize"]:
         out.add("max-tokens-per-gpu", m["maxTokensPerGpu"], v + "miles.maxTokensPerGpu")
 
-    out.add("advantage-estimator", "grpo", "default: grpo-stack GRPO recipe")
-    out.add("use-kl-loss", True, "default: grpo-stack GRPO recipe")
-    out.add("kl-loss-coef", 0.0, "default: grpo-stack GRPO recipe")
+    neutral_knobs(spec, out)
+    # name/path pairs, one token each (miles pairs them up in _resolve_eval_datasets)
     out.add("eval-prompt-data", ["eval", spec.on_storage(spec.get("data.valFiles")[0])], v + "data.valFiles")
     out.add("eval-interval", spec.get("trainer.testFreq"), v + "trainer.testFreq")
     if spec.get("reward.kind") in ("service", "external"):
@@ -92,10 +200,39 @@ def build_miles(spec: Spec) -> BuiltJob:
         out.add("log-reward-category", "status", "default: reward-service reply field")
     else:
         out.add("rm-type", "deepscaler", "default: miles rule-based math reward")
+    extra = extra_args(spec, out)
     return BuiltJob(
         framework="miles",
-        entrypoint=("python3", "/root/miles/train.py"),
+        entrypoint=("python3", f"{MILES_ROOT}/train.py"),
         args=tuple(out),
         style="flags",
-        notes=(f"model-args-script: /root/miles/{MODEL_SCRIPTS[spec.model.name]}",),
+        notes=(f"model-args-script: {script}", f"miles-build: {miles_flags.pinned_build()}"),
+        env=RUNTIME_ENV,
+        prepare=(convert,),
+        extra=extra,
     )
+
+
+def extra_args(spec: Spec, typed: ArgList) -> tuple[str, ...]:
+    """`job.miles.extraArgs`: raw flags for what the values do not type, checked against the catalogue. A flag
+    the typed values already emit (under any of its spellings) is refused: it would silently win or conflict."""
+    raw = (spec.get("miles") or {}).get("extraArgs") or []
+    key = "global.job.miles.extraArgs"
+    if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
+        raise BuildError(f"{key}: expected a list of strings, e.g. [\"--lr-warmup-iters\", \"10\"]")
+    groups, errors = miles_flags.split_flags(list(raw))
+    if errors:
+        raise BuildError(f"{key}: {errors[0]}")
+    owned: dict[str, str] = {}
+    for a in typed:  # a flag the values set to false (not emitted) is still theirs
+        for alias in miles_flags.dests(f"--{a.key}"):
+            owned[alias] = a.source
+    seen: set[str] = set()
+    for flag, _ in groups:
+        if flag in owned:
+            raise BuildError(f"{key}: {flag} is set by the typed values ({owned[flag]}); change it there")
+        aliases = miles_flags.dests(flag)
+        if aliases & seen:
+            raise BuildError(f"{key}: {flag} is given twice")
+        seen |= aliases
+    return tuple(raw)
