@@ -3,7 +3,8 @@
 runs `exec` commands locally. It is NOT a cluster: it implements only the calls the recipes make.
 
 State file ($KUBECTL_SHIM_STATE): {"rayclusters": [{"name", "namespace", "labels", "replicas"}],
-"pods": [{"name", "namespace", "labels", "ready"}], "configmaps": [{"name", "namespace", "labels", "data"}]}. Every call is appended to $KUBECTL_SHIM_LOG as JSON.
+"pods": [{"name", "namespace", "labels", "ready"}], "configmaps": [{"name", "namespace", "labels", "data"}]}.
+Every call is appended to $KUBECTL_SHIM_LOG as JSON.
 Pod paths under /tmp/grpo-stack map to $KUBECTL_SHIM_ROOT/tmp/grpo-stack.
 """
 
