@@ -290,3 +290,17 @@ def test_extractor_cli_writes_a_catalogue(tmp_path):
         assert argparse_extract.main(["file", str(tmp_path), "m.py"]) == 0
     assert json.loads(buf.getvalue())["flags"]["--x"]["default"] == 1
     assert not out.exists()
+
+
+def test_image_pins_the_commits_the_catalogue_was_extracted_from():
+    """The version label said 0.1.0 while the image was an earlier build (reviewed failure): the Dockerfile checks
+    the base image holds exactly the catalogue's commits and labels the image with them."""
+    import re
+
+    from grpo_stack.paths import REPO_ROOT
+
+    text = (REPO_ROOT / "images" / "miles" / "Dockerfile").read_text()
+    args = dict(re.findall(r"^ARG (MILES_COMMIT|MEGATRON_COMMIT)=([0-9a-f]{40})$", text, re.M))
+    commits = {s["repository"]: s["commit"] for s in miles_flags.catalogue()["sources"]}
+    assert args == {"MILES_COMMIT": commits["radixark/miles"], "MEGATRON_COMMIT": commits["radixark/Megatron-LM"]}
+    assert 'rev-parse HEAD)" && [ "$have" = "$MILES_COMMIT" ]' in text
