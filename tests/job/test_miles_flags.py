@@ -153,8 +153,9 @@ def test_extra_args_are_appended_after_checking(miles_specs):
     (["--no-such-flag", "1"], "not a miles/Megatron flag"),
     (["--lr-warmup-iters"], "takes 1 value"),
     (["--lr-warmup-iters", "ten"], "takes int values"),
-    (["--recompute-granularity", "selective"], "set by the typed values"),
-    (["--load", "/elsewhere"], "set by the typed values"),
+    (["--tensor-model-parallel-size", "4"], "set from global.job.parallel.tensor"),
+    (["--load", "/elsewhere"], "set from global.job.resume.mode=auto"),
+    (["--ref-load", "/elsewhere"], "set from model.path converted"),
     (["--offload-train", "--offload-train"], "given twice"),
     (["10"], "is not a flag"),
 ])
@@ -168,8 +169,16 @@ def test_extra_args_cannot_set_a_flag_the_values_turned_off(miles_specs):
     """sequenceParallel: false emits nothing, but the flag is still the values' to set."""
     spec = with_job(miles_specs["miles-qwen3-4b"], parallel__sequenceParallel=False,
                     miles__extraArgs=["--sequence-parallel"])
-    with pytest.raises(BuildError, match="set by the typed values"):
+    with pytest.raises(BuildError, match="--sequence-parallel is set from global.job.parallel.sequenceParallel"):
         build(spec)
+
+
+def test_extra_args_replace_a_builder_default(miles_specs):
+    """A flag only defaulted by the builder (the upstream recipe's recompute) is replaced, never emitted twice."""
+    spec = with_job(miles_specs["miles-qwen3-4b"], miles__extraArgs=["--recompute-granularity", "selective"])
+    tokens = build(spec).argv()
+    assert tokens.count("--recompute-granularity") == 1
+    assert tokens[-2:] == ["--recompute-granularity", "selective"]
 
 
 # --- the extractor ---------------------------------------------------------------------------------------------

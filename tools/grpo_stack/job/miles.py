@@ -200,11 +200,11 @@ def build_miles(spec: Spec) -> BuiltJob:
         out.add("log-reward-category", "status", "default: reward-service reply field")
     else:
         out.add("rm-type", "deepscaler", "default: miles rule-based math reward")
-    extra = extra_args(spec, out)
+    extra, replaced = extra_args(spec, out)
     return BuiltJob(
         framework="miles",
         entrypoint=("python3", f"{MILES_ROOT}/train.py"),
-        args=tuple(out),
+        args=tuple(a for a in out if a.key not in replaced),
         style="flags",
         notes=(f"model-args-script: {script}", f"miles-build: {miles_flags.pinned_build()}"),
         env=RUNTIME_ENV,
@@ -213,9 +213,12 @@ def build_miles(spec: Spec) -> BuiltJob:
     )
 
 
-def extra_args(spec: Spec, typed: ArgList) -> tuple[str, ...]:
-    """`job.miles.extraArgs`: raw flags for what the values do not type, checked against the catalogue. A flag
-    the typed values already emit (under any of its spellings) is refused: it would silently win or conflict."""
+def extra_args(spec: Spec, typed: ArgList) -> tuple[tuple[str, ...], set[str]]:
+    """`job.miles.extraArgs`: raw flags for what the values do not type, checked against the catalogue.
+
+    A flag set from the values (or derived from them) is refused under any of its spellings, even when the values
+    turned it off: it would silently conflict. A flag the builder only defaults (source "default: ...") is
+    replaced by the extraArgs one. Returns the tokens and the keys of the replaced defaults."""
     raw = (spec.get("miles") or {}).get("extraArgs") or []
     key = "global.job.miles.extraArgs"
     if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
@@ -223,16 +226,21 @@ def extra_args(spec: Spec, typed: ArgList) -> tuple[str, ...]:
     groups, errors = miles_flags.split_flags(list(raw))
     if errors:
         raise BuildError(f"{key}: {errors[0]}")
-    owned: dict[str, str] = {}
-    for a in typed:  # a flag the values set to false (not emitted) is still theirs
+    owned: dict[str, tuple[str, str]] = {}
+    for a in typed:
         for alias in miles_flags.dests(f"--{a.key}"):
-            owned[alias] = a.source
+            owned[alias] = (a.key, a.source)
     seen: set[str] = set()
+    replaced: set[str] = set()
     for flag, _ in groups:
         if flag in owned:
-            raise BuildError(f"{key}: {flag} is set by the typed values ({owned[flag]}); change it there")
+            arg_key, source = owned[flag]
+            if not source.startswith("default:"):
+                raise BuildError(f"{key}: {flag} is set from {source.split(': ', 1)[-1]} ({source.split(':')[0]}); "
+                                 "change it there")
+            replaced.add(arg_key)
         aliases = miles_flags.dests(flag)
         if aliases & seen:
             raise BuildError(f"{key}: {flag} is given twice")
         seen |= aliases
-    return tuple(raw)
+    return tuple(raw), replaced

@@ -12,6 +12,7 @@ from . import (
     code_isolation,
     component_endpoints,
     image_pinning,
+    job_build,
     literal_secret,
     namespace,
     probe_budget,
@@ -32,6 +33,7 @@ _MODULES: list[ModuleType] = [
     capacity,
     image_pinning,
     code_isolation,
+    job_build,
     *BATCH_MODULES,
 ]
 
