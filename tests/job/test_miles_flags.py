@@ -158,6 +158,7 @@ def test_extra_args_are_appended_after_checking(miles_specs):
     (["--ref-load", "/elsewhere"], "set from model.path converted"),
     (["--offload-train", "--offload-train"], "given twice"),
     (["10"], "is not a flag"),
+    (["--pin-rollout-manager-to-head"], "advertises zero CPUs"),
 ])
 def test_extra_args_refused(miles_specs, extra, message):
     spec = with_job(miles_specs["miles-qwen3-4b"], miles__extraArgs=extra)
@@ -313,3 +314,10 @@ def test_image_pins_the_commits_the_catalogue_was_extracted_from():
     commits = {s["repository"]: s["commit"] for s in miles_flags.catalogue()["sources"]}
     assert args == {"MILES_COMMIT": commits["radixark/miles"], "MEGATRON_COMMIT": commits["radixark/Megatron-LM"]}
     assert 'rev-parse HEAD)" && [ "$have" = "$MILES_COMMIT" ]' in text
+
+
+def test_flag_equals_value_form_is_checked_too():
+    assert miles_flags.check_argv(["--lr=1e-5", "--seed", "3"]) == []
+    assert miles_flags.check_argv(["--lr=fast"])
+    assert miles_flags.check_argv(["--lr=1e-5", "2e-5"])
+    assert miles_flags.check_argv(["--colocate=yes"])  # a store_true flag takes no value

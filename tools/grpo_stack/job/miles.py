@@ -35,6 +35,15 @@ RUNTIME_ENV = (
     ("PYTHONUNBUFFERED", "1"),
 )
 
+# extraArgs that cannot work on the cluster this chart builds, with the reason.
+REFUSED_EXTRA = {
+    "--pin-rollout-manager-to-head": "the chart's Ray head advertises zero CPUs and has no CUDA driver, so the "
+                                     "rollout manager (which imports Megatron and transformer_engine) could never "
+                                     "be placed there",
+    "--megatron-to-hf-mode": "the reference model loads the converted torch_dist checkpoint (raw mode); miles' own "
+                             "recipes refuse bridge mode together with a KL reference",
+}
+
 CONVERTED_SUFFIX = "_torch_dist"
 CONVERT_SCRIPT = f"{MILES_ROOT}/tools/convert_hf_to_torch_dist.py"
 
@@ -233,6 +242,8 @@ def extra_args(spec: Spec, typed: ArgList) -> tuple[tuple[str, ...], set[str]]:
     seen: set[str] = set()
     replaced: set[str] = set()
     for flag, _ in groups:
+        if flag in REFUSED_EXTRA:
+            raise BuildError(f"{key}: {flag} is refused: {REFUSED_EXTRA[flag]}")
         if flag in owned:
             arg_key, source = owned[flag]
             if not source.startswith("default:"):

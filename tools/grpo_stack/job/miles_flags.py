@@ -59,13 +59,21 @@ def split_flags(tokens: list[str]) -> tuple[list[tuple[str, list[str]]], list[st
     groups: list[tuple[str, list[str]]] = []
     errors: list[str] = []
     for tok in tokens:
-        if tok.startswith("--"):
+        if tok.startswith("--") and "=" in tok:  # argparse's --flag=value form: exactly one value
+            flag, _, value = tok.partition("=")
+            groups.append((flag, [value]))
+            groups.append(("", []))  # nothing may follow as a further value of this flag
+        elif tok.startswith("--"):
             groups.append((tok, []))
         elif not groups:
             errors.append(f"{tok!r} is not a flag (miles takes --flag [values])")
         else:
             groups[-1][1].append(tok)
     for flag, values in groups:
+        if not flag:
+            if values:
+                errors.append(f"{values[0]!r} follows a --flag=value token; give it its own flag")
+            continue
         spec = lookup(flag)
         if spec is None:
             errors.append(f"{flag} is not a miles/Megatron flag at the pinned build ({pinned_build()})")
@@ -79,7 +87,7 @@ def split_flags(tokens: list[str]) -> tuple[list[tuple[str, list[str]]], list[st
             errors.append(f"{flag} takes a list: {values} looks like several values joined into one token")
             continue
         errors += [e for v in values if (e := value_error(flag, spec, v))]
-    return groups, errors
+    return [(f, v) for f, v in groups if f], errors
 
 
 def check_argv(tokens: list[str]) -> list[str]:
