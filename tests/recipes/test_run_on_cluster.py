@@ -369,3 +369,15 @@ def test_failed_conversion_stops_before_training(tmp_path, ray_head):
     new = job_ids(address) - before
     assert len(new) == 1 and next(iter(new)).startswith("grpo-convert-hf-to-torch-dist-")
     assert not (Path(build(spec).prepare[0].output) / "grpo-stack-manifest.json").exists()
+
+
+def test_missing_job_configmap_stops_before_exec(tmp_path):
+    """Without the release's job ConfigMap there is no spec to compare the mount with: stop, never submit
+    unchecked (kubectl shim)."""
+    state, spec = cluster_state("qwen3-8b.yaml")
+    cm_text = state["configmaps"][0]["data"]["job.json"]
+    state["configmaps"] = []
+    proc, calls = run_recipe(tmp_path, state, spec, "--dry-run", mounted=cm_text)
+    assert proc.returncode == 1
+    assert "expected one job ConfigMap for release grpo in team-a, found 0" in proc.stderr
+    assert not [c for c in calls if "exec" in c]
