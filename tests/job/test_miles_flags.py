@@ -321,3 +321,18 @@ def test_flag_equals_value_form_is_checked_too():
     assert miles_flags.check_argv(["--lr=fast"])
     assert miles_flags.check_argv(["--lr=1e-5", "2e-5"])
     assert miles_flags.check_argv(["--colocate=yes"])  # a store_true flag takes no value
+
+
+def test_extractor_bad_input_is_one_line_exit_2(tmp_path, capsys):
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    assert argparse_extract.main(["file", str(tmp_path), "broken.py"]) == 2
+    assert argparse_extract.main(["file", str(tmp_path), "missing.py"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("argparse_extract: ") for line in err)
+
+
+def test_refused_extra_flags_exist_in_the_catalogue():
+    """A refusal for a flag the build does not have would be a check that cannot fire."""
+    from grpo_stack.job.miles import REFUSED_EXTRA
+
+    assert all(miles_flags.lookup(f) for f in REFUSED_EXTRA)

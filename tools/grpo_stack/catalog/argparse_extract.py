@@ -364,6 +364,14 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("root", type=Path)
     f.add_argument("path")
     args = p.parse_args(argv)
+    try:
+        return _run(args)
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        print(f"argparse_extract: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.what == "file":
         cat = Catalogue()
         flags, unread = extract_file(args.root, args.path, ClassIndex(args.root, "."))

@@ -47,7 +47,7 @@ def load_spec(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise Refused(f"job spec {path} is not readable JSON ({exc}); is this the Ray head pod?") from exc
 
 
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     except Refused as exc:
         print(f"submit: refused: {exc}", file=sys.stderr)
         return 2
-    except (json.JSONDecodeError, OSError) as exc:
+    except (ValueError, OSError, RecursionError) as exc:
         print(f"submit: {exc}", file=sys.stderr)
         return 2
 
