@@ -336,3 +336,20 @@ def test_refused_extra_flags_exist_in_the_catalogue():
     from grpo_stack.job.miles import REFUSED_EXTRA
 
     assert all(miles_flags.lookup(f) for f in REFUSED_EXTRA)
+
+
+@pytest.mark.parametrize("name", MILES_FILES)
+def test_grpo_render_job_shows_the_conversion_and_separate_tokens(miles_specs, name):
+    """`grpo-render --job` (the explain format) and the shell format show the step that runs before training."""
+    from grpo_stack.job.__main__ import render
+
+    built = build(miles_specs[name])
+    text = render(built, "explain")
+    assert "# before training, step 1: convert-hf-to-torch-dist" in text
+    assert "convert_hf_to_torch_dist.py --hf-checkpoint" in text
+    assert "eval-prompt-data" in text and "(2 values)" in text
+    assert "# runtime env: CUDA_DEVICE_MAX_CONNECTIONS=1" in text
+    shell = render(built, "shell")
+    assert "--eval-prompt-data eval /fsx/" in shell
+    data = json.loads(render(built, "json"))
+    assert data["prepare"][0]["name"] == "convert-hf-to-torch-dist" and data["env"]["PYTHONPATH"]

@@ -52,7 +52,10 @@ def render(built, fmt: str) -> str:
 
 
 def _shown(value: object) -> str:
-    return " ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    """A list shows as the separate argv tokens it becomes, with their count."""
+    if isinstance(value, list | tuple):
+        return f"{shlex.join(map(str, value))}  ({len(value)} values)"
+    return str(value)
 
 
 if __name__ == "__main__":
