@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # Submit the release's GRPO job from inside its Ray head pod.
 #
-#   recipes/grpo/run-on-cluster.sh --release grpo --namespace team-a [--dry-run]
+#   recipes/grpo/run-on-cluster.sh --release grpo --namespace team-a [--dry-run] [--follow]
 #
+# --follow streams the Ray job's logs and exits with the job's status (0 only when it SUCCEEDED).
 # Everything the job needs comes from the release itself: the RayCluster is found by the release's
 # app.kubernetes.io/instance label (never `.items[0]` of any head in the namespace), the command is built in the
 # head pod from the job ConfigMap the chart mounted there, by the same builder `grpo-render --job` uses.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 --release NAME --namespace NS [--dry-run] [--wait-timeout 30m]" >&2
+  echo "usage: $0 --release NAME --namespace NS [--dry-run] [--follow] [--wait-timeout 30m]" >&2
   exit 2
 }
 
-release="" namespace="" dry_run=0 wait_timeout="30m"
+release="" namespace="" dry_run=0 follow=0 wait_timeout="30m"
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) release="${2:-}"; shift 2 ;;
     --namespace) namespace="${2:-}"; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
+    --follow) follow=1; shift ;;
     --wait-timeout) wait_timeout="${2:-}"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
@@ -54,12 +56,24 @@ have="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=worker" -o 
 head="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=head" -o jsonpath='{.items[*].metadata.name}')"
 [ "$(wc -w <<< "$head")" -eq 1 ] || die "expected one head pod for ${cluster}, found: ${head:-none}"
 
+# The job spec the release holds NOW, hashed here; the in-pod submit refuses a mount that still has an older one
+# (the kubelet refreshes ConfigMap mounts some time after `helm upgrade`).
+job_cms="$(kubectl "${ns[@]}" get configmaps -l "app.kubernetes.io/instance=${release},app.kubernetes.io/component=job" \
+  -o jsonpath='{.items[*].metadata.name}')" || die "cannot list ConfigMaps in namespace ${namespace}"
+read -r -a cm_list <<< "$job_cms"
+[ "${#cm_list[@]}" -eq 1 ] || die "expected one job ConfigMap for release ${release} in ${namespace}, found ${#cm_list[@]}: ${job_cms:-none}"
+spec_sha="$(kubectl "${ns[@]}" get configmap "${cm_list[0]}" -o 'jsonpath={.data.job\.json}' \
+  | PYTHONPATH="$tools" python3 -m grpo_stack.job.submit --spec-sha256-of -)" \
+  || die "cannot read job.json from ConfigMap ${cm_list[0]}"
+
 # The builder is stdlib-only Python; ship it with the in-pod submit script.
 kubectl "${ns[@]}" exec "$head" -- mkdir -p /tmp/grpo-stack
 kubectl "${ns[@]}" cp "$tools/grpo_stack" "${head}:/tmp/grpo-stack/grpo_stack"
 kubectl "${ns[@]}" cp "$here/submit.sh" "${head}:/tmp/grpo-stack/submit.sh"
 
-args=()
+args=(--expect-spec-sha256 "$spec_sha")
 [ "$dry_run" -eq 1 ] && args+=(--dry-run)
+[ "$follow" -eq 1 ] && args+=(--follow)
 echo "run-on-cluster: submitting from ${namespace}/${head} (${want} workers Ready)"
-kubectl "${ns[@]}" exec "$head" -- bash /tmp/grpo-stack/submit.sh "${args[@]}"
+# kubectl exec returns the in-pod submit's exit status: with --follow, the job's.
+exec kubectl "${ns[@]}" exec "$head" -- bash /tmp/grpo-stack/submit.sh "${args[@]}"

@@ -3,7 +3,8 @@
 runs `exec` commands locally. It is NOT a cluster: it implements only the calls the recipes make.
 
 State file ($KUBECTL_SHIM_STATE): {"rayclusters": [{"name", "namespace", "labels", "replicas"}],
-"pods": [{"name", "namespace", "labels", "ready"}]}. Every call is appended to $KUBECTL_SHIM_LOG as JSON.
+"pods": [{"name", "namespace", "labels", "ready"}], "configmaps": [{"name", "namespace", "labels", "data"}]}.
+Every call is appended to $KUBECTL_SHIM_LOG as JSON.
 Pod paths under /tmp/grpo-stack map to $KUBECTL_SHIM_ROOT/tmp/grpo-stack.
 """
 
@@ -57,7 +58,8 @@ def main(argv: list[str]) -> int:
     verb = rest[0]
     if verb == "get":
         kind = rest[1]
-        items = state["rayclusters"] if kind.startswith("raycluster") else state["pods"]
+        items = (state["rayclusters"] if kind.startswith("raycluster")
+                 else state.get("configmaps", []) if kind.startswith("configmap") else state["pods"])
         items = [i for i in items if i["namespace"] == ns and selector_match(opts.get("-l", ""), i["labels"])]
         if len(rest) > 2:
             items = [i for i in items if i["name"] == rest[2]]
@@ -67,6 +69,8 @@ def main(argv: list[str]) -> int:
         path = opts.get("-o", "")
         if path == "jsonpath={.items[*].metadata.name}":
             print(" ".join(i["name"] for i in items), end="")
+        elif path == "jsonpath={.data.job\\.json}":
+            print(items[0]["data"]["job.json"], end="")
         elif path == "jsonpath={.spec.workerGroupSpecs[*].replicas}":
             print(" ".join(str(r) for r in items[0]["replicas"]), end="")
         else:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import miles_flags
 from .args import Arg, BuildError, BuiltJob
 from .miles import build_miles
 from .spec import Spec
 from .verl import build_verl
 
-__all__ = ["Arg", "BuildError", "BuiltJob", "Spec", "build"]
+__all__ = ["Arg", "BuildError", "BuiltJob", "Spec", "build", "miles_flags"]
 
 
 def build(spec_data: dict[str, Any]) -> BuiltJob:

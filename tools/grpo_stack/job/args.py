@@ -31,23 +31,37 @@ class ArgList:
 
 
 @dataclass(frozen=True)
+class PrepareStep:
+    """A job the in-pod submit runs (and waits for) before training, skipped when `output` already holds a
+    manifest equal to `manifest` (plus what the submit adds from the files themselves)."""
+
+    name: str
+    argv: tuple[str, ...]
+    num_gpus: int
+    output: str
+    manifest: dict
+    why: str
+
+
+@dataclass(frozen=True)
 class BuiltJob:
     framework: str
     entrypoint: tuple[str, ...]
     args: tuple[Arg, ...]
     style: str  # "hydra" (key=value) or "flags" (--key value)
     notes: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # the Ray job's runtime_env env_vars
+    prepare: tuple[PrepareStep, ...] = ()
+    extra: tuple[str, ...] = ()  # already-checked raw tokens appended after the typed flags
 
     def argv(self) -> list[str]:
         out = list(self.entrypoint)
         for a in self.args:
             if self.style == "hydra":
                 out.append(f"{a.key}={format_hydra(a.value)}")
-            elif a.value is True:
-                out.append(f"--{a.key}")
-            elif a.value is not False and a.value is not None:
-                out.extend([f"--{a.key}", format_flag(a.value)])
-        return out
+            else:
+                out.extend(flag_tokens(a.key, a.value))
+        return out + list(self.extra)
 
 
 def format_hydra(value: object) -> str:
@@ -60,7 +74,21 @@ def format_hydra(value: object) -> str:
     return str(value)
 
 
-def format_flag(value: object) -> str:
+def flag_tokens(key: str, value: object) -> list[str]:
+    """argparse tokens for one flag: a list is one token per value (`--eval-prompt-data aime /x.jsonl`), never
+    one space-joined string, which argparse would read as a single value."""
+    if value is True:
+        return [f"--{key}"]
+    if value is False or value is None:
+        return []
     if isinstance(value, list | tuple):
-        return " ".join(str(v) for v in value)
+        if not value:
+            raise BuildError(f"internal: --{key} has an empty value list")
+        return [f"--{key}", *(format_scalar(v) for v in value)]
+    return [f"--{key}", format_scalar(value)]
+
+
+def format_scalar(value: object) -> str:
+    if isinstance(value, bool | list | tuple | dict):
+        raise BuildError(f"internal: {value!r} is not a scalar flag value")
     return str(value)

@@ -1,21 +1,51 @@
-"""values -> miles train.py arguments (miles 0.1.0). The only place miles flags are written."""
+"""values -> miles train.py arguments. The only place miles flags are written.
+
+The build is the one the image pins (images/miles/Dockerfile): radixark/miles and the Megatron-LM tree its image
+clones, at the commits recorded in catalog/miles_flags.json. Every flag emitted here is checked against that
+catalogue (tests/job/test_miles_flags.py), and `job.miles.extraArgs` is checked when the command is built.
+"""
 
 from __future__ import annotations
 
-from .args import ArgList, BuiltJob
+import posixpath
+
+from . import miles_flags
+from .args import ArgList, BuildError, BuiltJob, PrepareStep
 from .spec import Spec
 
-# miles ships the Megatron model-architecture arguments per model as scripts/models/<name>.sh; the
-# recipe sources the one named here inside the head pod (miles checks them against the HF config).
+MILES_ROOT = "/root/miles"  # where the image has miles (WORKDIR /root/miles) ...
+MEGATRON_ROOT = "/root/Megatron-LM"  # ... and the Megatron-LM tree miles' Dockerfile clones
+
+# Megatron model-architecture flags ship per model as scripts/models/<name>.sh in miles; only presets whose script
+# exists at the pinned miles commit are offered (qwen2.5-72B.sh and llama3.1-8B.sh do not exist there).
 MODEL_SCRIPTS = {
     "qwen3-4b": "scripts/models/qwen3-4B.sh",
     "qwen3-8b": "scripts/models/qwen3-8B.sh",
     "qwen3-30b-a3b": "scripts/models/qwen3-30B-A3B.sh",
     "qwen3-235b-a22b": "scripts/models/qwen3-235B-A22B.sh",
     "qwen2.5-7b": "scripts/models/qwen2.5-7B.sh",
-    "qwen2.5-72b": "scripts/models/qwen2.5-72B.sh",
-    "llama-3.1-8b": "scripts/models/llama3.1-8B.sh",
 }
+
+# The Ray job's environment in miles' own launcher (miles/utils/external_utils/command_utils.py execute_train):
+# Megatron on PYTHONPATH (it is a checkout, not an installed package) and one CUDA connection per device, which
+# Megatron's communication/computation overlap needs.
+RUNTIME_ENV = (
+    ("PYTHONPATH", f"{MILES_ROOT}:{MEGATRON_ROOT}"),
+    ("CUDA_DEVICE_MAX_CONNECTIONS", "1"),
+    ("PYTHONUNBUFFERED", "1"),
+)
+
+# extraArgs that cannot work on the cluster this chart builds, with the reason.
+REFUSED_EXTRA = {
+    "--pin-rollout-manager-to-head": "the chart's Ray head advertises zero CPUs and has no CUDA driver, so the "
+                                     "rollout manager (which imports Megatron and transformer_engine) could never "
+                                     "be placed there",
+    "--megatron-to-hf-mode": "the reference model loads the converted torch_dist checkpoint (raw mode); miles' own "
+                             "recipes refuse bridge mode together with a KL reference",
+}
+
+CONVERTED_SUFFIX = "_torch_dist"
+CONVERT_SCRIPT = f"{MILES_ROOT}/tools/convert_hf_to_torch_dist.py"
 
 
 def actor_nodes(spec: Spec) -> int:
@@ -31,103 +61,95 @@ def rollout_gpus(spec: Spec) -> int:
     return (int(spec.cluster["nodes"]) - actor_nodes(spec)) * gpus
 
 
-def build_miles(spec: Spec) -> BuiltJob:
-    m = spec.get("miles")
-    p = spec.get("parallel")
-    r = spec.get("rollout")
-    out = ArgList()
-    v = "values: global.job."
-    model_dir = spec.on_storage(spec.get("model.path"))
-    ckpt = spec.on_storage(spec.get("trainer.checkpointDir"))
-
-    out.add("hf-checkpoint", model_dir, v + "model.path")
-    out.add("ref-load", model_dir, v + "model.path")
-    out.add("save", ckpt, v + "trainer.checkpointDir")
-    out.add("load", ckpt, v + "trainer.checkpointDir")
-    out.add("save-interval", spec.get("trainer.saveFreq"), v + "trainer.saveFreq")
-    out.add("actor-num-nodes", actor_nodes(spec),
-            "values: global.cluster.nodes" if m["colocate"] else v + "miles.actorNodes")
-    out.add("actor-num-gpus-per-node", spec.cluster["gpusPerNode"], "values: global.cluster.gpusPerNode")
-    out.add("colocate", bool(m["colocate"]), v + "miles.colocate")
-    if not m["colocate"]:
-        out.add("rollout-num-gpus", rollout_gpus(spec), "derived: (cluster.nodes - miles.actorNodes) x gpusPerNode")
-    out.add("rollout-num-gpus-per-engine", r["tensorParallel"], v + "rollout.tensorParallel")
-    out.add("sglang-mem-fraction-static", r["gpuMemoryUtilization"], v + "rollout.gpuMemoryUtilization")
-
-    out.add("tensor-model-parallel-size", p["tensor"], v + "parallel.tensor")
-    out.add("sequence-parallel", bool(p["sequenceParallel"]), v + "parallel.sequenceParallel")
-    out.add("pipeline-model-parallel-size", p["pipeline"], v + "parallel.pipeline")
-    out.add("context-parallel-size", p["context"], v + "parallel.context")
-    out.add("expert-model-parallel-size", p["expert"], v + "parallel.expert")
-    if p.get("expertTensor") is not None:
-        out.add("expert-tensor-parallel-size", p["expertTensor"], v + "parallel.expertTensor")
-    if p.get("virtualPipeline") is not None:
-        out.add("num-virtual-stages-per-pipeline-rank", p["virtualPipeline"], v + "parallel.virtualPipeline")
-
-    out.add("prompt-data", spec.on_storage(spec.get("data.trainFiles")[0]), v + "data.trainFiles")
-    out.add("input-key", "prompt", "default: dapo-math-17k layout")
-    out.add("label-key", "label", "default: dapo-math-17k layout")
-    out.add("apply-chat-template", True, "default: grpo-stack GRPO recipe")
-    out.add("rollout-shuffle", True, "default: grpo-stack GRPO recipe")
-    out.add("num-rollout", m["numRollout"], v + "miles.numRollout")
-    out.add("rollout-batch-size", m["rolloutBatchSize"], v + "miles.rolloutBatchSize")
-    out.add("n-samples-per-prompt", r["samplesPerPrompt"], v + "rollout.samplesPerPrompt")
-    out.add("rollout-max-prompt-len", spec.get("lengths.maxPrompt"), v + "lengths.maxPrompt")
-    out.add("rollout-max-response-len", spec.get("lengths.maxResponse"), v + "lengths.maxResponse")
-    out.add("rollout-temperature", r["temperature"], v + "rollout.temperature")
-    out.add("global-batch-size", m["globalBatchSize"], v + "miles.globalBatchSize")
-    out.add("micro-batch-size", m["microBatchSize"], v + "miles.microBatchSize")
-    out.add("use-dynamic-batch-size", bool(m["useDynamicBatchSize"]), v + "miles.useDynamicBatchSize")
-    if m["useDynamicBatchSize"]:
-        out.add("max-tokens-per-gpu", m["maxTokensPerGpu"], v + "miles.maxTokensPerGpu")
-
-    out.add("advantage-estimator", "grpo", "default: grpo-stack GRPO recipe")
-    out.add("eval-prompt-data", ["eval", spec.on_storage(spec.get("data.valFiles")[0])], v + "data.valFiles")
-    out.add("eval-interval", spec.get("trainer.testFreq"), v + "trainer.testFreq")
-    if spec.get("reward.kind") in ("service", "external"):
-        out.add("rm-url", spec.endpoint("reward", "rewardService"), "endpoint: reward-service in the release namespace")
-        out.add("reward-key", "reward", "default: reward-service reply field")
-        out.add("log-reward-category", "status", "default: reward-service reply field")
-    else:
-        out.add("rm-type", "deepscaler", "default: miles rule-based math reward")
-    neutral_knobs(spec, out)
-    return BuiltJob(
-        framework="miles",
-        entrypoint=("python3", "/root/miles/train.py"),
-        args=tuple(out),
-        style="flags",
-        notes=(f"model-args-script: /root/miles/{MODEL_SCRIPTS[spec.model.name]}",),
-    )
+def model_script(spec: Spec) -> str:
+    preset = spec.get("model.preset")
+    if preset not in MODEL_SCRIPTS:
+        raise BuildError(f"global.job.model.preset: {preset!r} has no miles model script at the pinned build "
+                         f"({miles_flags.pinned_build()}); miles presets: {', '.join(sorted(MODEL_SCRIPTS))}")
+    return f"{MILES_ROOT}/{MODEL_SCRIPTS[preset]}"
 
 
-# ---- The framework-neutral run knobs of global.job, mapped to miles flags (owned with the values format). ----
-# Each flag is a miles / Megatron argument of the pinned image; absent knobs are not emitted (miles' default).
-# global.job.resume is mapped with --load/--save above, not here.
+def converted_dir(spec: Spec) -> str:
+    return spec.on_storage(spec.get("model.path")).rstrip("/") + CONVERTED_SUFFIX
+
+
+def resume_mode(spec: Spec) -> tuple[str, str | None]:
+    """(auto | disable | fromPath, path). Absent means disable: never a silent resume of whatever sits in
+    trainer.checkpointDir (global.job.resume)."""
+    resume = spec.job.get("resume") or {}
+    if not isinstance(resume, dict):
+        raise BuildError("global.job.resume: expected a mapping with mode (auto|disable|fromPath) and path")
+    mode = resume.get("mode", "disable")
+    if mode not in ("auto", "disable", "fromPath"):
+        raise BuildError(f"global.job.resume.mode: {mode!r} is not auto, disable or fromPath")
+    path = resume.get("path")
+    if mode == "fromPath":
+        if not isinstance(path, str) or not path:
+            raise BuildError("global.job.resume.path: required when resume.mode is fromPath")
+        return mode, path if posixpath.isabs(path) else spec.on_storage(path)
+    return mode, None
+
+
+def conversion_step(spec: Spec) -> PrepareStep:
+    """HF -> Megatron torch_dist, the way miles' own launcher converts (miles/utils/external_utils/command_utils.py
+    convert_checkpoint). Needed because the pinned build loads a Hugging Face directory only with
+    `--megatron-to-hf-mode bridge`, and its own recipes refuse bridge mode with a KL reference model
+    (scripts/run_qwen3_4b.py), so the reference (and a fresh actor) load this converted checkpoint."""
+    gpus = int(spec.cluster["gpusPerNode"])
+    hf = spec.on_storage(spec.get("model.path"))
+    out = converted_dir(spec)
+    script = model_script(spec)
+    argv = ("bash", "-c", 'source "$0" && exec torchrun --nproc-per-node "$1" "$2" "${MODEL_ARGS[@]}" "${@:3}"',
+            script, str(gpus), CONVERT_SCRIPT, "--hf-checkpoint", hf, "--save", out)
+    manifest = {"hfCheckpoint": hf, "modelScript": script, "build": miles_flags.pinned_build()}
+    return PrepareStep(name="convert-hf-to-torch-dist", argv=argv, num_gpus=gpus, output=out, manifest=manifest,
+                       why="--ref-load needs a Megatron checkpoint (raw mode)")
+
+
 _V = "values: global.job."
-_OPTIM_FLAGS = (("lr", "lr"), ("warmupSteps", "lr-warmup-iters"), ("schedule", "lr-decay-style"),
-                ("weightDecay", "weight-decay"), ("gradClip", "clip-grad"))
+UPSTREAM = "default: miles scripts/run-qwen3-4B.sh"
+# (values key under global.job.optim, miles/Megatron flag, the setting of miles' own GRPO recipes or None when
+# they leave it to Megatron's default, which is then not emitted)
+_OPTIM_FLAGS = (("lr", "lr", 1e-6), ("warmupSteps", "lr-warmup-iters", None), ("schedule", "lr-decay-style", "constant"),
+                ("weightDecay", "weight-decay", 0.1), ("gradClip", "clip-grad", None))
 _VALIDATION_FLAGS = (("n", "n-samples-per-eval-prompt"), ("temperature", "eval-temperature"),
                      ("topP", "eval-top-p"))
 
 
-def neutral_knobs(spec: Spec, out) -> None:
-    """optim, kl, entropyCoef, clipRatio, validation, seed and the trackers -> miles flags."""
-    for key, flag in _OPTIM_FLAGS:
+def neutral_knobs(spec: Spec, out: ArgList) -> None:
+    """The framework-neutral run knobs of global.job (optim, kl, entropyCoef, clipRatio, validation, seed, the
+    trackers) -> miles flags. A knob the values leave out takes the setting of miles' own GRPO recipes
+    (scripts/run-qwen3-4B.sh, run_qwen3_30b_a3b.py) where they set one, else miles'/Megatron's default.
+    global.job.resume is mapped with --load/--save in build_miles."""
+    out.add("optimizer", "adam", UPSTREAM)
+    for key, flag, upstream in _OPTIM_FLAGS:
         if (value := spec.opt(f"optim.{key}")) is not None:
             out.add(flag, value, _V + f"optim.{key}")
+        elif upstream is not None:
+            out.add(flag, upstream, UPSTREAM)
+    out.add("adam-beta1", 0.9, UPSTREAM)
+    out.add("adam-beta2", 0.98, UPSTREAM)
+    out.add("advantage-estimator", "grpo", "default: grpo-stack GRPO recipe")
     kl = spec.opt("kl")
-    if kl is not None:
+    if kl is None:  # the recipes keep a KL loss term at coefficient 0 (the reference model is still loaded)
+        out.add("use-kl-loss", True, UPSTREAM)
+        out.add("kl-loss-coef", 0.0, UPSTREAM)
+        out.add("kl-loss-type", "low_var_kl", UPSTREAM)
+    else:
         if kl["placement"] == "loss":  # a KL loss term (miles loss.py)
             out.add("use-kl-loss", True, _V + "kl.placement")
             out.add("kl-loss-coef", kl["coef"], _V + "kl.coef")
         else:  # a KL penalty on the reward before the advantages (miles advantages.py)
             out.add("kl-coef", kl["coef"], _V + "kl.coef")
         out.add("kl-loss-type", kl["estimator"], _V + "kl.estimator")
-    if (entropy := spec.opt("entropyCoef")) is not None:
-        out.add("entropy-coef", entropy, _V + "entropyCoef")
+    entropy = spec.opt("entropyCoef")
+    out.add("entropy-coef", 0.0 if entropy is None else entropy, UPSTREAM if entropy is None else _V + "entropyCoef")
     if spec.opt("clipRatio") is not None:
         out.add("eps-clip", spec.get("clipRatio.low"), _V + "clipRatio.low")
         out.add("eps-clip-high", spec.get("clipRatio.high"), _V + "clipRatio.high")
+    else:
+        out.add("eps-clip", 0.2, UPSTREAM)
+        out.add("eps-clip-high", 0.28, UPSTREAM)
     for key, flag in _VALIDATION_FLAGS:
         if (value := spec.opt(f"validation.{key}")) is not None:
             out.add(flag, value, _V + f"validation.{key}")
@@ -147,3 +169,128 @@ def neutral_knobs(spec: Spec, out) -> None:
         out.add("use-mlflow", True, _V + "trainer.logger")
         out.add("mlflow-experiment-name", t["project"], _V + "trainer.project")
         out.add("mlflow-run-name", t["experiment"], _V + "trainer.experiment")
+
+
+def build_miles(spec: Spec) -> BuiltJob:
+    m = spec.get("miles")
+    p = spec.get("parallel")
+    r = spec.get("rollout")
+    out = ArgList()
+    v = "values: global.job."
+    model_dir = spec.on_storage(spec.get("model.path"))
+    ckpt = spec.on_storage(spec.get("trainer.checkpointDir"))
+    script = model_script(spec)
+    convert = conversion_step(spec)
+    upstream = "default: miles scripts/run-qwen3-4B.sh"
+
+    out.add("hf-checkpoint", model_dir, v + "model.path")
+    out.add("ref-load", convert.output, "derived: model.path converted to torch_dist before training")
+    out.add("save", ckpt, v + "trainer.checkpointDir")
+    mode, path = resume_mode(spec)
+    if mode == "auto":  # miles falls back to --ref-load when this directory has no tracker yet
+        out.add("load", ckpt, v + "resume.mode=auto (trainer.checkpointDir)")
+    elif mode == "fromPath":
+        out.add("load", path, v + "resume.path")
+    out.add("save-interval", spec.get("trainer.saveFreq"), v + "trainer.saveFreq")
+    out.add("actor-num-nodes", actor_nodes(spec),
+            "values: global.cluster.nodes" if m["colocate"] else v + "miles.actorNodes")
+    out.add("actor-num-gpus-per-node", spec.cluster["gpusPerNode"], "values: global.cluster.gpusPerNode")
+    out.add("colocate", bool(m["colocate"]), v + "miles.colocate")
+    if not m["colocate"]:
+        out.add("rollout-num-gpus", rollout_gpus(spec), "derived: (cluster.nodes - miles.actorNodes) x gpusPerNode")
+    out.add("rollout-num-gpus-per-engine", r["tensorParallel"], v + "rollout.tensorParallel")
+    out.add("sglang-mem-fraction-static", r["gpuMemoryUtilization"], v + "rollout.gpuMemoryUtilization")
+
+    out.add("tensor-model-parallel-size", p["tensor"], v + "parallel.tensor")
+    out.add("sequence-parallel", bool(p["sequenceParallel"]), v + "parallel.sequenceParallel")
+    out.add("pipeline-model-parallel-size", p["pipeline"], v + "parallel.pipeline")
+    out.add("context-parallel-size", p["context"], v + "parallel.context")
+    out.add("expert-model-parallel-size", p["expert"], v + "parallel.expert")
+    if p.get("expertTensor") is not None:
+        out.add("expert-tensor-parallel-size", p["expertTensor"], v + "parallel.expertTensor")
+    if p.get("virtualPipeline") is not None:
+        out.add("num-virtual-stages-per-pipeline-rank", p["virtualPipeline"], v + "parallel.virtualPipeline")
+    # Activation recompute of every upstream GRPO recipe for these sizes (run-qwen3-4B.sh, run_qwen3_30b_a3b.py).
+    out.add("recompute-granularity", "full", upstream)
+    out.add("recompute-method", "uniform", upstream)
+    out.add("recompute-num-layers", 1, upstream)
+    # Megatron's dropout default is 0.1 (TransformerConfig); RL fine-tuning runs without dropout.
+    out.add("attention-dropout", 0.0, upstream + " (Megatron default 0.1)")
+    out.add("hidden-dropout", 0.0, upstream + " (Megatron default 0.1)")
+    out.add("accumulate-allreduce-grads-in-fp32", True, upstream)
+    out.add("attention-softmax-in-fp32", True, upstream)
+    out.add("attention-backend", "flash", upstream)
+
+    out.add("prompt-data", spec.on_storage(spec.get("data.trainFiles")[0]), v + "data.trainFiles")
+    out.add("input-key", "prompt", "default: dapo-math-17k layout")
+    out.add("label-key", "label", "default: dapo-math-17k layout")
+    out.add("apply-chat-template", True, "default: grpo-stack GRPO recipe")
+    out.add("rollout-shuffle", True, "default: grpo-stack GRPO recipe")
+    out.add("num-rollout", m["numRollout"], v + "miles.numRollout")
+    out.add("rollout-batch-size", m["rolloutBatchSize"], v + "miles.rolloutBatchSize")
+    out.add("n-samples-per-prompt", r["samplesPerPrompt"], v + "rollout.samplesPerPrompt")
+    out.add("rollout-max-prompt-len", spec.get("lengths.maxPrompt"), v + "lengths.maxPrompt")
+    out.add("rollout-max-response-len", spec.get("lengths.maxResponse"), v + "lengths.maxResponse")
+    out.add("rollout-temperature", r["temperature"], v + "rollout.temperature")
+    out.add("global-batch-size", m["globalBatchSize"], v + "miles.globalBatchSize")
+    out.add("micro-batch-size", m["microBatchSize"], v + "miles.microBatchSize")
+    out.add("use-dynamic-batch-size", bool(m["useDynamicBatchSize"]), v + "miles.useDynamicBatchSize")
+    if m["useDynamicBatchSize"]:
+        out.add("max-tokens-per-gpu", m["maxTokensPerGpu"], v + "miles.maxTokensPerGpu")
+
+    neutral_knobs(spec, out)
+    # name/path pairs, one token each (miles pairs them up in _resolve_eval_datasets)
+    out.add("eval-prompt-data", ["eval", spec.on_storage(spec.get("data.valFiles")[0])], v + "data.valFiles")
+    out.add("eval-interval", spec.get("trainer.testFreq"), v + "trainer.testFreq")
+    if spec.get("reward.kind") in ("service", "external"):
+        out.add("rm-url", spec.endpoint("reward", "rewardService"), "endpoint: reward-service in the release namespace")
+        out.add("reward-key", "reward", "default: reward-service reply field")
+        out.add("log-reward-category", "status", "default: reward-service reply field")
+    else:
+        out.add("rm-type", "deepscaler", "default: miles rule-based math reward")
+    extra, replaced = extra_args(spec, out)
+    return BuiltJob(
+        framework="miles",
+        entrypoint=("python3", f"{MILES_ROOT}/train.py"),
+        args=tuple(a for a in out if a.key not in replaced),
+        style="flags",
+        notes=(f"model-args-script: {script}", f"miles-build: {miles_flags.pinned_build()}"),
+        env=RUNTIME_ENV,
+        prepare=(convert,),
+        extra=extra,
+    )
+
+
+def extra_args(spec: Spec, typed: ArgList) -> tuple[tuple[str, ...], set[str]]:
+    """`job.miles.extraArgs`: raw flags for what the values do not type, checked against the catalogue.
+
+    A flag set from the values (or derived from them) is refused under any of its spellings, even when the values
+    turned it off: it would silently conflict. A flag the builder only defaults (source "default: ...") is
+    replaced by the extraArgs one. Returns the tokens and the keys of the replaced defaults."""
+    raw = (spec.get("miles") or {}).get("extraArgs") or []
+    key = "global.job.miles.extraArgs"
+    if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
+        raise BuildError(f"{key}: expected a list of strings, e.g. [\"--lr-warmup-iters\", \"10\"]")
+    groups, errors = miles_flags.split_flags(list(raw))
+    if errors:
+        raise BuildError(f"{key}: {errors[0]}")
+    owned: dict[str, tuple[str, str]] = {}
+    for a in typed:
+        for alias in miles_flags.dests(f"--{a.key}"):
+            owned[alias] = (a.key, a.source)
+    seen: set[str] = set()
+    replaced: set[str] = set()
+    for flag, _ in groups:
+        if flag in REFUSED_EXTRA:
+            raise BuildError(f"{key}: {flag} is refused: {REFUSED_EXTRA[flag]}")
+        if flag in owned:
+            arg_key, source = owned[flag]
+            if not source.startswith("default:"):
+                raise BuildError(f"{key}: {flag} is set from {source.split(': ', 1)[-1]} ({source.split(':')[0]}); "
+                                 "change it there")
+            replaced.add(arg_key)
+        aliases = miles_flags.dests(flag)
+        if aliases & seen:
+            raise BuildError(f"{key}: {flag} is given twice")
+        seen |= aliases
+    return tuple(raw), replaced

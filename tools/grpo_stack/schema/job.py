@@ -356,6 +356,11 @@ class Miles(Strict):
     maxTokensPerGpu: int | None = Field(
         default=None, ge=1, le=MAX_TOKEN_BUDGET, description="--max-tokens-per-gpu (needed with dynamic batch size)."
     )
+    extraArgs: list[str] = Field(
+        default_factory=list,
+        description="Raw miles/Megatron flags for what the values do not type, e.g. [\"--lr-warmup-iters\", \"10\"]; "
+        "checked against the pinned build's flag catalogue; a flag the values set is refused.",
+    )
 
 
 # Variables the chart already sets on the Ray pods (charts/.../raycluster/templates/_helpers.tpl): a second

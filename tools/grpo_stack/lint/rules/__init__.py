@@ -38,11 +38,11 @@ _MODULES: list[ModuleType] = [
     capacity,
     image_pinning,
     code_isolation,
+    job_build,
     *BATCH_MODULES,
     framework_image,
     tracking_secret,
     disabled_component,
-    job_build,
     partial_node,
     storage_capacity,
 ]

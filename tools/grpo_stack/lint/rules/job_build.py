@@ -1,4 +1,4 @@
-"""GRPO612 job-build."""
+"""GRPO350 job-command-unbuildable."""
 
 from __future__ import annotations
 
@@ -7,49 +7,52 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 
-CODE = "GRPO612"
-NAME = "job-build"
+CODE = "GRPO350"
+NAME = "job-command-unbuildable"
 SEVERITY = Severity.ERROR
-SUMMARY = "The job builder refuses the values (e.g. an unknown or typed-owned key in job.verl.overrides)."
+SUMMARY = ("The job builder cannot turn the values into the verl or miles command (e.g. an unknown or "
+           "values-owned key in job.verl.overrides or job.miles.extraArgs).")
 DOC = """## What it does
-Runs the one job builder (`grpo_stack.job`) on the job spec the chart renders, as the recipe does in the Ray head
-pod, and reports its refusal at the values key it names. Among others: `job.verl.overrides` keys must be verl
-0.9.1 config keys (`tools/grpo_stack/catalog/verl_keys.json`) that no typed key sets.
+Builds the training command with the same builder the in-pod submit uses and reports why it refuses, at the
+values key it names: a `job.verl.overrides` key that is not a verl 0.9.1 config key
+(`tools/grpo_stack/catalog/verl_keys.json`) or that a typed key already sets; a miles `extraArgs` flag that the pinned miles/Megatron build does not have (or with the wrong number or kind of values,
+or one the values already set), a model preset miles has no model script for, `resume.mode: fromPath`
+without `resume.path`.
 
 ## Why is this bad?
-The recipe would stop in the head pod with the same message, after the GPU nodes were requested. An override
-of a key the typed values own would write one fact twice (Hydra keeps the last, silently).
+The submit in the Ray head pod builds the same command and stops there, after the GPU nodes were requested; miles'
+own parser aborts the run on an unknown flag. An override of a key the typed values own would write one fact
+twice (Hydra keeps the last, silently).
 
 ## Example
 ```yaml
 global:
   job:
-    verl:
-      overrides:
-        actor_rollout_ref.actor.optim.lr: 1.0e-5
+    miles:
+      extraArgs: ["--tensor-model-parallel-size", "4"]
 ```
-Use instead:
+Use instead: the typed value (`global.job.parallel.tensor: 4`), or a flag the values do not set:
 ```yaml
 global:
   job:
-    optim:
-      lr: 1.0e-5
+    miles:
+      extraArgs: ["--lr-warmup-iters", "10"]
 ```
 
 ## Fix
-Change the key the message names (for an override: use the typed key it names, or a real verl config key).
+Change the key the message names; for `extraArgs`, use flags of the pinned build (`docs/miles.md`).
 """
 
 KEY = re.compile(r"^(global\.job(?:\.[A-Za-z0-9_]+)*)")
 
 
 def check(ctx) -> Iterator[Hit]:
-    error = ctx.build_error
-    if error is None:
+    exc = getattr(ctx, "build_error", None)
+    if exc is None or getattr(ctx, "job_spec", None) is None:
         return
-    text = str(error)
-    found = KEY.match(text)
-    path = found.group(1) if found else "global.job"
+    text = str(exc)
+    m = KEY.match(text)
+    path = m.group(1) if m else "global.job"
     if path.startswith("global.job.verl.overrides."):
         path = "global.job.verl.overrides"  # the override key itself holds dots
-    yield Hit(path, text)
+    yield Hit(path, text[m.end():].lstrip(": ") if m else text)

@@ -1,0 +1,83 @@
+"""Where a run starts, decided from the checkpoint directory before submitting (grpo_stack.job.resume): every
+tracker state the in-pod submit can meet. Fail closed: what cannot be read is "unknown", never "fresh"."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from grpo_stack.job.resume import TRACKER, resume_state
+
+
+def ckpt(tmp_path, tracker=None, dirs=()):
+    root = tmp_path / "ckpt"
+    root.mkdir()
+    for d in dirs:
+        (root / d).mkdir()
+    if tracker is not None:
+        (root / TRACKER).write_bytes(tracker)
+    return root
+
+
+@pytest.mark.parametrize("framework, step_dir", [("verl", "global_step_7"), ("miles", "iter_0000007")])
+def test_resume_from_the_tracker_step(tmp_path, framework, step_dir):
+    root = ckpt(tmp_path, b"7\n", [step_dir])
+    s = resume_state(framework, str(root), "auto", None)
+    assert (s.kind, s.step) == ("resume", 7)
+    assert s.line() == f"resumes from step 7 in {root}"
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"", "holds ''"),
+    (b"-1", "not a step number"),
+    (b"7.5", "not a step number"),
+    (b"nan", "not a step number"),
+    (b"release", "not a step number"),
+    (b"9" * 200, "holds 200 bytes"),
+    (b"\xff\xfe", "not a step number"),
+])
+def test_unreadable_tracker_is_unknown(tmp_path, content, why):
+    root = ckpt(tmp_path, content, ["global_step_7"])
+    s = resume_state("verl", str(root), "auto", None)
+    assert s.kind == "unknown" and why in s.detail
+
+
+def test_fifo_tracker_does_not_block(tmp_path):
+    root = ckpt(tmp_path)
+    os.mkfifo(root / TRACKER)
+    s = resume_state("miles", str(root), "auto", None)
+    assert s.kind == "unknown" and "not a regular file" in s.detail
+
+
+def test_step_directories_without_tracker_are_unknown(tmp_path):
+    """verl would print "tracker file does not exist" and train from step 0 over them."""
+    root = ckpt(tmp_path, None, ["global_step_3", "global_step_10"])
+    s = resume_state("verl", str(root), "auto", None)
+    assert s.kind == "unknown" and "global_step_" in s.detail
+
+
+def test_tracker_naming_a_missing_step_is_unknown(tmp_path):
+    """verl's find_latest_ckpt_path returns None for it and starts from scratch."""
+    root = ckpt(tmp_path, b"12", ["global_step_7"])
+    assert resume_state("verl", str(root), "auto", None).kind == "unknown"
+
+
+def test_fresh_when_nothing_is_there(tmp_path):
+    assert resume_state("verl", str(tmp_path / "none"), "auto", None).kind == "fresh"
+    assert resume_state("miles", str(ckpt(tmp_path)), "auto", None).kind == "fresh"
+
+
+def test_disable_is_fresh_and_warns_about_overwriting(tmp_path):
+    root = ckpt(tmp_path, b"garbage", ["iter_0000001"])
+    s = resume_state("miles", str(root), "disable", None)
+    assert s.kind == "fresh" and "will be overwritten" in s.detail
+
+
+def test_from_path(tmp_path):
+    root = ckpt(tmp_path, b"4", ["global_step_4", "iter_0000004"])
+    verl = resume_state("verl", "/x", "fromPath", str(root / "global_step_4"))
+    assert (verl.kind, verl.step) == ("resume", 4)
+    assert resume_state("verl", "/x", "fromPath", str(root)).kind == "unknown"  # not a global_step_N dir
+    assert resume_state("verl", "/x", "fromPath", str(root / "global_step_9")).kind == "unknown"
+    assert resume_state("miles", "/x", "fromPath", str(root)).step == 4
+    assert resume_state("miles", "/x", "fromPath", str(tmp_path / "nowhere")).kind == "unknown"

@@ -1,0 +1,115 @@
+"""Where a run starts, read from the checkpoint directory before anything is submitted. Fail closed: a tracker that
+cannot be read means "cannot tell", never "fresh".
+
+Both frameworks keep the step to resume from in `latest_checkpointed_iteration.txt` under the checkpoint root:
+verl (verl/utils/checkpoint/checkpoint_manager.py get_checkpoint_tracker_filename; the step's directory is
+global_step_<N>) and Megatron, which miles saves through (megatron/training/checkpointing.py
+get_checkpoint_tracker_filename; iter_<N:07d>). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+
+TRACKER = "latest_checkpointed_iteration.txt"
+STEP_DIR = {"verl": (re.compile(r"^global_step_(\d+)$"), "global_step_{}"),
+            "miles": (re.compile(r"^iter_(\d{7})$"), "iter_{:07d}")}
+MAX_TRACKER_BYTES = 64
+
+
+@dataclass(frozen=True)
+class ResumeState:
+    kind: str  # fresh | resume | unknown
+    directory: str
+    step: int | None = None
+    detail: str = ""
+
+    def line(self) -> str:
+        if self.kind == "resume":
+            return f"resumes from step {self.step} in {self.directory}"
+        if self.kind == "fresh":
+            return f"starts fresh ({self.detail})"
+        return f"cannot tell ({self.detail})"
+
+
+def read_tracker(path: str) -> tuple[int | None, str]:
+    """(step, problem). Never blocks on a FIFO and never reads more than a few bytes."""
+    text, problem = tracker_text(path)
+    if problem:
+        return None, problem
+    if not re.fullmatch(r"\d{1,12}", text):
+        return None, f"{path} holds {text[:20]!r}, not a step number"
+    return int(text), ""
+
+
+def tracker_text(path: str) -> tuple[str, str]:
+    """(stripped content, problem) of a tracker file; problem "missing" when it does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "", "missing"
+    except OSError as exc:
+        return "", f"{path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return "", f"{path} is not a regular file"
+    if st.st_size > MAX_TRACKER_BYTES:
+        return "", f"{path} holds {st.st_size} bytes, not a step number"
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_TRACKER_BYTES)
+    except OSError as exc:
+        return "", f"{path}: {exc.strerror or exc}"
+    return raw.decode("ascii", errors="replace").strip(), ""
+
+
+def step_dirs(directory: str, framework: str) -> list[str]:
+    pattern, _ = STEP_DIR[framework]
+    try:
+        return [e for e in os.listdir(directory) if pattern.match(e)]
+    except OSError:
+        return []
+
+
+def from_root(directory: str, framework: str, mode: str) -> ResumeState:
+    """The state of a checkpoint root the framework resumes from by itself (resume mode auto)."""
+    if not os.path.exists(directory):
+        return ResumeState("fresh", directory, detail=f"no checkpoint directory {directory} yet")
+    if not os.access(directory, os.R_OK | os.X_OK):
+        return ResumeState("unknown", directory, detail=f"{directory} is not readable")
+    step, problem = read_tracker(os.path.join(directory, TRACKER))
+    if problem == "missing":
+        found = step_dirs(directory, framework)
+        if found:
+            return ResumeState("unknown", directory, detail=f"{directory} holds {sorted(found)[-1]} but no {TRACKER}")
+        return ResumeState("fresh", directory, detail=f"no checkpoint in {directory}")
+    if step is None:
+        return ResumeState("unknown", directory, detail=problem)
+    _, fmt = STEP_DIR[framework]
+    if not os.path.isdir(os.path.join(directory, fmt.format(step))):
+        return ResumeState("unknown", directory, detail=f"{TRACKER} says step {step} but "
+                                                        f"{os.path.join(directory, fmt.format(step))} is missing")
+    return ResumeState("resume", directory, step=step)
+
+
+def resume_state(framework: str, checkpoint_dir: str, mode: str, path: str | None) -> ResumeState:
+    if mode == "disable":
+        existing = os.path.exists(os.path.join(checkpoint_dir, TRACKER)) or bool(step_dirs(checkpoint_dir, framework))
+        note = f"; checkpoints already in {checkpoint_dir} will be overwritten by its saves" if existing else ""
+        return ResumeState("fresh", checkpoint_dir, detail="resume.mode: disable" + note)
+    if mode == "fromPath":
+        assert path is not None
+        if framework == "verl":  # verl resumes from one global_step_<N> directory
+            m = STEP_DIR["verl"][0].match(os.path.basename(path.rstrip("/")))
+            if not m:
+                return ResumeState("unknown", path, detail=f"resume.path {path} is not a global_step_<N> directory")
+            if not os.path.isdir(path):
+                return ResumeState("unknown", path, detail=f"resume.path {path} does not exist")
+            return ResumeState("resume", path, step=int(m.group(1)))
+        state = from_root(path, framework, mode)
+        if state.kind != "resume":
+            return ResumeState("unknown", path, detail=f"resume.path: {state.detail}")
+        return state
+    return from_root(checkpoint_dir, framework, mode)

@@ -1,0 +1,259 @@
+"""The in-pod submit: runs INSIDE the Ray head pod (recipes/grpo/submit.sh calls it).
+
+    python3 -m grpo_stack.job.submit [--dry-run] [--follow] [--expect-spec-sha256 HEX]
+
+1. Refuses a stale job spec: the spec is read from the ConfigMap mount, which the kubelet refreshes some time after
+   `helm upgrade`; run-on-cluster.sh passes the hash of the spec the release holds now.
+2. Builds the command with the one builder and prints a banner: framework and build, model, cluster shape, batch
+   sizes, and where the run starts (fresh / resumes from step N in DIR / cannot tell -> refused).
+3. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
+   holds a matching manifest, each as a Ray job waited for.
+4. Submits the training job and prints its Ray job id; with --follow streams its logs and exits with its status.
+Exit status: 0 submitted (or succeeded with --follow); 1 the job (or a preparation step) failed; 2 refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import secrets
+import shlex
+import sys
+import time
+from typing import Any
+
+from . import BuildError, build
+from .args import BuiltJob, PrepareStep
+from .miles import resume_mode
+from .resume import TRACKER, ResumeState, resume_state, tracker_text
+from .spec import Spec
+
+MANIFEST = "grpo-stack-manifest.json"
+TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
+
+
+class Refused(Exception):
+    """Stop before anything is submitted (exit 2)."""
+
+
+def spec_sha256(data: Any) -> str:
+    """Hash of the job spec's content (canonical JSON), equal for the ConfigMap value and its mounted file."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def load_spec(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError, RecursionError) as exc:
+        raise Refused(f"job spec {path} is not readable JSON ({exc}); is this the Ray head pod?") from exc
+
+
+def check_fresh_spec(path: str, data: dict[str, Any], expected: str | None) -> None:
+    if expected is None:
+        return
+    have = spec_sha256(data)
+    if have != expected.lower():
+        raise Refused(
+            f"the mounted job spec {path} (sha256 {have[:12]}) is not the one the release holds now "
+            f"(sha256 {expected[:12]}): the job ConfigMap changed and this pod still sees the old copy. "
+            "The kubelet refreshes ConfigMap mounts within about a minute; retry then, or roll the Ray pods.")
+
+
+def arg_value(built: BuiltJob, *keys: str) -> Any:
+    for a in built.args:
+        if a.key in keys:
+            return a.value
+    return None
+
+
+def banner(spec: Spec, built: BuiltJob, state: ResumeState) -> list[str]:
+    c = spec.cluster
+    build_note = next((n.split(": ", 1)[1] for n in built.notes if n.startswith("miles-build: ")), None)
+    version = build_note or spec.job.get("frameworkVersion") or "the image's build"
+    if built.framework == "miles":
+        batches = {"rollout batch (prompts)": arg_value(built, "rollout-batch-size"),
+                   "samples per prompt": arg_value(built, "n-samples-per-prompt"),
+                   "global batch (samples)": arg_value(built, "global-batch-size"),
+                   "micro batch": arg_value(built, "micro-batch-size")}
+    else:
+        batches = {"train batch (prompts)": arg_value(built, "data.train_batch_size"),
+                   "samples per prompt": arg_value(built, "actor_rollout_ref.rollout.n"),
+                   "mini batch (prompts)": arg_value(built, "actor_rollout_ref.actor.ppo_mini_batch_size")}
+    lines = [
+        f"framework:  {built.framework} ({version})",
+        f"model:      {spec.get('model.preset')} from {spec.on_storage(spec.get('model.path'))}",
+        f"cluster:    {c.get('nodes')} x {c.get('gpuInstanceType', '?')} ({c.get('gpusPerNode')} GPUs each, "
+        f"{spec.world_size} in all)",
+        "batches:    " + ", ".join(f"{k} {v}" for k, v in batches.items() if v is not None),
+        f"resume:     {state.line()}",
+    ]
+    return ["submit: " + x for x in lines]
+
+
+def checkpoint_state(spec: Spec, built: BuiltJob) -> ResumeState:
+    mode, path = resume_mode(spec)
+    return resume_state(built.framework, spec.on_storage(spec.get("trainer.checkpointDir")), mode, path)
+
+
+def expected_manifest(step: PrepareStep) -> tuple[dict[str, Any], str]:
+    """The builder's manifest plus a hash of the source model's config.json (a re-downloaded model differs);
+    the problem when that file cannot be read."""
+    out = dict(step.manifest)
+    src = out.get("hfCheckpoint")
+    if src:
+        try:
+            with open(os.path.join(src, "config.json"), "rb") as fh:
+                out["hfConfigSha256"] = hashlib.sha256(fh.read(1 << 20)).hexdigest()
+        except OSError as exc:
+            return out, (f"cannot read {src}/config.json ({exc.strerror or exc}); "
+                         "is the model staged on the shared storage?")
+    return out, ""
+
+
+def prepared(step: PrepareStep, want: dict[str, Any]) -> tuple[bool, str]:
+    """Whether the step's output is complete and from the same input (manifest written after success)."""
+    try:
+        with open(os.path.join(step.output, MANIFEST), encoding="utf-8") as fh:
+            have = json.load(fh)
+    except FileNotFoundError:
+        return False, "no manifest"
+    except (OSError, json.JSONDecodeError) as exc:
+        return False, f"manifest unreadable ({exc})"
+    if have != want:
+        diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+        return False, f"manifest differs in {', '.join(diff)}"
+    text, problem = tracker_text(os.path.join(step.output, TRACKER))
+    if problem or text != "release":  # the converter writes "release" (tools/convert_hf_to_torch_dist.py)
+        return False, f"no converted checkpoint ({problem or repr(text)} in {TRACKER})"
+    return True, "matching manifest"
+
+
+class Ray:
+    """The Ray job API of the head this pod runs (imported here: the builder itself stays stdlib-only)."""
+
+    def __init__(self, address: str):
+        from ray.job_submission import JobSubmissionClient
+
+        self.client = JobSubmissionClient(address)
+
+    def submit(self, argv: list[str], env: dict[str, str], num_gpus: int, label: str) -> str:
+        job_id = f"{label}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+        kwargs: dict[str, Any] = {"entrypoint_num_cpus": 1}
+        if num_gpus:
+            kwargs["entrypoint_num_gpus"] = num_gpus
+        return self.client.submit_job(entrypoint=shlex.join(argv), submission_id=job_id,
+                                      runtime_env={"env_vars": env} if env else None, **kwargs)
+
+    def follow(self, job_id: str) -> None:
+        import asyncio
+
+        async def tail() -> None:
+            async for chunk in self.client.tail_job_logs(job_id):
+                sys.stdout.write(chunk)
+                sys.stdout.flush()
+
+        asyncio.run(tail())
+
+    def wait(self, job_id: str, poll: float = 2.0) -> tuple[str, int]:
+        """(status, exit status for this script): 0 when SUCCEEDED, the driver's exit code when Ray has one."""
+        while True:
+            info = self.client.get_job_info(job_id)
+            status = str(getattr(info.status, "value", info.status))
+            if status in TERMINAL:
+                if status == "SUCCEEDED":
+                    return status, 0
+                code = getattr(info, "driver_exit_code", None)
+                return status, code if isinstance(code, int) and 0 < code < 256 else 1
+            time.sleep(poll)
+
+
+def run(opts: argparse.Namespace) -> int:
+    data = load_spec(opts.spec)
+    check_fresh_spec(opts.spec, data, opts.expect_spec_sha256)
+    try:
+        spec = Spec(data)
+        built = build(data)
+    except BuildError as exc:
+        raise Refused(f"{opts.spec}: {exc}") from exc
+    state = checkpoint_state(spec, built)
+    for line in banner(spec, built, state):
+        print(line)
+    if state.kind == "unknown":
+        raise Refused(f"cannot tell where the run would start ({state.detail}). Fix or remove the tracker, or set "
+                      "global.job.resume.mode: disable (start fresh) or fromPath (resume from a named checkpoint)")
+    env = dict(built.env)
+    ray = None if opts.dry_run else Ray(opts.address)
+    for i, step in enumerate(built.prepare, 1):
+        want, problem = expected_manifest(step)
+        if problem and ray is not None:
+            raise Refused(f"{step.name}: {problem}")
+        done, why = prepared(step, want) if not problem else (False, problem)
+        head = f"submit: step {i} {step.name} -> {step.output}"
+        if done:
+            print(f"{head}: skipped ({why})")
+            continue
+        print(f"{head}: runs first ({why}; {step.why})")
+        print(f"submit:   {shlex.join(step.argv)}")
+        if ray is None:
+            continue
+        job_id = ray.submit(list(step.argv), env, step.num_gpus, f"grpo-{step.name}")
+        print(f"submit: Ray job id {job_id} ({step.name})", flush=True)
+        if opts.follow:
+            ray.follow(job_id)
+        status, code = ray.wait(job_id)
+        if code:
+            print(f"submit: {step.name} ended {status}; training not submitted. Logs: ray job logs {job_id}",
+                  file=sys.stderr)
+            return code
+        with open(os.path.join(step.output, MANIFEST), "w", encoding="utf-8") as fh:
+            json.dump(want, fh, indent=2, sort_keys=True)
+    argv = built.argv()
+    model_script = next((n.split(": ", 1)[1] for n in built.notes if n.startswith("model-args-script: ")), None)
+    if model_script:  # miles reads its model-architecture flags from the model script shipped in its image
+        argv = ["bash", "-c", 'source "$0" && exec "$@" "${MODEL_ARGS[@]}"', model_script, *argv]
+    print(f"submit: {shlex.join(argv)}")
+    for k, v in env.items():
+        print(f"submit: runtime env {k}={v}")
+    if ray is None:
+        print("submit: dry run, nothing submitted")
+        return 0
+    job_id = ray.submit(argv, env, 0, f"grpo-{built.framework}")
+    print(f"submit: Ray job id {job_id}", flush=True)
+    if not opts.follow:
+        print(f"submit: follow with: ray job logs --follow {job_id}")
+        return 0
+    ray.follow(job_id)
+    status, code = ray.wait(job_id)
+    print(f"submit: Ray job {job_id} ended {status}", file=sys.stderr if code else sys.stdout)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python3 -m grpo_stack.job.submit", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--spec", default=os.environ.get("GRPO_JOB_SPEC", "/etc/grpo-stack/job.json"))
+    p.add_argument("--address", default=os.environ.get("RAY_ADDRESS", "http://127.0.0.1:8265"))
+    p.add_argument("--dry-run", action="store_true", help="print the banner, steps and command; submit nothing")
+    p.add_argument("--follow", action="store_true", help="stream the job's logs; exit with its status")
+    p.add_argument("--expect-spec-sha256", help="refuse unless the mounted spec has this content hash")
+    p.add_argument("--spec-sha256-of", metavar="FILE", help="print the content hash of a job spec ('-': stdin)")
+    opts = p.parse_args(argv)
+    try:
+        if opts.spec_sha256_of:
+            text = sys.stdin.read() if opts.spec_sha256_of == "-" else open(opts.spec_sha256_of).read()
+            print(spec_sha256(json.loads(text)))
+            return 0
+        return run(opts)
+    except Refused as exc:
+        print(f"submit: refused: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError, RecursionError) as exc:
+        print(f"submit: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
