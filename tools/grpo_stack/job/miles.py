@@ -110,8 +110,9 @@ _V = "values: global.job."
 UPSTREAM = "default: miles scripts/run-qwen3-4B.sh"
 # (values key under global.job.optim, miles/Megatron flag, the setting of miles' own GRPO recipes or None when
 # they leave it to Megatron's default, which is then not emitted)
-_OPTIM_FLAGS = (("lr", "lr", 1e-6), ("warmupSteps", "lr-warmup-iters", None), ("schedule", "lr-decay-style", "constant"),
-                ("weightDecay", "weight-decay", 0.1), ("gradClip", "clip-grad", None))
+_OPTIM_FLAGS = (("lr", "lr", 1e-6), ("warmupSteps", "lr-warmup-iters", None),
+                ("schedule", "lr-decay-style", "constant"), ("weightDecay", "weight-decay", 0.1),
+                ("gradClip", "clip-grad", None))
 _VALIDATION_FLAGS = (("n", "n-samples-per-eval-prompt"), ("temperature", "eval-temperature"),
                      ("topP", "eval-top-p"))
 

@@ -15,8 +15,9 @@ SUMMARY = ("The job builder cannot turn the values into the verl or miles comman
 DOC = """## What it does
 Builds the training command with the same builder the in-pod submit uses and reports why it refuses, at the
 values key it names: a `job.verl.overrides` key that is not a verl 0.9.1 config key
-(`tools/grpo_stack/catalog/verl_keys.json`) or that a typed key already sets; a miles `extraArgs` flag that the pinned miles/Megatron build does not have (or with the wrong number or kind of values,
-or one the values already set), a model preset miles has no model script for, `resume.mode: fromPath`
+(`tools/grpo_stack/catalog/verl_keys.json`) or that a typed key already sets; a miles `extraArgs` flag that
+the pinned miles/Megatron build does not have (or with the wrong number or kind of values, or one the values
+already set), a model preset miles has no model script for, `resume.mode: fromPath`
 without `resume.path`.
 
 ## Why is this bad?
