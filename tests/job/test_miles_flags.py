@@ -154,7 +154,7 @@ def test_extra_args_are_appended_after_checking(miles_specs):
     (["--lr-warmup-iters"], "takes 1 value"),
     (["--lr-warmup-iters", "ten"], "takes int values"),
     (["--tensor-model-parallel-size", "4"], "set from global.job.parallel.tensor"),
-    (["--load", "/elsewhere"], "set from global.job.resume.mode=auto"),
+    (["--load", "/elsewhere"], "set from global.job.resume.mode"),
     (["--ref-load", "/elsewhere"], "set from model.path converted"),
     (["--offload-train", "--offload-train"], "given twice"),
     (["10"], "is not a flag"),

@@ -1,4 +1,4 @@
-"""miles 0.1.0 batch and GPU-placement rules (batch-math.md section 3). Pure arithmetic.
+"""miles dec268f7 batch and GPU-placement rules (batch-math.md section 3). Pure arithmetic.
 
 W = actor nodes x GPUs per node; R = rollout_batch_size; k = n_samples_per_prompt; G = global_batch_size;
 b = micro_batch_size; dp = W / (tp*pp*cp).

@@ -32,10 +32,10 @@ IMAGES: dict[str, FrameworkImage] = {
         source="images/verl/requirements.txt (verl==0.9.1, ray==2.53.0); FROM vllm/vllm-openai:v0.20.2",
     ),
     "miles": FrameworkImage(
-        framework="miles", version="0.1.0", rollout_engine="sglang", rollout_engine_version="bundled",
-        ray_version="2.56.1", repository="grpo-stack/miles", tag="0.1.0-ray2.56.1-r1",
+        framework="miles", version="dec268f7", rollout_engine="sglang", rollout_engine_version="bundled",
+        ray_version="2.56.1", repository="grpo-stack/miles", tag="dec268f7-ray2.56.1-r1",
         dockerfile="images/miles/Dockerfile",
-        source="images/miles/Dockerfile FROM radixark/miles:dev-202607310056 (miles 0.1.0, SGLang, Ray 2.56.1)",
+        source="images/miles/Dockerfile FROM radixark/miles:dev-202607310056 (miles dec268f7, SGLang, Ray 2.56.1)",
     ),
 }
 

@@ -279,6 +279,9 @@ def extra_args(spec: Spec, typed: ArgList) -> tuple[tuple[str, ...], set[str]]:
     for a in typed:
         for alias in miles_flags.dests(f"--{a.key}"):
             owned[alias] = (a.key, a.source)
+    # Where training resumes from is global.job.resume's, also when it emits no --load (mode disable).
+    for alias in miles_flags.dests("--load"):
+        owned.setdefault(alias, ("load", "values: global.job.resume.mode"))
     seen: set[str] = set()
     replaced: set[str] = set()
     for flag, _ in groups:

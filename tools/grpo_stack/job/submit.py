@@ -131,6 +131,9 @@ def prepared(step: PrepareStep, want: dict[str, Any]) -> tuple[bool, str]:
     return True, "matching manifest"
 
 
+AGENT_WAIT_SECONDS = 120
+
+
 class Ray:
     """The Ray job API of the head this pod runs (imported here: the builder itself stays stdlib-only)."""
 
@@ -144,8 +147,17 @@ class Ray:
         kwargs: dict[str, Any] = {"entrypoint_num_cpus": 1}
         if num_gpus:
             kwargs["entrypoint_num_gpus"] = num_gpus
-        return self.client.submit_job(entrypoint=shlex.join(argv), submission_id=job_id,
-                                      runtime_env={"env_vars": env} if env else None, **kwargs)
+        # A head that has just started answers "No available agent" until its job agent registers: retry that
+        # (bounded), nothing else.
+        deadline = time.monotonic() + AGENT_WAIT_SECONDS
+        while True:
+            try:
+                return self.client.submit_job(entrypoint=shlex.join(argv), submission_id=job_id,
+                                              runtime_env={"env_vars": env} if env else None, **kwargs)
+            except RuntimeError as exc:
+                if "No available agent" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(2)
 
     def follow(self, job_id: str) -> None:
         import asyncio
@@ -253,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError, RecursionError) as exc:
         print(f"submit: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # the Ray job API's refusals (ray.dashboard.modules.dashboard_sdk)
+        print(f"submit: the Ray head refused the job: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

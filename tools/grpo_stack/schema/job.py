@@ -205,7 +205,7 @@ class VerlTrainer(Trainer):
 class MilesTrainer(Trainer):
     NOT_HERE: ClassVar[dict[str, str]] = {
         "totalEpochs": "not used under framework miles: it runs job.miles.numRollout rollouts; delete it",
-        "keepCheckpoints": "not used under framework miles: miles 0.1.0 has no checkpoint retention flag",
+        "keepCheckpoints": "not used under framework miles: miles dec268f7 has no checkpoint retention flag",
     }
 
 

@@ -13,7 +13,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "The Ray image is not the one this repository builds for global.job.framework (version unknown)."
 DOC = """## What it does
 `global.job.framework` selects one image of the catalogue (`tools/grpo_stack/catalog/images.py`, built from
-`images/`): verl 0.9.1 with vLLM, or miles 0.1.0 with SGLang. The builder and the batch rules assume that
+`images/`): verl 0.9.1 with vLLM, or miles dec268f7 with SGLang. The builder and the batch rules assume that
 image's framework version. This rule checks `raycluster.image.tag` is that image's tag and
 `raycluster.rayVersion` its Ray version.
 
@@ -38,7 +38,7 @@ global:
     framework: miles
 raycluster:
   rayVersion: "2.56.1"
-  image: {repository: grpo-stack/miles, tag: 0.1.0-ray2.56.1-r1}
+  image: {repository: grpo-stack/miles, tag: dec268f7-ray2.56.1-r1}
 ```
 
 ## Fix
