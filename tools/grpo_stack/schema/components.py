@@ -63,6 +63,13 @@ class Nccl(Strict):
     debug: Literal["VERSION", "WARN", "INFO", "TRACE"] = Field(description="NCCL_DEBUG on every Ray container.")
 
 
+class Dashboard(Strict):
+    exposed: bool = Field(
+        description="false: Ray dashboard/job API on 127.0.0.1 (kubectl port-forward, in-pod submit). "
+        "true: on 0.0.0.0, reachable from pods of the release namespace (NetworkPolicy)."
+    )
+
+
 class Raycluster(Strict):
     rayVersion: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = Field(
         description="Ray version inside the image (RayCluster spec.rayVersion)."
@@ -71,6 +78,7 @@ class Raycluster(Strict):
     head: Head
     worker: Worker
     nccl: Nccl
+    dashboard: Dashboard
 
 
 class SandboxFusion(Strict):
