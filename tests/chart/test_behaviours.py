@@ -22,6 +22,10 @@ import yaml
 
 RELEASE = "grpo"
 NAMESPACE = "team-a"
+# A node group for the sandbox alone: what sandbox-fusion.privileged: true requires.
+DEDICATED = {"nodeSelector": {"grpo-stack/sandbox": "true"},
+             "tolerations": [{"key": "grpo-stack/sandbox", "operator": "Exists", "effect": "NoSchedule"}]}
+PRIVILEGED = {"sandbox-fusion.privileged": True, "sandbox-fusion.dedicatedNodes": DEDICATED}
 SANDBOX = "qwen3-235b"  # enables sandbox-fusion, vllm and lm-eval
 REWARD = "qwen3-30b"  # enables reward-service
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PersistentVolume", "StorageClass",
@@ -359,7 +363,7 @@ def test_sandbox_unprivileged_by_default(rendered_all):
 def test_sandbox_privileged_only_on_request_with_checkov_reason(render_values):
     """privileged: true is opt-in, and the object then carries a checkov skip with a reason where checkov reads
     it (the Deployment's own metadata.annotations; checkov ignores pod-template annotations)."""
-    d = component(render_values(SANDBOX, {"sandbox-fusion.privileged": True}), "Deployment", "sandbox-fusion")
+    d = component(render_values(SANDBOX, PRIVILEGED), "Deployment", "sandbox-fusion")
     assert d["spec"]["template"]["spec"]["containers"][0]["securityContext"]["privileged"] is True
     skips = [v for k, v in ((d["metadata"].get("annotations") or {}).items()) if k.startswith("checkov.io/skip")]
     assert any(s.startswith("CKV_K8S_16=") and len(s.split("=", 1)[1].strip()) > 10 for s in skips), \
