@@ -8,14 +8,22 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import (
+    capabilities,
     capacity,
     code_isolation,
     component_endpoints,
     image_pinning,
     literal_secret,
     namespace,
+    network_policy_coverage,
+    no_privilege_escalation,
+    pod_seccomp,
+    privileged_placement,
     probe_budget,
+    ray_dashboard,
     ray_labels,
+    ray_storage,
+    service_account_token,
     suppression_reason,
     token_budget,
 )
@@ -32,6 +40,14 @@ _MODULES: list[ModuleType] = [
     capacity,
     image_pinning,
     code_isolation,
+    pod_seccomp,
+    no_privilege_escalation,
+    capabilities,
+    service_account_token,
+    ray_storage,
+    privileged_placement,
+    network_policy_coverage,
+    ray_dashboard,
     *BATCH_MODULES,
 ]
 
