@@ -120,3 +120,16 @@ def test_helm_env_points_at_private_dirs(helm_env):
     """The helm fixtures never read or write the user's Helm config (repositories, plugins, cache)."""
     assert all(helm_env[k].startswith(os.path.dirname(helm_env["HELM_CACHE_HOME"]))
                for k in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"))
+
+
+def test_helm_dependency_build_on_the_umbrella_keeps_the_render(helm_bin, helm_env, tmp_path, render_values):
+    """A user who runs `helm dependency build charts/grpo-stack` (as for any umbrella) gets a chart that still
+    renders exactly what grpo-render renders: the local subcharts are used as they are."""
+    copy = tmp_path / "grpo-stack"
+    shutil.copytree(CHART_DIR, copy)
+    helm_ok(helm_bin, helm_env, "dependency", "build", str(copy))
+    out = helm_ok(helm_bin, helm_env, "template", "grpo", str(copy), "-f",
+                  str(CHART_DIR.parents[1] / "values" / "qwen3-235b.yaml"), "--namespace", "team-a",
+                  "--kube-version", "1.33.0")
+    kinds = sorted(d["kind"] for d in yaml.safe_load_all(out) if d)
+    assert kinds == sorted(o.kind for o in render_values("qwen3-235b").objects)
