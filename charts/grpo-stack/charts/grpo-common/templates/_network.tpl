@@ -19,37 +19,46 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- $reward := $job.reward | default dict -}}
 {{- $trainer := $job.trainer | default dict -}}
 {{- $flows := list -}}
+{{- /* Values of other charts, read from the umbrella or from inside that chart; a key a chart does not have yet
+       keeps the flow (components.raycluster absent = the Ray cluster is installed). */ -}}
+{{- $rc := ternary .Values (.Values.raycluster | default dict) (eq .Chart.Name "raycluster") -}}
+{{- $le := ternary .Values (index .Values "lm-eval" | default dict) (eq .Chart.Name "lm-eval") -}}
+{{- $ray := or (not (hasKey $c "raycluster")) $c.raycluster -}}
+{{- if $ray -}}
 {{- /* The Ray cluster: NCCL, torch.distributed, vLLM and Ray itself pick random ports between its pods. */ -}}
 {{- $flows = append $flows (dict "from" "ray" "to" "ray" "ports" list "why" "Ray GCS, object store, NCCL/torch.distributed bootstrap and vLLM use random ports between the cluster's own pods") -}}
 {{- $flows = append $flows (dict "from" "ray" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "name resolution (head Service, in-release Services)") -}}
 {{- $flows = append $flows (dict "from" "any-namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-metrics" | int))) "why" "Prometheus scrapes Ray's metrics port (counters only); the scraper's namespace differs per cluster") -}}
-{{- /* raycluster.dashboard.exposed, read from the umbrella or from inside the raycluster chart. */ -}}
-{{- $rc := ternary .Values (.Values.raycluster | default dict) (eq .Chart.Name "raycluster") -}}
 {{- if ($rc.dashboard | default dict).exposed -}}
 {{- $flows = append $flows (dict "from" "namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-dashboard" | int))) "why" "raycluster.dashboard.exposed: pods in the release namespace may use the Ray dashboard and job API") -}}
 {{- end -}}
+{{- end -}}
 {{- if $c.rewardService -}}
-{{- $flows = append $flows (dict "from" "ray" "to" "reward-service" "ports" (list (dict "port" (include "grpo-common.port" "reward-service" | int))) "why" "the trainers' reward workers post responses to /score") -}}
+{{- if $ray }}{{ $flows = append $flows (dict "from" "ray" "to" "reward-service" "ports" (list (dict "port" (include "grpo-common.port" "reward-service" | int))) "why" "the trainers' reward workers post responses to /score") }}{{ end -}}
 {{- $flows = append $flows (dict "from" "any-namespace" "to" "reward-service" "ports" (list (dict "port" (include "grpo-common.port" "reward-service-metrics" | int))) "why" "Prometheus scrapes the metrics port (counters and histograms, never scores or inputs)") -}}
 {{- $flows = append $flows (dict "from" "reward-service-test" "to" "reward-service" "ports" (list (dict "port" (include "grpo-common.port" "reward-service" | int))) "why" "helm test posts one scoring request") -}}
 {{- $flows = append $flows (dict "from" "reward-service-test" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "helm test resolves the Service name") -}}
 {{- end -}}
 {{- if $c.sandboxFusion -}}
-{{- $flows = append $flows (dict "from" "ray" "to" "sandbox-fusion" "ports" (list (dict "port" (include "grpo-common.port" "sandbox-fusion" | int))) "why" "code rewards: the reward workers post model-written programs to /run_code") -}}
+{{- if $ray }}{{ $flows = append $flows (dict "from" "ray" "to" "sandbox-fusion" "ports" (list (dict "port" (include "grpo-common.port" "sandbox-fusion" | int))) "why" "code rewards: the reward workers post model-written programs to /run_code") }}{{ end -}}
+{{- if $c.rewardService -}}
+{{- $flows = append $flows (dict "from" "reward-service" "to" "sandbox-fusion" "ports" (list (dict "port" (include "grpo-common.port" "sandbox-fusion" | int))) "why" "the reward service's code routes run answers in the sandbox") -}}
+{{- $flows = append $flows (dict "from" "reward-service" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "the reward service resolves the sandbox Service name") -}}
+{{- end -}}
 {{- $flows = append $flows (dict "from" "sandbox-fusion-test" "to" "sandbox-fusion" "ports" (list (dict "port" (include "grpo-common.port" "sandbox-fusion" | int))) "why" "helm test runs print(42)") -}}
 {{- $flows = append $flows (dict "from" "sandbox-fusion-test" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "helm test resolves the Service name") -}}
 {{- end -}}
-{{- if eq ($reward.kind | default "") "external" -}}
+{{- if and $ray (eq ($reward.kind | default "") "external") -}}
 {{- $url := urlParse ($reward.url | default "") -}}
 {{- $port := (splitList ":" $url.host | rest | first) | default (ternary "443" "80" (eq $url.scheme "https")) | int -}}
 {{- $flows = append $flows (dict "from" "ray" "to" "public" "ports" (list (dict "port" $port)) "why" "global.job.reward.kind external: the reward workers call global.job.reward.url") -}}
 {{- $flows = append $flows (dict "from" "ray" "to" "namespace" "ports" (list (dict "port" $port)) "why" "global.job.reward.kind external: the URL may name a Service in the release namespace") -}}
 {{- end -}}
-{{- if or (has "wandb" ($trainer.logger | default list)) (has "mlflow" ($trainer.logger | default list)) -}}
+{{- if and $ray (or (has "wandb" ($trainer.logger | default list)) (has "mlflow" ($trainer.logger | default list))) -}}
 {{- $flows = append $flows (dict "from" "ray" "to" "public" "ports" (list (dict "port" 443)) "why" "global.job.trainer.logger names wandb or mlflow: the trainer sends metrics to the tracking server over HTTPS") -}}
 {{- end -}}
 {{- if $c.fsxUtils -}}
-{{- $flows = append $flows (dict "from" "fsx-utils" "to" "public" "ports" (list (dict "port" 443)) "why" "model and dataset downloads (Hugging Face Hub, PyPI) over HTTPS onto FSx") -}}
+{{- $flows = append $flows (dict "from" "fsx-utils" "to" "public" "ports" (list (dict "port" 443)) "why" "model and dataset downloads from the Hugging Face Hub over HTTPS onto FSx") -}}
 {{- $flows = append $flows (dict "from" "fsx-utils" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "name resolution for the downloads") -}}
 {{- end -}}
 {{- if $c.vllm -}}
@@ -61,7 +70,7 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- end -}}
 {{- if $c.lmEval -}}
 {{- $flows = append $flows (dict "from" "lm-eval" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "name resolution (vLLM Service, the Hub)") -}}
-{{- $flows = append $flows (dict "from" "lm-eval" "to" "public" "ports" (list (dict "port" 443)) "why" "benchmark datasets from the Hugging Face Hub over HTTPS; no cluster range, no instance metadata") -}}
+{{- if or (not (hasKey $le "allowPublicHttps")) $le.allowPublicHttps }}{{ $flows = append $flows (dict "from" "lm-eval" "to" "public" "ports" (list (dict "port" 443)) "why" "lm-eval.allowPublicHttps: benchmark data not in the image, from the Hugging Face Hub over HTTPS; no cluster range, no instance metadata") }}{{ end -}}
 {{- end -}}
 {{- toYaml $flows -}}
 {{- end -}}
