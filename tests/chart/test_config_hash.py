@@ -55,7 +55,7 @@ UNTOUCHED = {
     "testFreq": {"global.job.trainer.testFreq": 3},
     "experiment": {"global.job.trainer.experiment": "another-run"},
     "totalEpochs": {"global.job.trainer.totalEpochs": 2},
-    "logger": {"global.job.trainer.logger": ["console"]},
+    "samplesPerPrompt": {"global.job.rollout.samplesPerPrompt": 4},
     "trainBatchSize": {"global.job.verl.batch.trainBatchSize": 256},
     "ppoMiniBatchSize": {"global.job.verl.batch.ppoMiniBatchSize": 16},
     "temperature": {"global.job.rollout.temperature": 0.7},
