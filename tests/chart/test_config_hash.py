@@ -172,4 +172,5 @@ def test_hash_changes_exactly_when_the_ray_pods_change(name, shipped_values):
             checked += 1
             moved += pods_changed
             break
+    print(f"{name}: {checked} single-leaf changes rendered, {moved} changed the Ray pods")
     assert checked >= 60 and moved >= 10, (checked, moved)
