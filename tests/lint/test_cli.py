@@ -45,7 +45,9 @@ def test_error_finding_exits_1_and_names_file_line_key(capsys, short_context):
 
 def test_warning_only_passes_unless_strict(capsys, tmp_path):
     p = tmp_path / "priv.yaml"
-    p.write_text("sandbox-fusion:\n  privileged: true\n")
+    p.write_text("sandbox-fusion:\n  privileged: true\n  dedicatedNodes:\n"
+                 "    nodeSelector: {grpo-stack/sandbox: 'true'}\n"
+                 "    tolerations: [{key: grpo-stack/sandbox, operator: Exists, effect: NoSchedule}]\n")
     assert run(capsys, "--base", BASE, str(p))[0] == 0
     code, out, _ = run(capsys, "--strict", "--base", BASE, str(p))
     assert code == 1 and "GRPO801 [warning]" in out

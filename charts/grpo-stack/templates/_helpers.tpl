@@ -1,3 +1,4 @@
 {{/*
-The umbrella renders no objects of its own: every helper it needs comes from the grpo-common library.
+The umbrella renders one object of its own, the release's default-deny NetworkPolicy (templates/networkpolicy.yaml);
+every helper it needs comes from the grpo-common library.
 */}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from .common import AbsPath, Dns1123, Image, ProbeBudget, Quantity, RelPath, Resources, SecretRef, Strict
 from .job import Job
@@ -85,6 +85,13 @@ class Nccl(Strict):
     debug: Literal["VERSION", "WARN", "INFO", "TRACE"] = Field(description="NCCL_DEBUG on every Ray container.")
 
 
+class Dashboard(Strict):
+    exposed: bool = Field(
+        description="false: Ray dashboard/job API on 127.0.0.1 (kubectl port-forward, in-pod submit). "
+        "true: on 0.0.0.0, reachable from pods of the release namespace (NetworkPolicy)."
+    )
+
+
 class Raycluster(Strict):
     rayVersion: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = Field(
         description="Ray version inside the image (RayCluster spec.rayVersion)."
@@ -93,19 +100,72 @@ class Raycluster(Strict):
     head: Head
     worker: Worker
     nccl: Nccl
+    dashboard: Dashboard
+
+
+LabelKey = Annotated[str, StringConstraints(
+    pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$",
+    max_length=316)]
+LabelValue = Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")]
+
+
+class Toleration(Strict):
+    key: LabelKey = Field(description="Taint key, e.g. `grpo-stack/sandbox`.")
+    operator: Literal["Exists", "Equal"] = Field(description="Exists (any value) or Equal (`value`).")
+    value: LabelValue | None = Field(default=None, description="Taint value (operator Equal).")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(description="Taint effect.")
+
+
+class DedicatedNodes(Strict):
+    nodeSelector: dict[LabelKey, LabelValue] = Field(
+        description="Labels of a node group that runs only the sandbox (added to the instance-type selector)."
+    )
+    tolerations: list[Toleration] = Field(description="Tolerations for that node group's taint.")
+
+
+# privileged: true is allowed only with a dedicated node group (a privileged escape owns the node it runs on).
+_PRIVILEGED_NEEDS_DEDICATED_NODES = {
+    "if": {"properties": {"privileged": {"const": True}}, "required": ["privileged"]},
+    "then": {
+        "required": ["dedicatedNodes"],
+        "properties": {"dedicatedNodes": {
+            "required": ["nodeSelector", "tolerations"],
+            "properties": {"nodeSelector": {"minProperties": 1}, "tolerations": {"minItems": 1}},
+        }},
+    },
+}
 
 
 class SandboxFusion(Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [_PRIVILEGED_NEEDS_DEDICATED_NODES]})
+
     image: Image
     replicas: int = Field(ge=1, description="Sandbox pods behind the Service.")
     instanceType: InstanceType = Field(description="CPU node type the sandbox runs on.")
     resources: Resources
     privileged: bool = Field(
-        description="Run privileged. Off by default; SandboxFusion's cgroup isolation wants it. See docs/security.md."
+        description="Run privileged (SandboxFusion's lite isolation: overlayfs, cgroups, netns). Off by default; "
+        "needs dedicatedNodes. See docs/security.md."
     )
+    dedicatedNodes: DedicatedNodes = Field(
+        description="Node group for the sandbox alone: nodeSelector and tolerations, both required when privileged."
+    )
+    readOnlyRootFilesystem: bool = Field(
+        description="Read-only root filesystem; /tmp and /root/.cache are emptyDirs. false only for a runtime "
+        "that must write inside the image."
+    )
+    scratchSize: Quantity = Field(description="sizeLimit of each scratch emptyDir (/tmp, /root/.cache).")
     antiAffinity: Literal["required", "preferred"] = Field(
         description="Keep sandbox pods off the Ray head's node: required (default) or preferred."
     )
+
+    @model_validator(mode="after")
+    def _privileged_on_dedicated_nodes(self) -> SandboxFusion:
+        # Mirrored in JSON Schema by _PRIVILEGED_NEEDS_DEDICATED_NODES.
+        if self.privileged and not (self.dedicatedNodes.nodeSelector and self.dedicatedNodes.tolerations):
+            raise ValueError("privileged: true needs dedicatedNodes.nodeSelector and dedicatedNodes.tolerations "
+                             "(a node group that runs only the sandbox)")
+        return self
 
 
 class RewardService(Strict):

@@ -96,6 +96,8 @@ def chart_schemas() -> dict[Path, dict]:
         own_defs = {**sub_defs, **_model_schema(Global)[1], "Global": global_schema}
         sub = _object(section["properties"], own_defs, f"Values of the {name} subchart of grpo-stack (generated).")
         sub["required"] = ["global"]
+        if "allOf" in sub_schema:  # cross-field rules of the section (e.g. privileged needs dedicatedNodes)
+            sub["allOf"] = sub_schema["allOf"]
         out[SUBCHART_DIR / name / "values.schema.json"] = sub
     umbrella = _object(umbrella_props, defs, "Values of the grpo-stack umbrella chart (generated; do not edit).")
     # A disabled subchart's section is absent from the merged values, so only `global` is required.

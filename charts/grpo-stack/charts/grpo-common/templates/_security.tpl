@@ -82,48 +82,9 @@ Usage: {{- include "grpo-common.checkovSkips" (dict "checks" (list "CKV_K8S_15" 
 {{- end -}}
 
 {{/*
-Egress rule to the cluster DNS (kube-dns / CoreDNS pods in any namespace) on port 53, UDP and TCP.
-Usage: {{- include "grpo-common.dnsEgressRule" . | nindent 4 }}
-*/}}
-{{- define "grpo-common.dnsEgressRule" -}}
-- to:
-    - namespaceSelector: {}
-      podSelector:
-        matchLabels:
-          k8s-app: kube-dns
-  ports:
-    - port: 53
-      protocol: UDP
-    - port: 53
-      protocol: TCP
-{{- end -}}
-
-{{/*
-NetworkPolicy for a chart's helm test pod: no ingress, egress only to the pods behind the Service under test
-(on its port) and to cluster DNS. It is an ordinary release object, so it is in place before `helm test`.
-Usage: {{ include "grpo-common.testNetworkPolicy" (dict "component" "vllm-test" "target" "vllm" "context" $) }}
+NetworkPolicy for a chart's helm test pod: its flows in grpo-common.flows (the Service under test and DNS).
+Usage: {{ include "grpo-common.testNetworkPolicy" (dict "component" "vllm-test" "context" $) }}
 */}}
 {{- define "grpo-common.testNetworkPolicy" -}}
-apiVersion: networking.k8s.io/v1
-kind: NetworkPolicy
-metadata:
-  name: {{ include "grpo-common.fullname" (dict "component" .component "context" .context) }}
-  namespace: {{ include "grpo-common.namespace" .context | quote }}
-  labels:
-    {{- include "grpo-common.labels.standard" (dict "component" .component "context" .context) | nindent 4 }}
-spec:
-  podSelector:
-    matchLabels:
-      {{- include "grpo-common.labels.matchLabels" (dict "component" .component "context" .context) | nindent 6 }}
-  policyTypes: [Ingress, Egress]
-  ingress: []
-  egress:
-    # The pods behind the Service under test, on the port the Service forwards to.
-    - to:
-        - podSelector:
-            matchLabels:
-              {{- include "grpo-common.labels.matchLabels" (dict "component" .target "context" .context) | nindent 14 }}
-      ports:
-        - port: {{ include "grpo-common.port" .target }}
-    {{- include "grpo-common.dnsEgressRule" . | nindent 4 }}
+{{- include "grpo-common.networkPolicy" (dict "component" .component "context" .context) -}}
 {{- end -}}

@@ -3,7 +3,7 @@ The port each in-release Service listens on. The only place these numbers are wr
 Usage: {{ include "grpo-common.port" "sandbox-fusion" }}
 */}}
 {{- define "grpo-common.port" -}}
-{{- $ports := dict "sandbox-fusion" 8080 "reward-service" 8000 "reward-service-metrics" 9100 "vllm" 8000 "ray-dashboard" 8265 -}}
+{{- $ports := dict "sandbox-fusion" 8080 "reward-service" 8000 "reward-service-metrics" 9100 "vllm" 8000 "ray-dashboard" 8265 "ray-metrics" 8080 "ray-gcs" 6379 "ray-client" 10001 -}}
 {{- required (printf "no port for component %q" .) (get $ports .) -}}
 {{- end -}}
 

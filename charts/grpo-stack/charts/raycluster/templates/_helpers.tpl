@@ -62,12 +62,14 @@ Usage: {{ include "raycluster.rewardUrl" . }}
 {{- end -}}
 
 {{/*
-Pod-template annotations: a hash of everything that shapes the pods, so `helm upgrade` changes the template
-and KubeRay's Recreate upgrade strategy rolls the Ray pods.
-Usage: {{- include "raycluster.podAnnotations" $ | nindent 8 }}
+Pod-template annotation: a hash of what the Ray pods are made of (rayStartParams and the pod specs, as
+rendered), so it changes exactly when a Ray pod would run differently. The job section is not in it: the
+in-pod submit reads the job from its ConfigMap at submit time, so saveFreq or a batch size never recreates
+the GPU cluster, and neither does switching the eval components on or off.
+Usage: {{- include "raycluster.configHash" (list $headParams $headSpec $workerParams $workerSpec) }}
 */}}
-{{- define "raycluster.podAnnotations" -}}
-grpo-stack.io/config-hash: {{ printf "%s%s" (toJson .Values) (include "raycluster.jobSpec" .) | sha256sum | trunc 16 | quote }}
+{{- define "raycluster.configHash" -}}
+grpo-stack.io/config-hash: {{ join "\n---\n" . | sha256sum | trunc 16 | quote }}
 {{- end -}}
 
 {{/*
@@ -89,7 +91,23 @@ Usage: {{ include "raycluster.jobSpec" $ }}
 {{- end -}}
 
 {{/*
-Volumes and mounts shared by head and workers.
+Paths under global.storage.mountPath the Ray pods may write, relative to it: the checkpoint root and, for
+miles, the Megatron torch_dist conversion of the model (written by the in-pod submit's conversion step next to
+the Hugging Face weights, `<model.path>_torch_dist`). Everything else on the volume is read-only: models, data,
+other runs' results. All come from global.job.
+Usage: {{ include "raycluster.writablePaths" . | fromYamlArray }}
+*/}}
+{{- define "raycluster.writablePaths" -}}
+{{- $job := .Values.global.job -}}
+- {{ $job.trainer.checkpointDir | quote }}
+{{- if eq $job.framework "miles" }}
+- {{ printf "%s_torch_dist" (trimSuffix "/" $job.model.path) | quote }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Volumes shared by head and workers.
+Usage: {{- include "raycluster.volumes" . | nindent 10 }}
 */}}
 {{- define "raycluster.volumes" -}}
 {{ include "grpo-common.storageVolume" . }}
@@ -102,12 +120,135 @@ Volumes and mounts shared by head and workers.
     name: {{ include "grpo-common.jobConfigMapName" . }}
 {{- end -}}
 
+{{/*
+Mounts shared by head and workers: the FSx volume read-only at mountPath, and each raycluster.writablePaths
+entry read-write over it (a subPath of the same volume, so the path the job uses is unchanged).
+Usage: {{- include "raycluster.volumeMounts" . | nindent 14 }}
+*/}}
 {{- define "raycluster.volumeMounts" -}}
+{{- $mount := .Values.global.storage.mountPath -}}
 - name: storage
-  mountPath: {{ .Values.global.storage.mountPath | quote }}
+  mountPath: {{ $mount | quote }}
+  readOnly: true
+{{- range include "raycluster.writablePaths" . | fromYamlArray }}
+- name: storage
+  mountPath: {{ printf "%s/%s" (trimSuffix "/" $mount) . | quote }}
+  subPath: {{ . | quote }}
+{{- end }}
 - name: dshm
   mountPath: /dev/shm
 - name: job-spec
   mountPath: /etc/grpo-stack
   readOnly: true
+{{- end -}}
+
+{{/*
+Container securityContext of the Ray containers. Root stays (the image's user; FSx directories are root-owned),
+but with no privilege escalation, RuntimeDefault seccomp and every capability dropped. The one exception,
+IPC_LOCK on the EFA workers: libfabric's EFA provider registers (pins) the NCCL buffers with the device, and
+pinned memory is capped by RLIMIT_MEMLOCK unless the process holds CAP_IPC_LOCK; without it NCCL's EFA transport
+fails to register memory. The head has no EFA and gets nothing. docs/security.md lists both.
+Usage: {{- include "raycluster.securityContext" (dict "efa" true) | nindent 12 }}
+*/}}
+{{- define "raycluster.securityContext" -}}
+securityContext:
+  allowPrivilegeEscalation: false
+  privileged: false
+  capabilities:
+    drop: ["ALL"]
+    {{- if .efa }}
+    add: ["IPC_LOCK"]
+    {{- end }}
+  seccompProfile:
+    type: RuntimeDefault
+{{- end -}}
+
+{{/*
+rayStartParams of the head. The dashboard and job API listen on 127.0.0.1 unless raycluster.dashboard.exposed:
+the in-pod submit and `kubectl port-forward` reach localhost, and nothing else needs them. KubeRay's own probes
+call localhost too.
+Usage: {{- include "raycluster.headStartParams" . | nindent 4 }}
+*/}}
+{{- define "raycluster.headStartParams" -}}
+dashboard-host: {{ ternary "0.0.0.0" "127.0.0.1" .Values.dashboard.exposed | quote }}
+num-cpus: "0"
+num-gpus: "0"
+{{- end -}}
+
+{{/*
+Pod-level settings shared by head and workers: no service-account token (nothing in a Ray pod calls the
+Kubernetes API: KubeRay's in-tree autoscaler, which would, is not enabled, and the recipe reaches the head
+through `kubectl exec` from outside), no Service environment variables, RuntimeDefault seccomp.
+Usage: {{- include "raycluster.podCommon" . | nindent 0 }}
+*/}}
+{{- define "raycluster.podCommon" -}}
+automountServiceAccountToken: false
+enableServiceLinks: false
+{{ include "grpo-common.podSecurityContext" (dict "nonRoot" false) }}
+{{- end -}}
+
+{{/*
+The head pod spec (CPU node, no GPU, no EFA).
+Usage: {{- include "raycluster.headPodSpec" . | nindent 8 }}
+*/}}
+{{- define "raycluster.headPodSpec" -}}
+{{ include "raycluster.podCommon" . }}
+{{ include "grpo-common.nodeSelector" .Values.head.instanceType }}
+containers:
+  - name: ray-head
+    image: {{ include "grpo-common.image" .Values.image | quote }}
+    imagePullPolicy: IfNotPresent
+    ports:
+      - name: gcs
+        containerPort: {{ include "grpo-common.port" "ray-gcs" }}
+      - name: dashboard
+        containerPort: {{ include "grpo-common.port" "ray-dashboard" }}
+      - name: client
+        containerPort: {{ include "grpo-common.port" "ray-client" }}
+    env:
+      {{- include "raycluster.env" . | nindent 6 }}
+    {{- include "grpo-common.resources" .Values.head.resources | nindent 4 }}
+    {{- include "raycluster.securityContext" (dict "efa" false) | nindent 4 }}
+    volumeMounts:
+      {{- include "raycluster.volumeMounts" . | nindent 6 }}
+volumes:
+  {{- include "raycluster.volumes" . | nindent 2 }}
+{{- end -}}
+
+{{/*
+The GPU worker pod spec: the whole node, every GPU and every EFA interface.
+Usage: {{- include "raycluster.workerPodSpec" . | nindent 10 }}
+*/}}
+{{- define "raycluster.workerPodSpec" -}}
+{{- $g := .Values.global -}}
+{{ include "raycluster.podCommon" . }}
+{{ include "grpo-common.nodeSelector" $g.cluster.gpuInstanceType }}
+tolerations:
+  - key: nvidia.com/gpu
+    operator: Exists
+    effect: NoSchedule
+containers:
+  - name: ray-worker
+    image: {{ include "grpo-common.image" .Values.image | quote }}
+    imagePullPolicy: IfNotPresent
+    env:
+      {{- include "raycluster.env" . | nindent 6 }}
+    resources:
+      # The whole node: every GPU and every EFA interface. A partial EFA request is a
+      # correctness problem (NCCL falls back), not just a slower run.
+      requests:
+        cpu: {{ .Values.worker.resources.cpu | quote }}
+        memory: {{ .Values.worker.resources.memory | quote }}
+        nvidia.com/gpu: {{ $g.cluster.gpusPerNode }}
+        vpc.amazonaws.com/efa: {{ $g.cluster.efaPerNode }}
+      limits:
+        cpu: {{ .Values.worker.resources.cpu | quote }}
+        memory: {{ .Values.worker.resources.memory | quote }}
+        nvidia.com/gpu: {{ $g.cluster.gpusPerNode }}
+        vpc.amazonaws.com/efa: {{ $g.cluster.efaPerNode }}
+    {{- include "raycluster.securityContext" (dict "efa" (gt (int $g.cluster.efaPerNode) 0)) | nindent 4 }}
+    volumeMounts:
+      {{- include "raycluster.volumeMounts" . | nindent 6 }}
+volumes:
+  {{- include "raycluster.volumes" . | nindent 2 }}
 {{- end -}}

@@ -1,0 +1,63 @@
+"""Helpers for the pod-security rules GRPO810-GRPO817 (not a rule: no CODE)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._objects import containers, selector_matches
+
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+def where(pod_path: str, field: str, i: int) -> str:
+    return f"{pod_path}.{field}.{i}"
+
+
+def pod_label(o, pod_path: str) -> str:
+    """`RayCluster grpo-ray (head)` / `Deployment grpo-vllm`: how a finding names the pod."""
+    if o.kind != "RayCluster":
+        return f"{o.kind} {o.name}"
+    return f"RayCluster {o.name} ({'head' if '.headGroupSpec.' in pod_path else 'worker group'})"
+
+
+def is_privileged(c: dict[str, Any]) -> bool:
+    return bool((c.get("securityContext") or {}).get("privileged"))
+
+
+def requests_efa(c: dict[str, Any]) -> bool:
+    res = c.get("resources") or {}
+    return any(str((res.get(k) or {}).get(EFA_RESOURCE, "0")) not in ("0", "") for k in ("requests", "limits"))
+
+
+def all_containers(pod: dict[str, Any]):
+    yield from containers(pod)
+
+
+def namespace_of(o, default: str) -> str:
+    return (o.obj.get("metadata") or {}).get("namespace") or default
+
+
+def policies_selecting(ctx, o, pod_path: str) -> list[tuple[Any, dict]]:
+    """NetworkPolicies in the pod's namespace whose podSelector matches the pod's labels."""
+    labels = ctx.pod_labels(o, pod_path)
+    ns = namespace_of(o, ctx.namespace)
+    out = []
+    for p in ctx.of_kind("NetworkPolicy"):
+        spec = p.obj.get("spec") or {}
+        if namespace_of(p, ctx.namespace) == ns and selector_matches(spec.get("podSelector") or {}, labels):
+            out.append((p, spec))
+    return out
+
+
+def policy_types(spec: dict) -> set[str]:
+    """policyTypes as Kubernetes defaults them: Ingress always, Egress when egress rules are present."""
+    types = spec.get("policyTypes")
+    if types:
+        return set(types)
+    return {"Ingress"} | ({"Egress"} if spec.get("egress") else set())
+
+
+def port_admitted(rule: dict, port: int, names: set[str]) -> bool:
+    ports = rule.get("ports") or []
+    return not ports or any(str(p.get("port")) in ({str(port)} | names) or p.get("port") is None for p in ports)

@@ -1,0 +1,56 @@
+"""GRPO815 privileged-placement."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._podsecurity import INSTANCE_TYPE_LABEL, all_containers, is_privileged, pod_label
+
+CODE = "GRPO815"
+NAME = "privileged-placement"
+SEVERITY = Severity.ERROR
+SUMMARY = "A privileged container may be scheduled on shared nodes (no dedicated node selector and toleration)."
+DOC = """## What it does
+For a pod with a privileged container, requires placement on a dedicated node group: a `nodeSelector` with a
+label other than the instance type (or a required node affinity) and at least one toleration (for that node
+group's taint).
+
+## Why is this bad?
+Escaping a privileged container owns the node, and with it every pod on that node: the Ray head, other teams'
+workloads, their service-account tokens and volumes. The predecessor documented "only on a dedicated tainted
+node group" but gave the sandbox no way to be placed there.
+
+## Example
+```yaml
+sandbox-fusion:
+  privileged: true
+```
+Use instead:
+```yaml
+sandbox-fusion:
+  privileged: true
+  dedicatedNodes:
+    nodeSelector: {grpo-stack/sandbox: "true"}
+    tolerations: [{key: grpo-stack/sandbox, operator: Exists, effect: NoSchedule}]
+```
+
+## Fix
+Give the pod the node selector and toleration of a node group that runs nothing else (in grpo-stack:
+`sandbox-fusion.dedicatedNodes`), or turn privileged off.
+"""
+
+
+def _dedicated(pod: dict) -> bool:
+    selector = {k for k in (pod.get("nodeSelector") or {}) if k != INSTANCE_TYPE_LABEL}
+    affinity = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    return bool(selector or affinity) and bool(pod.get("tolerations"))
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        privileged = [c.get("name") for _, _, c in all_containers(pod) if is_privileged(c)]
+        if privileged and not _dedicated(pod):
+            yield Hit(pod_path, f"{pod_label(o, pod_path)}: privileged container {', '.join(privileged)} has no "
+                      "dedicated node group (node selector beyond the instance type, and a toleration)", obj=o)

@@ -1,0 +1,68 @@
+"""GRPO817 ray-dashboard-exposed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._podsecurity import policies_selecting, policy_types, port_admitted
+
+CODE = "GRPO817"
+NAME = "ray-dashboard-exposed"
+SEVERITY = Severity.WARNING
+SUMMARY = "The Ray dashboard and job API listen on every interface and may be reached from outside the namespace."
+DOC = """## What it does
+For each RayCluster whose head binds the dashboard to every interface (`dashboard-host` unset, which KubeRay
+turns into 0.0.0.0, or set to 0.0.0.0), checks the NetworkPolicies selecting the head: the dashboard port
+(8265) must be admitted from nothing wider than pods of the same namespace. No ingress policy at all, a rule
+with no `from`, a `namespaceSelector` or an `ipBlock` peer on that port is reported.
+
+## Why is this bad?
+The Ray job API on the dashboard port runs any command it is sent, with the head's environment: the
+Hugging Face token, the FSx volume, the cluster's network. Ray has no authentication on it.
+
+## Example
+```yaml
+headGroupSpec:
+  rayStartParams: {dashboard-host: "0.0.0.0"}
+```
+Use instead:
+```yaml
+headGroupSpec:
+  rayStartParams: {dashboard-host: "127.0.0.1"}   # kubectl port-forward still reaches it
+```
+
+## Fix
+Bind the dashboard to 127.0.0.1 (grpo-stack's default; `raycluster.dashboard.exposed: false`) or admit its
+port only from pods of the release namespace.
+"""
+
+DASHBOARD_PORT = 8265
+LOCAL = {"127.0.0.1", "localhost", "::1"}
+
+
+def _wide(peer: dict) -> bool:
+    return "ipBlock" in peer or "namespaceSelector" in peer
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o in ctx.of_kind("RayCluster"):
+        head = (o.obj.get("spec") or {}).get("headGroupSpec") or {}
+        host = str((head.get("rayStartParams") or {}).get("dashboard-host", "0.0.0.0"))
+        if host in LOCAL:
+            continue
+        pod_path = "spec.headGroupSpec.template.spec"
+        policies = [spec for _p, spec in policies_selecting(ctx, o, pod_path) if "Ingress" in policy_types(spec)]
+        reasons = [] if policies else ["no NetworkPolicy restricts ingress to the head"]
+        for spec in policies:
+            for rule in spec.get("ingress") or []:
+                if not port_admitted(rule, DASHBOARD_PORT, {"dashboard"}):
+                    continue
+                peers = rule.get("from")
+                if not peers:
+                    reasons.append("a NetworkPolicy admits it from anywhere")
+                elif any(_wide(p) for p in peers):
+                    reasons.append("a NetworkPolicy admits it from other namespaces or IP ranges")
+        if reasons:
+            yield Hit("spec.headGroupSpec.rayStartParams", f"RayCluster {o.name}: the dashboard listens on {host}:"
+                      f"{DASHBOARD_PORT} and {reasons[0]}", obj=o)
