@@ -97,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(argv)
         if args.command == "datasets":
             return _list()
+        if getattr(args, "no_progress", False):
+            import datasets
+
+            datasets.disable_progress_bars()
         if args.command == "prepare":
             return _prepare(args)
         return _holdout(args)
@@ -118,7 +122,7 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
     return out
 
 
-def _load_source(name: str, split: str, args) -> "object":
+def _load_source(name: str, split: str, args) -> object:
     adapter = P.adapter_for(name)
     dirs, revs = _pairs(args.source_dir, "--source-dir"), _pairs(args.revision, "--revision")
     revision, mutable = resolve_revision(adapter, revs.get(name), args.allow_mutable)
@@ -130,7 +134,7 @@ def _load_source(name: str, split: str, args) -> "object":
         if split not in adapter.splits:
             raise DataInputError(f"{name}: no {split!r} split (has: {', '.join(sorted(adapter.splits))})")
         root = snapshot(adapter, split, revision, args.cache_dir)
-    return load(adapter, split, revision, mutable, root)
+    return load(adapter, split, revision, mutable, root, args.cache_dir)
 
 
 def _check_unknown_pairs(args, names: list[str]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import datasets
 import huggingface_hub
+import pyarrow.parquet as pq
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 
 from .adapters.base import COMMIT, Adapter
@@ -55,7 +56,7 @@ def snapshot(adapter: Adapter, split: str, revision: str, cache: Path) -> Path:
     return local
 
 
-def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir: Path) -> Loaded:
+def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir: Path, cache: Path) -> Loaded:
     """Rows of one split from a directory holding the repository's files at `revision`."""
     if split not in adapter.splits:
         raise DataInputError(
@@ -65,9 +66,17 @@ def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir:
     matched = sorted(p for p in source_dir.glob(pattern) if p.is_file())
     if not matched:
         raise DataInputError(f"{adapter.name}: no files match {pattern} under {source_dir}")
+    rows = 0
+    for p in matched:
+        try:
+            rows += pq.ParquetFile(p).metadata.num_rows
+        except Exception as exc:  # ArrowInvalid and friends: not a parquet file
+            raise DataInputError(f"{adapter.name}: {p}: not a parquet file ({exc})") from None
+    if rows == 0:
+        raise DataInputError(f"{adapter.name} ({split}): empty dataset: {pattern} under {source_dir} has 0 rows")
     try:
         ds = datasets.load_dataset(
-            str(source_dir), data_files={split: pattern}, split=split,
+            str(source_dir), data_files={split: pattern}, split=split, cache_dir=str(cache / "datasets"),
         )
     except Exception as exc:  # datasets raises many types for unreadable parquet; all are bad input here
         raise DataInputError(f"{adapter.name}: cannot read {pattern} under {source_dir}: {exc}") from None

@@ -116,7 +116,8 @@ def _finish(examples: list[Example], report: SourceReport, dedupe: bool, pass_fi
         if not has_rate:
             report.pass_rate = {"column": pass_filter.column, "present": False, "filtered": 0}
         else:
-            kept = [e for e in examples if e.pass_rate is None or pass_filter.minimum <= e.pass_rate <= pass_filter.maximum]
+            lo, hi = pass_filter.minimum, pass_filter.maximum
+            kept = [e for e in examples if e.pass_rate is None or lo <= e.pass_rate <= hi]
             report.pass_rate = {
                 "column": pass_filter.column, "present": True, "min": pass_filter.minimum,
                 "max": pass_filter.maximum, "filtered": len(examples) - len(kept),
