@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture

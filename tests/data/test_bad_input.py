@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-import sources
+
+from . import sources
 
 
 def _one_line(err: str) -> str:

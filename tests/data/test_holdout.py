@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pyarrow.parquet as pq
-import sources
+
+from . import sources
 
 
 def _train(run, tmp_path, gsm_train, apps_train):

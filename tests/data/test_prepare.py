@@ -7,8 +7,9 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-import sources
 from grpo_stack.data.adapters import REGISTRY
+
+from . import sources
 
 MATH_Q = [("What is 1+1?", "2"), ("What is 2+3?", "5"), ("Compute 7*6.", "42")]
 
