@@ -53,6 +53,7 @@ def _sources(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", type=Path,
                    default=Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "grpo-data",
                    help="where Hub downloads go (default: $HF_HOME/grpo-data)")
+    p.add_argument("--endpoint", help="Hub endpoint (default: huggingface_hub's, i.e. $HF_ENDPOINT or the Hub)")
     p.add_argument("--seed", type=int, default=0, help="mixing / sampling seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
@@ -126,6 +127,7 @@ def _load_source(name: str, split: str, args) -> object:
     adapter = P.adapter_for(name)
     dirs, revs = _pairs(args.source_dir, "--source-dir"), _pairs(args.revision, "--revision")
     revision, mutable = resolve_revision(adapter, revs.get(name), args.allow_mutable)
+    commit = None
     if name in dirs:
         root = Path(dirs[name])
         if not root.is_dir():
@@ -133,8 +135,8 @@ def _load_source(name: str, split: str, args) -> object:
     else:
         if split not in adapter.splits:
             raise DataInputError(f"{name}: no {split!r} split (has: {', '.join(sorted(adapter.splits))})")
-        root = snapshot(adapter, split, revision, args.cache_dir)
-    return load(adapter, split, revision, mutable, root, args.cache_dir)
+        root, commit = snapshot(adapter, split, revision, args.cache_dir, args.endpoint)
+    return load(adapter, split, revision, mutable, root, args.cache_dir, commit)
 
 
 def _check_unknown_pairs(args, names: list[str]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import datasets
+import httpx2  # huggingface_hub's HTTP client: its connection errors are not OSErrors
 import huggingface_hub
 import pyarrow.parquet as pq
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
@@ -23,8 +24,9 @@ from .errors import DataInputError
 class Loaded:
     adapter: Adapter
     split: str
-    revision: str  # what was read: a commit, or the branch name when --allow-mutable let it through
+    revision: str  # what was asked for: a commit, or the branch name when --allow-mutable let it through
     mutable: bool
+    commit: str | None  # the commit read; None for a local copy of a branch (nothing here can tell)
     files: list[dict[str, Any]]  # {path (inside the repository), size, sha256}
     rows: list[dict[str, Any]]
 
@@ -41,22 +43,29 @@ def resolve_revision(adapter: Adapter, override: str | None, allow_mutable: bool
     return revision, True
 
 
-def snapshot(adapter: Adapter, split: str, revision: str, cache: Path) -> Path:
-    """Download the split's parquet files at `revision` (HF_TOKEN from the environment) and return the directory."""
-    local = cache / adapter.repo.replace("/", "__") / revision.replace("/", "__")
+def snapshot(adapter: Adapter, split: str, revision: str, cache: Path,
+             endpoint: str | None = None) -> tuple[Path, str]:
+    """Download the split's parquet files at `revision` (HF_TOKEN from the environment): (directory, commit)."""
+    token = os.environ.get("HF_TOKEN") or None
     try:
+        commit = huggingface_hub.HfApi(endpoint=endpoint).dataset_info(adapter.repo, revision=revision, token=token).sha
+        local = cache / adapter.repo.replace("/", "__") / commit
         huggingface_hub.snapshot_download(
-            repo_id=adapter.repo, repo_type="dataset", revision=revision, local_dir=local,
-            allow_patterns=[adapter.splits[split]], token=os.environ.get("HF_TOKEN") or None,
+            repo_id=adapter.repo, repo_type="dataset", revision=commit, local_dir=local,
+            allow_patterns=[adapter.splits[split]], token=token, endpoint=endpoint,
         )
     except RevisionNotFoundError:
         raise DataInputError(f"{adapter.name}: revision {revision} not found in {adapter.repo}") from None
-    except (HfHubHTTPError, OSError) as exc:
-        raise DataInputError(f"{adapter.name}: download of {adapter.repo}@{revision} failed: {exc}") from None
-    return local
+    except (HfHubHTTPError, httpx2.HTTPError, OSError) as exc:
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise DataInputError(
+            f"{adapter.name}: download of {adapter.repo}@{revision} failed: {type(exc).__name__}: {first}"
+        ) from None
+    return local, commit
 
 
-def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir: Path, cache: Path) -> Loaded:
+def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir: Path, cache: Path,
+         commit: str | None = None) -> Loaded:
     """Rows of one split from a directory holding the repository's files at `revision`."""
     if split not in adapter.splits:
         raise DataInputError(
@@ -89,7 +98,9 @@ def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir:
     rows = [dict(r, _row=i) for i, r in enumerate(ds)]
     files = [{"path": str(p.relative_to(source_dir)), "size": p.stat().st_size, "sha256": sha256_file(p)}
              for p in matched]
-    return Loaded(adapter, split, revision, mutable, files, rows)
+    if commit is None and COMMIT.match(revision):
+        commit = revision
+    return Loaded(adapter, split, revision, mutable, commit, files, rows)
 
 
 def sha256_file(path: Path) -> str:

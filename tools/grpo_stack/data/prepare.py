@@ -28,6 +28,7 @@ class SourceReport:
     repo: str | None
     revision: str | None
     mutable: bool
+    commit: str | None
     split: str
     weight: float
     files: list[dict[str, Any]]
@@ -55,7 +56,8 @@ class PassRateFilter:
 def convert(loaded: Loaded, weight: float, dedupe: bool, pass_filter: PassRateFilter | None,
             progress: bool) -> tuple[list[Example], SourceReport]:
     a = loaded.adapter
-    report = SourceReport(a.name, a.repo, loaded.revision, loaded.mutable, loaded.split, weight, loaded.files,
+    report = SourceReport(a.name, a.repo, loaded.revision, loaded.mutable, loaded.commit, loaded.split, weight,
+                          loaded.files,
                           rows_read=len(loaded.rows))
     has_rate = pass_filter is not None and bool(loaded.rows) and pass_filter.column in loaded.rows[0]
     out: list[Example] = []
@@ -81,7 +83,7 @@ def from_prepared_file(path: Path, weight: float, dedupe: bool, pass_filter: Pas
         rows = pq.read_table(path).to_pylist()
     except (OSError, ValueError) as exc:
         raise DataInputError(f"{path}: not a readable parquet file ({exc})") from None
-    report = SourceReport(str(path), None, None, False, "file", weight,
+    report = SourceReport(str(path), None, None, False, None, "file", weight,
                           [{"path": str(path), "size": path.stat().st_size, "sha256": sha256_file(path)}],
                           rows_read=len(rows))
     out = []

@@ -10,6 +10,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2  # huggingface_hub's HTTP client: its connection errors are not OSErrors
 from huggingface_hub import HfApi, snapshot_download
 from huggingface_hub.errors import (
     GatedRepoError,
@@ -44,7 +45,7 @@ def from_hub(repo: str, revision: str, dest: Path, endpoint: str | None = None) 
         raise FetchError(f"{repo}: no such model repository (or HF_TOKEN lacks access)") from None
     except RevisionNotFoundError:
         raise FetchError(f"{repo}: revision {revision} not found") from None
-    except (HfHubHTTPError, OSError) as exc:
+    except (HfHubHTTPError, httpx2.HTTPError, OSError) as exc:
         raise FetchError(f"{repo}@{revision}: download failed: {type(exc).__name__}: {_first_line(exc)}") from None
     return Fetched(commit, expected)
 
