@@ -4,6 +4,7 @@
   grpo-data holdout --train TRAIN --dataset NAME[:ROWS]... --output VAL.parquet|VAL.jsonl...
   grpo-data holdout --train TRAIN --val VAL          (audit an existing validation file)
   grpo-data datasets                                  (the registry: name, repository, revision, splits)
+  grpo-data version [--expect VERSION]                (exit 1 when the installed tools are another version)
 
 Every revision is a commit; a branch (APPS, TACO convert their loading scripts on refs/convert/parquet) must be
 pinned with --revision NAME=<commit> or let through with --allow-mutable, which the manifest records.
@@ -19,12 +20,10 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from ..data import holdout as H
-from ..data import prepare as P
 from ..data.errors import DataInputError
-from ..data.load import load, resolve_revision, snapshot
-from ..data.write import check_output, write, write_manifest
 from ..errors import printable
+
+# The data modules import datasets and pyarrow (seconds); `version` (the pod's readiness probe) must not.
 
 
 class Usage(Exception):
@@ -90,12 +89,16 @@ def parser() -> argparse.ArgumentParser:
     _sources(hp)
 
     sub.add_parser("datasets", help="list the registry")
+    vp = sub.add_parser("version", help="print the tools' version; with --expect, exit 1 on any other")
+    vp.add_argument("--expect", help="the version this release needs (the fsx-utils readiness probe)")
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
+        if args.command == "version":
+            return _version(args.expect)
         if args.command == "datasets":
             return _list()
         if getattr(args, "no_progress", False):
@@ -113,6 +116,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _version(expect: str | None) -> int:
+    have = tools_version()
+    print(f"grpo-stack tools {have}")
+    if expect is not None and have != expect:
+        print(f"grpo-data: installed tools are {have}, this release needs {expect}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _pairs(values: list[str], flag: str) -> dict[str, str]:
     out = {}
     for v in values:
@@ -124,6 +136,9 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
 
 
 def _load_source(name: str, split: str, args) -> object:
+    from ..data import prepare as P
+    from ..data.load import load, resolve_revision, snapshot
+
     adapter = P.adapter_for(name)
     dirs, revs = _pairs(args.source_dir, "--source-dir"), _pairs(args.revision, "--revision")
     revision, mutable = resolve_revision(adapter, revs.get(name), args.allow_mutable)
@@ -140,6 +155,8 @@ def _load_source(name: str, split: str, args) -> object:
 
 
 def _check_unknown_pairs(args, names: list[str]) -> None:
+    from ..data import prepare as P
+
     for flag, values in (("--source-dir", args.source_dir), ("--revision", args.revision)):
         for name in _pairs(values, flag):
             P.adapter_for(name)
@@ -148,6 +165,9 @@ def _check_unknown_pairs(args, names: list[str]) -> None:
 
 
 def _prepare(args) -> int:
+    from ..data import prepare as P
+    from ..data.write import check_output, write, write_manifest
+
     if not args.dataset and not args.from_file:
         raise Usage("prepare needs at least one --dataset or --from-file")
     if not (0.0 <= args.min_pass_rate <= args.max_pass_rate <= 1.0):
@@ -187,6 +207,10 @@ def _prepare(args) -> int:
 
 
 def _holdout(args) -> int:
+    from ..data import holdout as H
+    from ..data import prepare as P
+    from ..data.write import check_output, write, write_manifest
+
     if bool(args.val) == bool(args.dataset):
         raise Usage("holdout needs either --dataset (build the split) or --val (audit a file), not both")
     if args.dataset and not args.output:
