@@ -61,6 +61,7 @@ def test_image_pins_the_whole_dependency_closure():
     pinned = {}
     for line in (REPO / "images" / "fsx-utils" / "requirements.txt").read_text().splitlines():
         if line.strip() and not line.startswith("#"):
+            assert re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][A-Za-z0-9.+!-]*", line), line
             name, _, ver = line.partition("==")
             pinned[_norm(name)] = ver
     seen, todo = set(), [Requirement(r) for r in distribution("grpo-stack").requires or []]
