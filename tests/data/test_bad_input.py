@@ -133,3 +133,30 @@ def test_console_script_exit_status(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("grpo-data: unknown dataset 'nope'")
     assert r.stderr.count("\n") == 1
+
+
+def test_fifo_inputs_do_not_block(run, tmp_path):
+    """A FIFO given as a training or prepared file is refused at once instead of blocking on the read."""
+    fifo = tmp_path / "pipe.parquet"
+    os.mkfifo(fifo)
+    code, _, err = run("holdout", "--train", str(fifo), "--val", str(fifo))
+    assert code == 2 and f"{fifo}: not a regular file" in _one_line(err)
+    code, _, err = run("prepare", "--from-file", str(fifo), "--output", str(tmp_path / "o.parquet"))
+    assert code == 2 and f"--from-file {fifo}: not a regular file" in _one_line(err)
+
+
+def test_from_file_that_is_not_verl_layout(run, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.Table.from_pylist([{"question": "q", "answer": "a"}]), other)
+    code, _, err = run("prepare", "--from-file", str(other), "--output", str(tmp_path / "o.parquet"))
+    assert code == 2 and f"{other}: row 0: not a verl-layout row (KeyError: 'prompt')" in _one_line(err)
+
+
+def test_miles_file_with_a_broken_line(run, tmp_path):
+    bad = tmp_path / "train.jsonl"
+    bad.write_text('{"prompt": "p", "label": "1", "metadata": {}}\n{not json\n')
+    code, _, err = run("holdout", "--train", str(bad), "--val", str(bad))
+    assert code == 2 and f"{bad}:2: not a miles-layout line" in _one_line(err)

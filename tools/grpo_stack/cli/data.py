@@ -187,7 +187,8 @@ def _prepare(args) -> int:
     for spec in args.from_file:
         path, weight = P.parse_weighted(spec)
         if not Path(path).is_file():
-            raise DataInputError(f"--from-file {path}: no such file")
+            why = "not a regular file" if Path(path).exists() else "no such file"
+            raise DataInputError(f"--from-file {path}: {why}")
         parts.append(P.from_prepared_file(Path(path), weight, not args.keep_duplicates, rate, progress))
     for examples, report in parts:
         if not examples:

@@ -36,8 +36,10 @@ class AuditRow:
 
 def read_prepared(path: Path) -> list[Example]:
     """A prepared file in either layout (.parquet verl, .jsonl miles)."""
-    if not path.is_file():
+    if not path.exists():
         raise DataInputError(f"{path}: no such file")
+    if not path.is_file():  # a FIFO or device would block the read
+        raise DataInputError(f"{path}: not a regular file")
     try:
         if path.suffix == ".jsonl":
             with open(path, encoding="utf-8") as f:
