@@ -55,6 +55,7 @@ def test_threshold_and_allow_overlap(run, tmp_path):
     assert code == 0
     manifest = json.loads((tmp_path / "val.parquet.manifest.json").read_text())
     assert manifest["allow_overlap"] is True
+    assert manifest["train"]["sha256"] == __import__("hashlib").sha256(train.read_bytes()).hexdigest()
     assert [(r["source"], r["rows"], r["overlapping"], r["percent"]) for r in manifest["audit"]] == \
         [("apps", 4, 1, 25.0), ("gsm8k", 8, 1, 12.5), ("all", 12, 2, 16.67)]
     assert len(pq.read_table(out)) == 12

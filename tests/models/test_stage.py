@@ -219,3 +219,15 @@ def test_missing_safetensors_package_is_an_error(snapshot, tmp_path):
         assert r.returncode == 2, r.stderr
         assert r.stderr.startswith("grpo-models: safetensors is not installed; it is required to verify weights")
     assert not dest.exists()
+
+
+def test_leftover_files_from_another_staging_are_caught(models, snapshot, tmp_path):
+    """Restaging into a used directory: a file the new source does not have would silently join the model."""
+    dest = tmp_path / "d"
+    assert _stage(models, snapshot, dest)[0] == 0
+    (snapshot / "generation_config.json").unlink()
+    code, _, err = _stage(models, snapshot, dest)
+    assert code == 1
+    assert f"{dest / 'generation_config.json'}: not part of Qwen/Qwen3-8B@{COMMIT} (left from an earlier staging?" \
+        in err
+    assert not (dest / "grpo-model-manifest.json").exists()

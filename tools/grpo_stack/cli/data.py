@@ -271,7 +271,8 @@ def _holdout(args) -> int:
     if outputs:
         body = {
             "tool": f"grpo-data {tools_version()}", "command": "holdout", "seed": args.seed,
-            "train": {"path": str(args.train)}, "sources": [r.as_dict() for r in reports],
+            "train": {"path": str(args.train), "sha256": _sha256(args.train)},
+            "sources": [r.as_dict() for r in reports],
             "audit": [r.as_dict() for r in rows], "max_overlap_percent": args.max_overlap,
             "allow_overlap": args.allow_overlap, "dropped_overlapping": len(hits) if args.drop_overlap else 0,
             "outputs": outputs,
@@ -281,6 +282,12 @@ def _holdout(args) -> int:
         for o in outputs:
             print(f"wrote {o['rows']} rows to {o['path']} (sha256 {o['sha256'][:12]}…)")
     return 0
+
+
+def _sha256(path: Path) -> str:
+    from ..data.load import sha256_file
+
+    return sha256_file(path)
 
 
 def _list() -> int:

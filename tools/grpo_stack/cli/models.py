@@ -133,6 +133,9 @@ def _stage(args) -> int:
     bad = checks.check_dir(dest)
     table = manifest.file_table(dest, progress=not args.no_progress)
     by_path = {f["path"]: f for f in table}
+    for rel in sorted(set(by_path) - got.files):
+        bad.setdefault(rel, []).append(f"not part of {args.repo}@{args.revision} (left from an earlier staging? "
+                                       "remove it or stage into an empty directory)")
     for rel, sha in sorted(got.expected_sha256.items()):
         if rel not in by_path:
             bad.setdefault(rel, []).append("published by the source but not downloaded")

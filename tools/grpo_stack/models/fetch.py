@@ -30,6 +30,7 @@ class FetchError(Exception):
 class Fetched:
     commit: str | None  # the commit the files are from; None when a local source cannot say
     expected_sha256: dict[str, str]  # path -> sha256 the source publishes (LFS files)
+    files: frozenset[str]  # every path the source has: anything else in the destination is left over
 
 
 def from_hub(repo: str, revision: str, dest: Path, endpoint: str | None = None) -> Fetched:
@@ -38,6 +39,7 @@ def from_hub(repo: str, revision: str, dest: Path, endpoint: str | None = None) 
         info = HfApi(endpoint=endpoint).model_info(repo, revision=revision, files_metadata=True, token=token)
         commit = info.sha
         expected = {s.rfilename: s.lfs.sha256 for s in (info.siblings or []) if s.lfs is not None}
+        files = frozenset(s.rfilename for s in (info.siblings or []))
         snapshot_download(repo_id=repo, revision=commit, local_dir=dest, token=token, endpoint=endpoint)
     except GatedRepoError:
         raise FetchError(f"{repo}: gated; HF_TOKEN lacks access (accept the licence on the Hub)") from None
@@ -47,7 +49,7 @@ def from_hub(repo: str, revision: str, dest: Path, endpoint: str | None = None) 
         raise FetchError(f"{repo}: revision {revision} not found") from None
     except (HfHubHTTPError, httpx2.HTTPError, OSError) as exc:
         raise FetchError(f"{repo}@{revision}: download failed: {type(exc).__name__}: {_first_line(exc)}") from None
-    return Fetched(commit, expected)
+    return Fetched(commit, expected, files)
 
 
 def from_directory(source: Path, revision: str, dest: Path) -> Fetched:
@@ -55,6 +57,7 @@ def from_directory(source: Path, revision: str, dest: Path) -> Fetched:
     the snapshot is; nothing here can confirm it, and the manifest records the source directory."""
     if not source.is_dir():
         raise FetchError(f"--from-dir {source}: no such directory")
+    files = set()
     for p in sorted(source.rglob("*")):
         rel = p.relative_to(source)
         if rel.parts[0] == ".cache" or not p.is_file():
@@ -62,7 +65,8 @@ def from_directory(source: Path, revision: str, dest: Path) -> Fetched:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(p, target)
-    return Fetched(revision if COMMIT.match(revision) else None, {})
+        files.add(rel.as_posix())
+    return Fetched(revision if COMMIT.match(revision) else None, {}, frozenset(files))
 
 
 def _first_line(exc: Exception) -> str:
