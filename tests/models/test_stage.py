@@ -231,3 +231,13 @@ def test_leftover_files_from_another_staging_are_caught(models, snapshot, tmp_pa
     assert f"{dest / 'generation_config.json'}: not part of Qwen/Qwen3-8B@{COMMIT} (left from an earlier staging?" \
         in err
     assert not (dest / "grpo-model-manifest.json").exists()
+
+
+def test_values_place_the_model_where_the_run_reads_it(models, snapshot, tmp_path):
+    """With --values and no --dest, the model lands at <mount>/<global.job.model.path>."""
+    values = _values(tmp_path, "qwen3-8b")
+    values.write_text(values.read_text().replace("path: models/Qwen3-8B", "path: weights/q8"))
+    code, out, err = models("stage", "Qwen/Qwen3-8B", "--revision", COMMIT, "--from-dir", str(snapshot),
+                            "--values", str(values), "--mount", str(tmp_path / "fsx"))
+    assert code == 0, err
+    assert (tmp_path / "fsx" / "weights" / "q8" / "grpo-model-manifest.json").is_file()

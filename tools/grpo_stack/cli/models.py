@@ -38,10 +38,12 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("repo", metavar="MODEL", help="Hugging Face repository, e.g. Qwen/Qwen3-8B")
     st.add_argument("--revision", required=True, help="a 40-hex commit (a branch needs --allow-mutable)")
     st.add_argument("--allow-mutable", action="store_true", help="accept a branch or tag; recorded as mutable")
-    st.add_argument("--mount", type=Path, default=Path("/fsx"), help="storage mount (default /fsx)")
+    st.add_argument("--mount", type=Path, default=None,
+                    help="storage mount (default: the values' global.storage.mountPath, else /fsx)")
     st.add_argument("--name", help="directory name under <mount>/models (default: the repository's name)")
     st.add_argument("--dest", type=Path, help="exact destination directory (overrides --mount/--name)")
-    st.add_argument("--values", type=Path, help="values file whose model shape config.json must match")
+    st.add_argument("--values", type=Path, help="values file whose model shape config.json must match; without "
+                    "--dest/--name the model goes to <mount>/<global.job.model.path>")
     st.add_argument("--from-dir", type=Path, help="copy this local snapshot instead of downloading")
     st.add_argument("--endpoint", help="Hub endpoint (default: huggingface_hub's, i.e. $HF_ENDPOINT or the Hub)")
     st.add_argument("--no-progress", action="store_true")
@@ -90,7 +92,9 @@ def _declared_shape(path: Path):
 
     try:
         values = merged_values(merge_user_values([load_values_file(path)]))
-        return declared(values)
+        glob = values.get("global") or {}
+        place = ((glob.get("storage") or {}).get("mountPath"), ((glob.get("job") or {}).get("model") or {}).get("path"))
+        return (*declared(values), place)
     except InputError as exc:
         raise Usage(str(exc)) from None
     except (BuildError, RenderError) as exc:
@@ -111,7 +115,13 @@ def _stage(args) -> int:
         raise Usage(f"--revision {args.revision!r} is a branch or tag, not a commit: pin the commit "
                     "(the Hub shows it on the model's 'Files' page) or pass --allow-mutable to record it as mutable")
     want = _declared_shape(args.values) if args.values else None
-    dest = args.dest or args.mount / "models" / (args.name or args.repo.split("/")[1])
+    mount = args.mount or Path((want[2][0] if want and want[2][0] else None) or "/fsx")
+    if args.dest:
+        dest = args.dest
+    elif want and want[2][1] and not args.name:
+        dest = mount / want[2][1]  # exactly where the run will read it
+    else:
+        dest = mount / "models" / (args.name or args.repo.split("/")[1])
     try:
         dest.mkdir(parents=True, exist_ok=True)
         probe = dest / ".grpo-models-probe"
@@ -142,7 +152,7 @@ def _stage(args) -> int:
         elif by_path[rel]["sha256"] != sha:
             bad.setdefault(rel, []).append(f"sha256 {by_path[rel]['sha256']} but the source publishes {sha}")
     if want is not None and "config.json" not in bad:
-        shape, origin = want
+        shape, origin, _ = want
         config = json.loads((dest / "config.json").read_text(encoding="utf-8"))
         for m in mismatches(shape, config):
             bad.setdefault("config.json", []).append(f"{m} ({args.values}: {origin})")

@@ -17,6 +17,7 @@ from . import (
     probe_budget,
     ray_labels,
     staging_datasets,
+    staging_model,
     suppression_reason,
     token_budget,
 )
@@ -34,6 +35,7 @@ _MODULES: list[ModuleType] = [
     image_pinning,
     code_isolation,
     staging_datasets,
+    staging_model,
     *BATCH_MODULES,
 ]
 
