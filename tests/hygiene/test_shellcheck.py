@@ -80,9 +80,13 @@ def _containers(obj: dict) -> list[dict]:
     return [c for t in templates for c in (t.get("initContainers") or []) + (t.get("containers") or [])]
 
 
+def test_embedded_scripts_are_found(rendered_all):
+    """The scan below is not vacuous: the shipped files render bash -c scripts (helm test hooks, lm-eval)."""
+    assert any(_embedded_scripts(r) for r in rendered_all.values())
+
+
 def test_embedded_shell_scripts_parse(values_name, rendered_all):
     scripts = _embedded_scripts(rendered_all[values_name])
-    assert scripts, "every shipped file renders fsx-utils, whose command is a bash -c script"
     bad = []
     for where, script in scripts:
         proc = subprocess.run(["bash", "-n", "-c", script], check=False, capture_output=True, text=True, timeout=30)

@@ -178,11 +178,44 @@ class RewardService(Strict):
     hardTimeoutSeconds: float = Field(gt=0, le=30, description="Per-sample kill deadline.")
 
 
+HfRepo = Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)?$")]
+Commit = Annotated[str, StringConstraints(pattern=r"^([0-9a-f]{40})?$")]
+# grpo-data's --dataset NAME[:WEIGHT or ROWS]; the names are those of its adapter registry.
+DatasetSpec = Annotated[str, StringConstraints(
+    pattern=r"^(gsm8k|math|dapo-math-17k|aime|apps|taco|codecontests)(:[0-9]+(\.[0-9]+)?)?$")]
+DatasetName = Literal["gsm8k", "math", "dapo-math-17k", "aime", "apps", "taco", "codecontests"]
+
+
+class StageModel(Strict):
+    """What `grpo-models stage` fetches into `global.job.model.path` (NOTES prints the command)."""
+
+    repo: HfRepo = Field(description="Hugging Face repository, e.g. `Qwen/Qwen3-8B`; empty: NOTES shows a "
+                         "placeholder.")
+    revision: Commit = Field(description="The 40-hex commit to stage; empty: NOTES shows a placeholder.")
+
+
+class StageData(Strict):
+    """What `grpo-data` prepares into `global.job.data.trainFiles[0]` and `valFiles[0]`."""
+
+    train: list[DatasetSpec] = Field(min_length=1, description="`grpo-data prepare --dataset` values "
+                                     "(`NAME[:WEIGHT]`).")
+    val: list[DatasetSpec] = Field(min_length=1, description="`grpo-data holdout --dataset` values "
+                                   "(`NAME[:ROWS]`).")
+    revisions: dict[DatasetName, Commit] = Field(
+        description="Commits for branch-pinned sources (apps, taco convert on refs/convert/parquet)."
+    )
+    seed: int = Field(ge=0, description="Mixing and sampling seed.")
+
+
 class FsxUtils(Strict):
+    """Utility pod with the FSx volume. Its image (images/fsx-utils) carries this release's grpo-data and
+    grpo-models; the pod is Ready only when the installed tools report this chart's appVersion."""
+
     image: Image
     instanceType: InstanceType = Field(description="CPU node type.")
     resources: Resources
-    pipPackages: list[PinnedRequirement] = Field(description="Installed at start, each pinned with ==.")
+    model: StageModel
+    data: StageData
 
 
 class Vllm(Strict):

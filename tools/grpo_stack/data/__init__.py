@@ -1,0 +1,1 @@
+"""grpo-data: dataset preparation (verl parquet, miles JSONL), weighted mixing and an audited holdout."""

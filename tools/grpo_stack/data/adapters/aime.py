@@ -1,0 +1,30 @@
+"""AIME 2024: HuggingFaceH4/aime_2024 (id, problem, solution, answer, url, year); 30 problems, evaluation only.
+
+The repository names its one split `train`; here it is the `test` split so it can never be mixed into training
+by accident. verl scores data sources starting with `aime` with its DAPO scorer, hence the "Answer:" prompt.
+"""
+
+from __future__ import annotations
+
+from ..example import Example
+from .base import MATH_ANSWER_LINE, Adapter, Skip
+
+
+def convert(row: dict, split: str) -> Example:
+    answer = row["answer"]
+    if answer is None or str(answer).strip() == "":
+        raise Skip("no answer")
+    return Example(
+        data_source="aime2024", ability="math", problem=row["problem"],
+        prompt=MATH_ANSWER_LINE.format(problem=row["problem"]), ground_truth=str(answer).strip(), source="aime",
+        source_id=str(row.get("id", row["_row"])), split=split,
+    )
+
+
+ADAPTER = Adapter(
+    name="aime", repo="HuggingFaceH4/aime_2024", revision="2fe88a2f1091d5048c0f36abc874fb997b3dd99a",
+    data_source="aime2024", ability="math",
+    splits={"test": "data/train-*.parquet"},
+    convert=convert, columns=("problem", "answer"),
+    provenance="revision from a public dataset card record (main at its check date, 30 rows)",
+)

@@ -1,0 +1,34 @@
+"""CodeContests: deepmind/code_contests, parquet in the repository (data/{train,valid,test}-NNNNN-of-NNNNN.parquet).
+Test cases are struct columns public_tests / private_tests / generated_tests, each {input: [...], output: [...]};
+the prepared ground truth uses the public and private tests (the generated ones are many and mutation-made)."""
+
+from __future__ import annotations
+
+from ..example import Example
+from .base import Adapter, code_prompt, test_cases
+
+
+def _tests(row: dict, key: str) -> tuple[list, list]:
+    t = row.get(key) or {}
+    return list(t.get("input") or []), list(t.get("output") or [])
+
+
+def convert(row: dict, split: str) -> Example:
+    pub_in, pub_out = _tests(row, "public_tests")
+    priv_in, priv_out = _tests(row, "private_tests")
+    cases = test_cases(pub_in + priv_in, pub_out + priv_out)
+    meta = {k: row[k] for k in ("difficulty", "cf_rating", "source") if row.get(k) is not None}
+    return Example(
+        data_source="codecontests", ability="code", problem=row["description"],
+        prompt=code_prompt(row["description"], None, None), ground_truth=cases, source="codecontests",
+        source_id=str(row.get("name") or row["_row"]), split=split, metadata=meta,
+    )
+
+
+ADAPTER = Adapter(
+    name="codecontests", repo="deepmind/code_contests", revision="802411c3010cb00d1b05bad57ca77365a3c699d6",
+    data_source="codecontests", ability="code",
+    splits={"train": "data/train-*.parquet", "valid": "data/valid-*.parquet", "test": "data/test-*.parquet"},
+    convert=convert, columns=("description", "public_tests", "private_tests"),
+    provenance="revision from a public dataset card record (main at its check date: 13,328 train / 117 valid)",
+)

@@ -1,0 +1,35 @@
+"""DAPO-Math-17k: BytedTsinghua-SIA/DAPO-Math-17k, already in verl's layout (data_source math_dapo, prompt chat
+list with the "Answer:" instruction, reward_model.ground_truth). Its one parquet file repeats each problem
+many times; the preparation de-duplicates by problem unless told not to."""
+
+from __future__ import annotations
+
+from ..example import Example
+from .base import MATH_ANSWER_LINE, Adapter, Skip
+
+_HEAD, _TAIL = MATH_ANSWER_LINE.split("{problem}")
+
+
+def convert(row: dict, split: str) -> Example:
+    prompt = row["prompt"]
+    if not isinstance(prompt, list) or not prompt:
+        raise Skip("prompt is not a chat list")
+    text = prompt[-1]["content"]
+    problem = text.removeprefix(_HEAD).removesuffix(_TAIL)
+    truth = (row["reward_model"] or {}).get("ground_truth")
+    if truth in (None, ""):
+        raise Skip("no ground_truth")
+    extra = row.get("extra_info") or {}
+    return Example(
+        data_source="math_dapo", ability="math", problem=problem, prompt=text, ground_truth=str(truth),
+        source="dapo-math-17k", source_id=str(extra.get("index", row["_row"])), split=split,
+    )
+
+
+ADAPTER = Adapter(
+    name="dapo-math-17k", repo="BytedTsinghua-SIA/DAPO-Math-17k", revision="65877096c24ffa7abc4e4fa5edb95cf3413a5674",
+    data_source="math_dapo", ability="math",
+    splits={"train": "data/dapo-math-17k.parquet"},
+    convert=convert, columns=("prompt", "reward_model"),
+    provenance="revision and file (data/dapo-math-17k.parquet) from a public pinned-source table",
+)

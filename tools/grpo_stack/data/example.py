@@ -1,0 +1,105 @@
+"""One prepared example and the two layouts it is written in.
+
+verl (RLHFDataset / default_compute_score): data_source, prompt (chat list), ability, reward_model.{style,
+ground_truth}, extra_info. miles (`--input-key prompt --label-key label --metadata-key metadata`): prompt, label,
+metadata. Both carry the same facts, so a run reads the same problems whichever framework it uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Example:
+    data_source: str  # the reward routing key verl and the reward service dispatch on
+    ability: str  # "math" or "code"
+    problem: str  # the raw problem text: what the holdout audit hashes
+    prompt: str  # the user message sent to the model
+    ground_truth: str  # math: the answer; code: JSON {"inputs", "outputs"[, "fn_name"]} test cases
+    source: str  # registry name of the adapter that produced it (gsm8k, apps, ...)
+    source_id: str  # the row's id in its source (index or upstream id)
+    split: str
+    pass_rate: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """NFKC, case-folded, whitespace collapsed: two copies of a problem that differ only in layout match."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def problem_hash(text: str) -> str:
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+
+
+def verl_row(ex: Example, index: int) -> dict[str, Any]:
+    return {
+        "data_source": ex.data_source,
+        "prompt": [{"role": "user", "content": ex.prompt}],
+        "ability": ex.ability,
+        "reward_model": {"style": "rule", "ground_truth": ex.ground_truth},
+        "extra_info": {
+            "split": ex.split,
+            "index": index,
+            "source": ex.source,
+            "source_id": ex.source_id,
+            "problem": ex.problem,
+            "pass_rate": ex.pass_rate,
+            "metadata": json.dumps(ex.metadata, sort_keys=True, ensure_ascii=False),
+        },
+    }
+
+
+def miles_row(ex: Example, index: int) -> dict[str, Any]:
+    return {
+        "prompt": [{"role": "user", "content": ex.prompt}],
+        "label": ex.ground_truth,
+        "metadata": {
+            "data_source": ex.data_source,
+            "ability": ex.ability,
+            "split": ex.split,
+            "index": index,
+            "source": ex.source,
+            "source_id": ex.source_id,
+            "problem": ex.problem,
+            "pass_rate": ex.pass_rate,
+            **({"extra": ex.metadata} if ex.metadata else {}),
+        },
+    }
+
+
+def from_verl_row(row: dict[str, Any], origin: str) -> Example:
+    """A row of a prepared verl parquet file (ours or another tool's) back to an Example."""
+    try:
+        prompt = row["prompt"]
+        text = "\n".join(m["content"] for m in prompt if m.get("role") == "user") if isinstance(prompt, list) \
+            else str(prompt)
+        extra = row.get("extra_info") or {}
+        meta = extra.get("metadata")
+        return Example(
+            data_source=str(row["data_source"]),
+            ability=str(row.get("ability") or ""),
+            problem=str(extra.get("problem") or text),
+            prompt=text,
+            ground_truth=str(row["reward_model"]["ground_truth"]),
+            source=str(extra.get("source") or origin),
+            source_id=str(extra.get("source_id") if extra.get("source_id") is not None else extra.get("index", "")),
+            split=str(extra.get("split") or ""),
+            pass_rate=_float_or_none(extra.get("pass_rate")),
+            metadata=json.loads(meta) if isinstance(meta, str) and meta else {},
+        )
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"not a verl-layout row ({type(exc).__name__}: {exc})") from None
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -1,0 +1,58 @@
+"""The staged directory's manifest: every file with size and sha256, the repository and the revision, written
+byte-for-byte reproducibly (sorted keys, two-space indent, trailing newline) so two stagings can be diffed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from .checks import MANIFEST, model_files
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_table(root: Path, progress: bool) -> list[dict[str, Any]]:
+    files = model_files(root)
+    return [{"path": rel, "size": (root / rel).stat().st_size, "sha256": sha256(root / rel)}
+            for rel in tqdm(files, desc="sha256", unit="file", disable=not progress)]
+
+
+def render(body: dict[str, Any]) -> bytes:
+    return (json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write(root: Path, body: dict[str, Any]) -> Path:
+    path = root / MANIFEST
+    tmp = root / f".{MANIFEST}.partial"
+    tmp.write_bytes(render(body))
+    tmp.replace(path)
+    return path
+
+
+def compare(root: Path, manifest: dict[str, Any], progress: bool) -> dict[str, list[str]]:
+    """{file: problems} of the directory against its manifest: missing, resized, changed or unlisted files."""
+    bad: dict[str, list[str]] = {}
+    listed = {f["path"]: f for f in manifest.get("files", [])}
+    present = set(model_files(root))
+    for rel in sorted(set(listed) - present):
+        bad[rel] = ["missing"]
+    for rel in sorted(present - set(listed)):
+        bad[rel] = ["not in the manifest"]
+    for rel in tqdm(sorted(present & set(listed)), desc="verify", unit="file", disable=not progress):
+        want, path = listed[rel], root / rel
+        size = path.stat().st_size
+        if size != want.get("size"):
+            bad[rel] = [f"size {size}, manifest {want.get('size')}"]
+        elif sha256(path) != want.get("sha256"):
+            bad[rel] = ["sha256 differs from the manifest"]
+    return bad
