@@ -366,4 +366,8 @@ def test_exceptions_name_real_keys():
         assert reason
         model = next(m for (f, _), m in JOB_VARIANTS.items() if f == framework)
         names = [p for p, _ in leaves(model, "global.job", {"global": {"job": {}}}, {})]
+        for name, field in Global.model_fields.items():
+            if name != "job":
+                names += [p for p, _ in leaves(_model(field.annotation), f"global.{name}", {"global": {}},
+                                               {"global.secrets.tracking": SEEDS["secrets.tracking"]})]
         assert path in names, path

@@ -203,7 +203,9 @@ def _lora(spec: Spec, out: ArgList, megatron: bool) -> None:
     else:
         out.add(f"{AR}.model.lora_rank", lora["rank"], v + "rank")
         out.add(f"{AR}.model.lora_alpha", lora["alpha"], v + "alpha")
-        out.add(f"{AR}.model.target_modules", lora["targetModules"], v + "targetModules")
+        # A comma-separated list must go to Hydra as a list: `a,b` unquoted is an ambiguous sweep value.
+        targets = lora["targetModules"]
+        out.add(f"{AR}.model.target_modules", targets.split(",") if "," in targets else targets, v + "targetModules")
 
 
 def _parallel(spec: Spec, out: ArgList, megatron: bool) -> None:

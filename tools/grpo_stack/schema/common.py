@@ -54,6 +54,7 @@ class Resources(Strict):
 class ProbeBudget(Strict):
     """A startupProbe's budget: initialDelaySeconds + failureThreshold x periodSeconds."""
 
-    initialDelaySeconds: int = Field(ge=0, description="Seconds before the first probe.")
-    periodSeconds: int = Field(ge=1, description="Seconds between probes.")
-    failureThreshold: int = Field(ge=1, description="Failed probes before the container is restarted.")
+    # Bounds: a day of start-up is beyond any model load; Kubernetes itself takes int32 here.
+    initialDelaySeconds: int = Field(ge=0, le=86_400, description="Seconds before the first probe (at most a day).")
+    periodSeconds: int = Field(ge=1, le=3_600, description="Seconds between probes (at most an hour).")
+    failureThreshold: int = Field(ge=1, le=10_000, description="Failed probes before the container is restarted.")
