@@ -69,9 +69,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("verl", "global.storage.capacity"): "the filesystem's size, an input of grpo-lint GRPO614 (checkpoints x "
     "retention + model + data must fit); no pod has anything to set from it",
     ("miles", "global.storage.capacity"): "as for verl",
-    ("miles", "global.job.resume.mode"): "miles --load is mapped with the miles checkpoint work (job/miles.py), "
-    "which owns --load/--save; the key is in the format so that work and the values agree on one name",
-    ("miles", "global.job.resume.path"): "as global.job.resume.mode",
 }
 
 
