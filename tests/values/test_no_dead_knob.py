@@ -54,6 +54,13 @@ ALTERNATIVES = {
 # Lists of objects: a valid list to set when the file has none.
 LIST_SEEDS: dict[str, list] = {
     "global.job.extraEnv": [{"name": "MLFLOW_TRACKING_URI", "value": "http://mlflow.example:5000"}],
+    "sandbox-fusion.dedicatedNodes.tolerations": [{"key": "grpo-stack/sandbox", "operator": "Exists",
+                                                   "effect": "NoSchedule"}],
+}
+# Maps other than job.verl.overrides, by path: one valid alternative each.
+DICT_SEEDS: dict[str, list[dict]] = {
+    "fsx-utils.data.revisions": [{"apps": "a" * 40}],
+    "sandbox-fusion.dedicatedNodes.nodeSelector": [{"node-group": "sandbox"}],
 }
 
 # Leaves that may stay unread, each with the reason.
@@ -89,8 +96,17 @@ def _set_colocate(values: dict, on: bool) -> dict:
     return values
 
 
+def _set_privileged(values: dict, on: bool) -> dict:
+    if on:  # privileged needs a dedicated node group (schema: _PRIVILEGED_NEEDS_DEDICATED_NODES)
+        values.setdefault("sandbox-fusion", {})["dedicatedNodes"] = {
+            "nodeSelector": {"node-group": "sandbox"},
+            "tolerations": LIST_SEEDS["sandbox-fusion.dedicatedNodes.tolerations"]}
+    return values
+
+
 # A switch whose other value needs its dependent keys changed with it (the schema requires / refuses them).
 COMPANIONS = {
+    "sandbox-fusion.privileged": _set_privileged,
     "global.job.verl.batch.useDynamicBsz": _set_dynamic,
     "global.job.miles.colocate": _set_colocate,
 }
@@ -189,7 +205,9 @@ def candidates(annotation: Any, current: Any, path: str = "") -> list[Any]:
     if inner is str:
         base = current if isinstance(current, str) else "x"
         return [c for c in (f"1{base}", f"{base}x", f"{base}1", f"x{base}", "x", "http://example.com/x",
-                            f"sha256:{'a' * 64}") if c != current]
+                            f"sha256:{'a' * 64}", "a" * 40, "gsm8k", "math:2", "org/model") if c != current]
+    if origin is dict and path in DICT_SEEDS:
+        return [c for c in DICT_SEEDS[path] if c != current]
     if origin is dict:  # job.verl.overrides: a verl config key no typed key owns
         return [{"trainer.val_before_train": False}, {"actor_rollout_ref.rollout.enforce_eager": True}]
     if origin is list:
@@ -212,7 +230,9 @@ def ray_env(rendered) -> list:
 
 
 def objects(rendered) -> list:
-    out = []
+    """The rendered objects, and the release notes a user reads after `helm install` (NOTES prints the staging
+    commands that fsx-utils.model / fsx-utils.data feed)."""
+    out: list = [{"NOTES.txt": rendered.notes}]
     for o in rendered.objects:
         if o.kind == "ConfigMap" and "job.json" in (o.obj.get("data") or {}):
             continue
