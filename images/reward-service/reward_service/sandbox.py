@@ -18,6 +18,8 @@ import httpx
 from reward_service.metrics import Metrics
 
 RETRY_BACKOFF_S = (0.5, 1.0, 2.0, 4.0)
+# Beyond compile + run time: the server's own overhead and queueing.
+HTTP_MARGIN_S = 5.0
 CONNECT_TIMEOUT_S = 5.0
 PING_TIMEOUT_S = 2.0
 
@@ -35,8 +37,7 @@ class SandboxClient:
         self._memory_mb = memory_mb
         self._metrics = metrics
         self._slots = asyncio.Semaphore(concurrency)
-        # The server may take compile + run time per case; the margin covers its own overhead and queueing.
-        timeout = httpx.Timeout(2 * run_timeout_s + 10, connect=CONNECT_TIMEOUT_S)
+        timeout = httpx.Timeout(2 * run_timeout_s + HTTP_MARGIN_S, connect=CONNECT_TIMEOUT_S)
         self._client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=concurrency),
                                          trust_env=False)
         self.last_fault: str | None = None
