@@ -48,7 +48,8 @@ async def _run(url: str, work: list[tuple[dict, set[str]]]) -> list:
         async def connection() -> None:
             for index in next_index:
                 try:
-                    async with session.post(url + "/score", json={"data_source": "test_math", **work[index][0]}) as reply:
+                    sample = {"data_source": "test_math", **work[index][0]}
+                    async with session.post(url + "/score", json=sample) as reply:
                         outcomes[index] = (reply.status, (await reply.json()).get("status"))
                 except (aiohttp.ClientError, TimeoutError) as error:
                     outcomes[index] = ("transport", type(error).__name__)

@@ -14,9 +14,10 @@ _STANDARD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 
 
 class RateLimit(logging.Filter):
-    """Server-library lines (uvicorn, asyncio): at most `burst` per (logger, message template) per `window_s`; the next line let through after a
-    quiet spell carries the count it stood for. Under descriptor exhaustion the accept loop reports the same error
-    thousands of times a second (measured: 516 k lines, 262 MB in 20 s); this keeps it to a few lines."""
+    """Server-library lines (uvicorn, asyncio): at most `burst` per (logger, message template) per `window_s`;
+    the next line let through after a quiet spell carries the count it stood for. Under descriptor exhaustion
+    the accept loop reports the same error thousands of times a second (measured: 516 k lines, 262 MB in 20 s);
+    this keeps it to a few lines."""
 
     def __init__(self, burst: int = 5, window_s: float = 10.0, max_keys: int = 1024, clock=time.monotonic):
         super().__init__()

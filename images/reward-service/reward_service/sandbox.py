@@ -77,7 +77,8 @@ class SandboxClient:
         if reply.status_code >= 500:
             return "http_5xx", f"the sandbox answered HTTP {reply.status_code}: {reply.text[:200]}", None
         if reply.status_code != 200:
-            return "rejected", f"the sandbox refused the request with HTTP {reply.status_code}: {reply.text[:200]}", None
+            refusal = f"the sandbox refused the request with HTTP {reply.status_code}: {reply.text[:200]}"
+            return "rejected", refusal, None
         try:
             data = reply.json()
         except ValueError:

@@ -17,8 +17,8 @@ from reward_service.custom import CUSTOM_SCORERS
 from reward_service.health import FaultWindow, Readiness
 from reward_service.metrics import Metrics
 from reward_service.pool import QueueDeadline, ScorerFault, WorkerPool
-from reward_service.sandbox import SandboxClient, SandboxFault
 from reward_service.samples import build_sample, sample_hash
+from reward_service.sandbox import SandboxClient, SandboxFault
 
 log = logging.getLogger("reward_service")
 
