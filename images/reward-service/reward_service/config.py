@@ -44,6 +44,7 @@ class Settings:
     max_label_chars: int = 10_000
     max_depth: int = 32
     max_connections: int = 1024
+    broken_after_s: float = 30.0
     header_timeout_s: float = 10.0
     body_timeout_s: float = 60.0
     routes: tuple[tuple[str, str], ...] = ()
@@ -61,6 +62,7 @@ class Settings:
     log_level: str = "INFO"
     access_log: bool = False
     test_fault_injection: bool = False
+    test_break_start_file: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -83,6 +85,7 @@ class Settings:
             max_label_chars=reader.integer("REWARD_MAX_LABEL_CHARS", cls.max_label_chars, minimum=16),
             max_depth=reader.integer("REWARD_MAX_DEPTH", cls.max_depth, minimum=4, maximum=200),
             max_connections=reader.integer("REWARD_MAX_CONNECTIONS", cls.max_connections, minimum=1),
+            broken_after_s=reader.number("REWARD_BROKEN_AFTER_S", cls.broken_after_s, minimum=1, maximum=3600),
             header_timeout_s=reader.number("REWARD_HEADER_TIMEOUT_S", cls.header_timeout_s, minimum=0.1,
                                            maximum=600),
             body_timeout_s=reader.number("REWARD_BODY_TIMEOUT_S", cls.body_timeout_s, minimum=0.1, maximum=3600),
@@ -104,7 +107,10 @@ class Settings:
                                     normalise=str.upper),
             access_log=reader.flag("REWARD_ACCESS_LOG", cls.access_log),
             test_fault_injection=reader.flag("REWARD_TEST_FAULT_INJECTION", cls.test_fault_injection),
+            test_break_start_file=reader.text("REWARD_TEST_BREAK_START_FILE", "") or None,
         )
+        if settings.test_break_start_file and not settings.test_fault_injection:
+            raise ConfigError("REWARD_TEST_BREAK_START_FILE needs REWARD_TEST_FAULT_INJECTION=1 (test-only)")
         if settings.hard_timeout_s <= settings.parse_timeout_s:
             # The hard kill must leave room for math-verify's own timeout, or every slow input costs a restart.
             raise ConfigError(

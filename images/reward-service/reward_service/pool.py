@@ -19,6 +19,7 @@ import logging
 import multiprocessing
 import pickle
 import socket
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -32,8 +33,9 @@ log = logging.getLogger("reward_service")
 SLOTS_PER_WORKER = 2
 # A worker must import, warm up and say ready within this; the first start also starts the forkserver.
 START_TIMEOUT_S = 60.0
-# This many failed starts in a row, with no successful one between them, means the pool cannot be repaired:
-# liveness then fails and Kubernetes restarts the pod. Each slot keeps retrying with the backoff below.
+# This many failed starts in a row, with no successful one for `broken_after_s`, means the pool cannot be
+# repaired: liveness then fails and Kubernetes restarts the pod. Each slot keeps retrying with the backoff below,
+# so a pool that recovers (a kill storm ends, memory frees up) passes liveness again.
 MAX_START_FAILURES = 5
 RESTART_BACKOFF_S = (0.05, 0.2, 0.5, 1.0, 2.0)
 
@@ -86,10 +88,11 @@ async def _read_frame(reader: asyncio.StreamReader) -> object:
 
 
 class WorkerPool:
-    def __init__(self, workers: int, parse_timeout_s: int, hard_timeout_s: float, memory_mb: int, metrics: Metrics):
+    def __init__(self, workers: int, parse_timeout_s: int, hard_timeout_s: float, memory_mb: int, metrics: Metrics,
+                 break_start_file: str | None = None, broken_after_s: float = 30.0):
         self.workers = workers
         self.hard_timeout_s = hard_timeout_s
-        self._init_args = (parse_timeout_s, memory_mb)
+        self._init_args = (parse_timeout_s, memory_mb, break_start_file)
         self._metrics = metrics
         self._pending: deque[_Job] = deque()
         self._waiters: list[asyncio.Future] = []
@@ -97,6 +100,8 @@ class WorkerPool:
         self._slots: list[asyncio.Task] = []
         self._live: set[_Worker] = set()
         self._start_failures = 0
+        self._failing_since = 0.0
+        self._broken_after_s = broken_after_s
         self._running = False
         self._context = None
         self.broken_reason: str | None = None
@@ -158,11 +163,16 @@ class WorkerPool:
             self._retire(live, exitcode)
 
     def _start_failed(self, reason: str) -> None:
+        now = time.monotonic()
+        if self._start_failures == 0:
+            self._failing_since = now
         self._start_failures += 1
         self._metrics.pool_restarts.labels("start_failed").inc()
         log.warning("worker failed to start", extra={"detail": reason, "failures_in_a_row": self._start_failures})
-        if self._start_failures >= MAX_START_FAILURES:
-            self.broken_reason = (f"{self._start_failures} worker starts failed in a row; last: {reason}")
+        failing_for = now - self._failing_since
+        if self._start_failures >= MAX_START_FAILURES and failing_for >= self._broken_after_s:
+            self.broken_reason = (f"{self._start_failures} worker starts failed in a row over {failing_for:.0f} s; "
+                                  f"last: {reason}")
 
     async def _spawn(self) -> _Worker:
         ours, theirs = socket.socketpair()

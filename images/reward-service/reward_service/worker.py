@@ -47,9 +47,12 @@ def _recv(sock: socket.socket) -> object | None:
     return None if body is None else pickle.loads(body)
 
 
-def main(sock: socket.socket, parse_timeout_s: int, memory_mb: int) -> None:
+def main(sock: socket.socket, parse_timeout_s: int, memory_mb: int, break_start_file: str | None = None) -> None:
     """Process target: initialise, say ready, then serve until the server closes the socket."""
     from reward_service import scoring  # preloaded in the forkserver, so this costs nothing
+
+    if break_start_file and os.path.exists(break_start_file):
+        os._exit(17)  # test-only: a worker that can never start (REWARD_TEST_BREAK_START_FILE)
 
     scoring.init_worker(parse_timeout_s, memory_mb)
     sock.sendall(encode((READY, os.getpid())))
