@@ -16,6 +16,7 @@ from . import (
     namespace,
     probe_budget,
     ray_labels,
+    reward_routing,
     suppression_reason,
     token_budget,
 )
@@ -32,6 +33,7 @@ _MODULES: list[ModuleType] = [
     capacity,
     image_pinning,
     code_isolation,
+    reward_routing,
     *BATCH_MODULES,
 ]
 
