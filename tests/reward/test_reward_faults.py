@@ -17,9 +17,10 @@ HUGE_RESPONSE = "Let me think. " * 71_429 + "So the answer is \\boxed{1}."  # ab
 
 # (case id, response, statuses accepted); the label is always 1.
 PATHOLOGICAL = [
-    ("power-tower", "\\boxed{9^{9^{9^{9}}}}", {"timeout", "hard_timeout"}),
-    ("huge-power", "\\boxed{2^{10^{10}}}", {"timeout", "hard_timeout"}),
-    ("nested-braces-10k", NESTED_BRACES, {"timeout", "hard_timeout"}),
+    ("power-tower", "\\boxed{9^{9^{9^{9}}}}", {"screened"}),
+    ("huge-power", "\\boxed{2^{10^{10}}}", {"screened"}),
+    ("nested-braces-10k", NESTED_BRACES, {"screened"}),
+    ("plain-text-tower", "so it is 9^9^9^9", {"timeout", "hard_timeout"}),  # no \boxed: not screened
     ("one-million-chars", HUGE_RESPONSE, {"ok"}),
 ]
 

@@ -16,7 +16,7 @@ CONCURRENCY = 64  # slime's TCPConnector(limit=64)
 PATHOLOGICAL_EVERY = 100
 CLIENT_TIMEOUT_S = 120  # slime's ClientTimeout(total=120)
 PATHOLOGICAL = ["\\boxed{9^{9^{9^{9}}}}", "\\boxed{2^{10^{10}}}", NESTED_BRACES, HUGE_RESPONSE]
-PATHOLOGICAL_STATUSES = {"timeout", "hard_timeout", "ok"}
+PATHOLOGICAL_STATUSES = {"screened", "timeout", "hard_timeout", "ok"}
 
 
 def _workload() -> list[tuple[dict, set[str]]]:

@@ -25,7 +25,8 @@ log = logging.getLogger("reward_service")
 # Statuses that count against readiness: the scorer raised, or workers keep dying under us.
 WINDOW_FAULTS = frozenset({"error", "worker_died", "sandbox_unavailable"})
 # Statuses worth one log line each; ok/wrong/no_answer/no_label are only counted.
-LOGGED_STATUSES = {"timeout": logging.WARNING, "hard_timeout": logging.WARNING, "worker_died": logging.WARNING,
+LOGGED_STATUSES = {"screened": logging.INFO, "timeout": logging.WARNING, "hard_timeout": logging.WARNING,
+                   "worker_died": logging.WARNING,
                    "overloaded": logging.WARNING, "error": logging.ERROR, "sandbox_unavailable": logging.ERROR,
                    "unknown_source": logging.WARNING, "bad_input": logging.WARNING, "bad_label": logging.WARNING}
 
