@@ -39,3 +39,27 @@ def test_schema_scorers_are_the_images_scorers():
     """The values schema offers exactly the scorers the image registers, so a valid values file never names a
     scorer the service refuses at start."""
     assert set(typing.get_args(RewardScorer)) == set(scorer_names())
+
+
+def test_helm_test_pod_script_passes_against_the_rendered_configuration(render_values, tmp_path):
+    """The chart's `helm test` script, run against a service started with the rendered routing table, scores its
+    known answer and sees an unlisted data_source refused."""
+    import subprocess
+    import sys
+
+    from conftest import base_env
+    from reward_harness import ServiceProcess
+
+    rendered = render_values("qwen3-30b")
+    env = _service_env(rendered)
+    pods = [o.obj for o in rendered.of_kind("Pod")
+            if o.obj["metadata"]["labels"].get("app.kubernetes.io/name") == "reward-service-test"]
+    assert len(pods) == 1
+    script = pods[0]["spec"]["containers"][0]["args"][0]
+    rendered_url = "http://grpo-reward-service.team-a.svc.cluster.local:8000/score"
+    assert rendered_url in script
+    with ServiceProcess(base_env(REWARD_ROUTES=env["REWARD_ROUTES"]), tmp_path) as service:
+        done = subprocess.run([sys.executable, "-c", script.replace(rendered_url, service.url + "/score")],
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "scored a known answer" in done.stdout and "refused an unlisted data_source" in done.stdout
