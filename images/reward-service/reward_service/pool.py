@@ -185,7 +185,12 @@ class WorkerPool:
             raise _StartFailed(f"the forkserver could not start a worker: {error}") from None
         finally:
             theirs.close()
-        reader, writer = await asyncio.open_connection(sock=ours)
+        try:
+            reader, writer = await asyncio.open_connection(sock=ours)
+        except BaseException:
+            ours.close()
+            process.kill()
+            raise
         live = _Worker(process, reader, writer)
         live.has_room.set()
         try:
@@ -198,6 +203,9 @@ class WorkerPool:
             exitcode = await self._exitcode(process)
             raise _StartFailed(f"the worker exited with {_exit_text(exitcode)} during start-up "
                                f"({type(error).__name__})") from None
+        except BaseException:  # cancelled by close(): the half-started worker must not outlive the pool
+            live.kill()
+            raise
         return live
 
     async def _exitcode(self, process) -> int | None:
