@@ -7,8 +7,8 @@ One run on one machine measures:
   4. the predecessor design (sync handler in FastAPI's threadpool, math-verify timeouts off) on both loads,
      each run bounded by its own time limit so the benchmark always finishes.
 
-The load generator is slime's client setup: one aiohttp session, 64 connections, 120 s timeout per request.
-It shares the machine's cores with the server, as it did in the reference measurements.
+The load generator is slime's client setup: one aiohttp session, 64 connections, 120 s timeout per request (on
+uvloop). It shares the machine's cores with the server, as it did in the reference measurements.
 
 Usage: python bench/reward_service.py [--requests 3000] [--workers 2] [--bound 60]
 """
@@ -16,6 +16,7 @@ Usage: python bench/reward_service.py [--requests 3000] [--workers 2] [--bound 6
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import signal
@@ -27,6 +28,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import uvloop
+
 SERVICE_DIR = Path(__file__).resolve().parents[1] / "images" / "reward-service"
 CONCURRENCY = 64
 CLIENT_TIMEOUT_S = 120
@@ -34,6 +37,7 @@ PATHOLOGICAL_EVERY = 100
 BATCH = 32
 NESTED_BRACES = "\\boxed{" + "{" * 10_000 + "1" + "}" * 10_001
 HUGE_RESPONSE = "Let me think. " * 71_429 + "So the answer is \\boxed{1}."
+SOURCE = "bench_math"
 PATHOLOGICAL = ["\\boxed{9^{9^{9^{9}}}}", "\\boxed{2^{10^{10}}}", NESTED_BRACES, HUGE_RESPONSE]
 
 
@@ -67,10 +71,11 @@ def workload(count: int, seed: int, pathological: bool) -> list[dict]:
     samples = []
     for index in range(count):
         if pathological and index % PATHOLOGICAL_EVERY == PATHOLOGICAL_EVERY - 1:
-            samples.append({"response": PATHOLOGICAL[(index // PATHOLOGICAL_EVERY) % len(PATHOLOGICAL)], "label": "1"})
+            samples.append({"response": PATHOLOGICAL[(index // PATHOLOGICAL_EVERY) % len(PATHOLOGICAL)], "label": "1",
+                            "data_source": SOURCE})
         else:
             label, response = realistic_sample(rng)
-            samples.append({"response": response, "label": label})
+            samples.append({"response": response, "label": label, "data_source": SOURCE})
     return samples
 
 
@@ -85,17 +90,18 @@ def per_core_limit(count: int) -> None:
     samples = workload(count + 20, seed=1, pathological=False)
     for sample in samples[:20]:  # warm-up, as a pool worker is warmed at start
         scoring.score((sample["label"],), sample["response"])
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     statuses = Counter(scoring.score((s["label"],), s["response"])["status"] for s in samples[20:])
-    elapsed = time.perf_counter() - started
-    print(f"{count / elapsed:.2f} {statuses['ok'] / count:.4f}")
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    print(f"{count / elapsed:.2f} {statuses['ok'] / count:.4f} {cpu * 1000 / count:.4f}")
 
 
-def measure_per_core(count: int) -> tuple[float, float]:
+def measure_per_core(count: int) -> tuple[float, float, float]:
+    """(scores/s, ok share, CPU ms per score) of math-verify inline in one process."""
     child = subprocess.run([sys.executable, __file__, "--per-core", str(count)], capture_output=True, text=True,
                            check=True)
-    rate, ok_share = map(float, child.stdout.split())
-    return rate, ok_share
+    rate, ok_share, cpu_ms = map(float, child.stdout.split())
+    return rate, ok_share, cpu_ms
 
 
 # ------------------------------------------------------------------------------------------------- predecessor
@@ -272,11 +278,12 @@ async def run_load(url: str, samples: list[dict], bound_s: float, batch: int = 0
 def measure_service(samples: list[dict], workers: int, bound_s: float, batch: int = 0) -> dict:
     port = free_port()
     env = {"PYTHONPATH": str(SERVICE_DIR), "REWARD_HOST": "127.0.0.1", "PORT": str(port),
-           "METRICS_PORT": str(free_port()), "REWARD_WORKERS": str(workers), "REWARD_LOG_LEVEL": "ERROR"}
+           "METRICS_PORT": str(free_port()), "REWARD_WORKERS": str(workers), "REWARD_LOG_LEVEL": "ERROR",
+           "REWARD_ROUTES": json.dumps({SOURCE: "math"})}
     proc = start_server([sys.executable, "-m", "reward_service"], env, "/ready", port)
     try:
         server_before, workers_before = cpu_split(proc.pid)
-        result = asyncio.run(run_load(f"http://127.0.0.1:{port}/score", samples, bound_s, batch))
+        result = uvloop.run(run_load(f"http://127.0.0.1:{port}/score", samples, bound_s, batch))
         server_after, workers_after = cpu_split(proc.pid)
         result["server_cpu_s"] = server_after - server_before
         result["worker_cpu_s"] = workers_after - workers_before
@@ -290,7 +297,7 @@ def measure_predecessor(samples: list[dict], bound_s: float) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--serve-predecessor", str(port)]
     proc = start_server(command, {"PYTHONPATH": str(SERVICE_DIR)}, "/health", port)
     try:
-        return asyncio.run(run_load(f"http://127.0.0.1:{port}/score", samples, bound_s))
+        return uvloop.run(run_load(f"http://127.0.0.1:{port}/score", samples, bound_s))
     finally:
         stop_server(proc)
 
@@ -327,8 +334,9 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start (other work on the machine "
           f"skews every figure); service workers: {args.workers}; {args.requests} requests per run, "
           f"{CONCURRENCY} connections", flush=True)
-    per_core, ok_share = measure_per_core(args.per_core_samples)
-    print(f"{'per-core limit (inline, 1 process)':<34} {per_core:8.1f} scores/s   ok share {ok_share:.3f}", flush=True)
+    per_core, ok_share, per_core_cpu_ms = measure_per_core(args.per_core_samples)
+    print(f"{'per-core limit (inline, 1 process)':<34} {per_core:8.1f} scores/s   ok share {ok_share:.3f}   "
+          f"CPU {per_core_cpu_ms:.2f} ms per score", flush=True)
 
     clean = workload(args.requests, seed=2, pathological=False)
     dirty = workload(args.requests, seed=2, pathological=True)
@@ -344,9 +352,11 @@ def main() -> None:
     runs["predecessor 1% pathological"] = measure_predecessor(dirty, args.bound)
     print(describe("predecessor, 1% pathological", runs["predecessor 1% pathological"]), flush=True)
 
-    per_core_after, _ = measure_per_core(args.per_core_samples)
-    print(f"{'per-core limit, measured again':<34} {per_core_after:8.1f} scores/s", flush=True)
+    per_core_after, _, per_core_cpu_after = measure_per_core(args.per_core_samples)
+    print(f"{'per-core limit, measured again':<34} {per_core_after:8.1f} scores/s   CPU {per_core_cpu_after:.2f} ms "
+          "per score", flush=True)
     per_core = (per_core + per_core_after) / 2
+    per_core_cpu_ms = (per_core_cpu_ms + per_core_cpu_after) / 2
     limit = per_core * args.workers
     clean_rate = runs["service clean"]["throughput"]
     dirty = runs["service 1% pathological"]
@@ -358,9 +368,18 @@ def main() -> None:
           f"{clean_rate / (per_core * (args.workers - generator_cores)):.2f}")
     print(f"service batch of {BATCH} / (per-core limit x {args.workers}) = "
           f"{runs['service batch']['throughput'] / limit:.2f}")
-    print(f"service 1% pathological / clean       = {dirty['throughput'] / clean_rate:.2f}   (target >= 0.50)")
+    print(f"service 1% pathological / clean       = {dirty['throughput'] / clean_rate:.2f}   (target >= 0.80)")
     print(f"service 1% pathological p99           = {dirty['p99_s']:.2f} s   (hard timeout {args.hard_timeout:g} s)")
     print(f"predecessor clean / service clean     = {runs['predecessor clean']['throughput'] / clean_rate:.2f}")
+    # The same two targets from CPU time per sample, which a machine shared with other work skews far less than
+    # wall-clock throughput: on dedicated cores throughput is cores / (CPU per sample).
+    def cpu_ms(run: dict) -> float:
+        return (run["worker_cpu_s"] + run["server_cpu_s"] + run["client_cpu_s"]) * 1000 / max(run["answered"], 1)
+    print("by CPU time per sample (load generator included, as it shares the cores):")
+    print(f"  per-core limit / service clean        = {per_core_cpu_ms / cpu_ms(runs['service clean']):.2f}   "
+          f"(target >= 0.90; {per_core_cpu_ms:.2f} ms vs {cpu_ms(runs['service clean']):.2f} ms)")
+    print(f"  service clean / 1% pathological       = {cpu_ms(runs['service clean']) / cpu_ms(dirty):.2f}   "
+          f"(target >= 0.80; {cpu_ms(runs['service clean']):.2f} ms vs {cpu_ms(dirty):.2f} ms)")
     print(f"predecessor 1% pathological: answered {old_dirty['answered']} of {args.requests} in {args.bound:g} s; "
           f"{old_dirty['unanswered']} left hanging")
 

@@ -170,8 +170,11 @@ def test_job_endpoints_and_command_use_the_release_namespace(rendered_all):
     spec = job_spec(rendered_all[SANDBOX])
     assert spec["endpoints"], "qwen3-235b enables the sandbox: job.json must carry its endpoint"
     assert all(f".{NAMESPACE}.svc.cluster.local" in url for url in spec["endpoints"].values()), spec["endpoints"]
-    sandbox_args = [a for a in build(spec).argv() if "run_code" in a]
-    assert sandbox_args and all(f".{NAMESPACE}.svc.cluster.local" in a for a in sandbox_args), sandbox_args
+    # Code is scored by the reward service through the sandbox; verl's default scorer (sandbox outage = 0.0) and
+    # its sandbox URL are not used.
+    argv = build(spec).argv()
+    assert not [a for a in argv if "run_code" in a or "sandbox_fusion" in a], argv
+    assert any("custom_reward_function.path" in a for a in argv)
 
 
 # --- raycluster ----------------------------------------------------------------------------------------------
@@ -330,20 +333,23 @@ def test_sandbox_network_policy_selects_the_sandbox(rendered_all):
 
 
 def test_sandbox_network_policy_admits_only_this_releases_ray_pods(rendered_all):
-    """Only the release's Ray pods (plus its helm test pod) may send code; no namespace- or IP-wide peers."""
+    """Only the release's Ray pods, its reward service (code routes) and its helm test pod may send code; no
+    namespace- or IP-wide peers."""
     r = rendered_all[SANDBOX]
     cluster = raycluster(r)
     test_pod = component(r, "Pod", "sandbox-fusion-test")
+    reward_labels = component(r, "Deployment", "reward-service")["spec"]["template"]["metadata"]["labels"]
     peers = [p for rule in _sandbox_policy(r)["spec"].get("ingress") or [] for p in rule.get("from") or []]
     assert peers, "no ingress peers: nothing could reach the sandbox"
     for p in peers:
         assert set(p) == {"podSelector"}, f"peer wider than a pod selector: {p}"
         labels = (p["podSelector"].get("matchLabels") or {})
-        ours = labels.get("ray.io/cluster") == cluster["metadata"]["name"] or selects(p["podSelector"],
-                                                                                         test_pod["metadata"]["labels"])
+        ours = labels.get("ray.io/cluster") == cluster["metadata"]["name"] or selects(
+            p["podSelector"], test_pod["metadata"]["labels"]) or selects(p["podSelector"], reward_labels)
         assert ours, f"peer admits pods outside this release: {p}"
     assert any(selects(p["podSelector"], worker_pod_labels(cluster)) for p in peers), "Ray workers cannot score"
     assert any(selects(p["podSelector"], test_pod["metadata"]["labels"]) for p in peers), "helm test is blocked"
+    assert any(selects(p["podSelector"], reward_labels) for p in peers), "the reward service cannot score code"
     other = {**worker_pod_labels(cluster), "ray.io/cluster": "other-ray"}
     assert not any(selects(p["podSelector"], other) for p in peers), "another release's Ray pods are admitted"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -24,9 +25,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# The routing table every test server gets unless a test passes its own REWARD_ROUTES.
+TEST_ROUTES = {"test_math": "math", "openai/gsm8k": "math", "numina_olympiads": "math", "test_exact": "exact_match"}
+# Payloads posted through ServiceProcess.post without a data_source are scored as this (math) source.
+DEFAULT_SOURCE = "test_math"
+
+
 def service_env(overrides: dict[str, str]) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("REWARD_")}
-    env.update({"PYTHONPATH": str(SERVICE_DIR), "REWARD_HOST": "127.0.0.1"})
+    env.update({"PYTHONPATH": str(SERVICE_DIR), "REWARD_HOST": "127.0.0.1", "REWARD_ROUTES": json.dumps(TEST_ROUTES)})
     env.update(overrides)
     return env
 
@@ -79,6 +86,11 @@ class ServiceProcess:
         return "\n".join(self.log_text().splitlines()[-lines:])
 
     def post(self, payload: dict, path: str = "/score", timeout: float = 60) -> httpx.Response:
+        """POST a sample (or a batch); a sample without any data_source is sent as DEFAULT_SOURCE."""
+        if path == "/score/batch" and isinstance(payload.get("samples"), list):
+            payload = {**payload, "samples": [with_source(sample) for sample in payload["samples"]]}
+        elif path == "/score":
+            payload = with_source(payload)
         return httpx.post(self.url + path, json=payload, timeout=timeout)
 
     def metric(self, name: str, labels: str = "") -> float:
@@ -98,6 +110,14 @@ class ServiceProcess:
                 return pids
             time.sleep(0.2)
         raise AssertionError(f"expected {count} idle workers, found {pids}; log:\n{self.log_tail()}")
+
+
+def with_source(sample):
+    if not isinstance(sample, dict) or "data_source" in sample:
+        return sample
+    named = (isinstance(sample.get("metadata"), dict) and "data_source" in sample["metadata"]) or (
+        isinstance(sample.get("label"), dict) and "data_source" in sample["label"])
+    return sample if named else {"data_source": DEFAULT_SOURCE, **sample}
 
 
 def metric_value(text: str, name: str, labels: str = "") -> float:

@@ -41,8 +41,11 @@ def test_bad_setting_exits_with_one_line(env, names):
     assert all(name in result.stderr for name in names), result.stderr
 
 
+ROUTES = {"REWARD_ROUTES": '{"test_math": "math"}'}
+
+
 def test_defaults():
-    settings = Settings.from_env({})
+    settings = Settings.from_env(ROUTES)
     assert (settings.host, settings.port, settings.metrics_port) == ("0.0.0.0", 8000, 9100)
     assert settings.backend == "math_verify"
     assert settings.parse_timeout_s < settings.hard_timeout_s < settings.queue_deadline_s < 120  # slime's timeout
@@ -51,5 +54,5 @@ def test_defaults():
 
 def test_backend_allow_list_is_case_sensitive_and_exact():
     with pytest.raises(ConfigError, match="allowed values: math_verify"):
-        Settings.from_env({"REWARD_BACKEND": "reward_model"})
-    assert Settings.from_env({"REWARD_BACKEND": " math_verify "}).backend == "math_verify"
+        Settings.from_env({"REWARD_BACKEND": "reward_model", **ROUTES})
+    assert Settings.from_env({"REWARD_BACKEND": " math_verify ", **ROUTES}).backend == "math_verify"

@@ -61,7 +61,8 @@ def test_request_shapes_get_expected_reward(service, body, reward, status):
 
 def test_plain_curl_body_without_content_type_is_scored(service):
     """A client that omits Content-Type (curl -d, a helm test) must still be scored, not rejected."""
-    reply = httpx.post(service.url + "/score", content=b'{"response":"The answer is \\\\boxed{42}","label":42}',
+    body = b'{"response":"The answer is \\\\boxed{42}","label":42,"data_source":"test_math"}'
+    reply = httpx.post(service.url + "/score", content=body,
                        timeout=30)
     assert reply.status_code == 200, reply.text
     assert reply.json()["status"] == "ok"
@@ -102,7 +103,7 @@ def test_fault_injection_is_off_by_default(service):
 
 def test_probes_and_metrics(service):
     """Liveness, readiness and both metrics endpoints answer on their documented ports."""
-    assert httpx.get(service.url + "/health", timeout=10).json() == {"status": "ok"}
+    assert httpx.get(service.url + "/health", timeout=10).json() == {"status": "ok", "workers_alive": 2}
     assert httpx.get(service.url + "/ready", timeout=10).json() == {"status": "ready"}
     service.post({"response": "\\boxed{1}", "label": 1})
     for url in (service.url + "/metrics", f"http://127.0.0.1:{service.metrics_port}/metrics"):

@@ -17,10 +17,13 @@ HUGE_RESPONSE = "Let me think. " * 71_429 + "So the answer is \\boxed{1}."  # ab
 
 # (case id, response, statuses accepted); the label is always 1.
 PATHOLOGICAL = [
-    ("power-tower", "\\boxed{9^{9^{9^{9}}}}", {"timeout", "hard_timeout"}),
-    ("huge-power", "\\boxed{2^{10^{10}}}", {"timeout", "hard_timeout"}),
-    ("nested-braces-10k", NESTED_BRACES, {"timeout", "hard_timeout"}),
-    ("one-million-chars", HUGE_RESPONSE, {"ok"}),
+    ("power-tower", "\\boxed{9^{9^{9^{9}}}}", {"screened"}),
+    ("huge-power", "\\boxed{2^{10^{10}}}", {"screened"}),
+    ("nested-braces-10k", NESTED_BRACES, {"screened"}),
+    ("plain-text-tower", "so it is 9^9^9^9", {"timeout", "hard_timeout"}),  # no \boxed: not screened
+    # ok on a quiet machine (test_huge_response_is_scored_on_its_tail); parsing its 200k-character tail beside 20
+    # other requests can pass math-verify's wall-clock 1 s timeout on a starved one.
+    ("one-million-chars", HUGE_RESPONSE, {"ok", "timeout"}),
 ]
 
 

@@ -16,7 +16,7 @@ CONCURRENCY = 64  # slime's TCPConnector(limit=64)
 PATHOLOGICAL_EVERY = 100
 CLIENT_TIMEOUT_S = 120  # slime's ClientTimeout(total=120)
 PATHOLOGICAL = ["\\boxed{9^{9^{9^{9}}}}", "\\boxed{2^{10^{10}}}", NESTED_BRACES, HUGE_RESPONSE]
-PATHOLOGICAL_STATUSES = {"timeout", "hard_timeout", "ok"}
+PATHOLOGICAL_STATUSES = {"screened", "timeout", "hard_timeout", "ok"}
 
 
 def _workload() -> list[tuple[dict, set[str]]]:
@@ -48,7 +48,8 @@ async def _run(url: str, work: list[tuple[dict, set[str]]]) -> list:
         async def connection() -> None:
             for index in next_index:
                 try:
-                    async with session.post(url + "/score", json=work[index][0]) as reply:
+                    sample = {"data_source": "test_math", **work[index][0]}
+                    async with session.post(url + "/score", json=sample) as reply:
                         outcomes[index] = (reply.status, (await reply.json()).get("status"))
                 except (aiohttp.ClientError, TimeoutError) as error:
                     outcomes[index] = ("transport", type(error).__name__)

@@ -7,6 +7,9 @@ import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from conftest import base_env
+from reward_harness import ServiceProcess
+
 HANG = {"response": "\\boxed{1}", "label": 1, "metadata": {"inject_fault": "hang"}}
 
 
@@ -17,11 +20,17 @@ def _wait_for(predicate, timeout_s: float = 15) -> None:
         time.sleep(0.1)
 
 
-def test_killed_worker_is_replaced_and_its_request_answered(fresh_faulty_service):
+def test_killed_worker_is_replaced_and_its_request_answered(tmp_path):
     """Killing a busy worker must answer its request with worker_died, leave the sibling's task running to its own
     end, serve the queued requests, and leave exactly two workers (the predecessor's threads could never be
     reclaimed; a kill-all pool would also fail the sibling)."""
-    service = fresh_faulty_service
+    # A hard timeout long enough that the kill below always lands first, even on a loaded machine.
+    with ServiceProcess(base_env(REWARD_TEST_FAULT_INJECTION="1", REWARD_HARD_TIMEOUT_S="10",
+                                 REWARD_FAULT_THRESHOLD="1"), tmp_path) as service:
+        _kill_one_busy_worker(service)
+
+
+def _kill_one_busy_worker(service) -> None:
     queued = [{"response": f"\\boxed{{{n}}}", "label": n} for n in range(6)]
     with ThreadPoolExecutor(max_workers=8) as executor:
         hung = [executor.submit(service.post, HANG) for _ in range(2)]

@@ -3,8 +3,11 @@
 Use it as verl's `custom_reward_function.path` (name `compute_score`) and set GRPO_REWARD_URL to the service's
 full /score URL, e.g. http://grpo-reward-service.<namespace>.svc:8000/score.
 
-A service fault raises RemoteRewardError instead of returning 0.0: a broken scorer must stop training loudly, not
-train on a flat zero reward. Transient unavailability (HTTP 503, connection refused, timeouts) is retried first.
+Each sample carries its data_source, which the service routes to a scorer (math, code through SandboxFusion, or a
+named custom scorer). A service fault raises RemoteRewardError instead of returning 0.0 — a scorer bug (500), a
+sandbox outage (502 sandbox_unavailable), a data_source the routing table does not list (400 unknown_source) — so
+training stops loudly instead of training on a flat zero reward. Transient unavailability (HTTP 503, connection
+refused, timeouts) is retried first.
 Standard library only, so it runs in any verl image.
 """
 

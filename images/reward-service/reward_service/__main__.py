@@ -16,24 +16,17 @@ def main() -> int:
         return 2
 
     # Imported after the settings check, so a bad setting fails fast without loading the web stack.
-    import uvicorn
     from prometheus_client import start_http_server
 
     from reward_service.app import create_app
     from reward_service.logs import configure_logging
     from reward_service.metrics import Metrics
+    from reward_service.server import serve
 
     configure_logging(settings.log_level)
     metrics = Metrics()
     start_http_server(settings.metrics_port, addr=settings.host, registry=metrics.registry)
-    uvicorn.run(
-        create_app(settings, metrics),
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        access_log=settings.access_log,
-        timeout_graceful_shutdown=int(settings.hard_timeout_s) + 1,
-    )
+    serve(create_app(settings, metrics), settings)
     return 0
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,26 +9,33 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.requests import ClientDisconnect
 
+from reward_service import limits
 from reward_service.config import Settings
+from reward_service.limits import BadRequest, TooLarge
 from reward_service.metrics import Metrics
 from reward_service.service import RawSample, RewardService, ServiceFault
 
 log = logging.getLogger("reward_service")
 
 
-class BadRequest(Exception):
-    """The body is not a JSON object of the expected shape (never raised for field types: those are all accepted)."""
+async def _body(request: Request, max_bytes: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise TooLarge(f"the body is {declared} bytes; the limit is {max_bytes} (REWARD_MAX_BODY_BYTES)")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise TooLarge(f"the body is over {max_bytes} bytes (REWARD_MAX_BODY_BYTES)")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
-async def _json_object(request: Request) -> dict:
+async def _json_object(request: Request, max_bytes: int) -> dict:
     # Parsed regardless of Content-Type, so `curl -d` works too, and errors never echo the (possibly huge) body.
-    try:
-        data = json.loads(await request.body())
-    except json.JSONDecodeError as error:
-        raise BadRequest(f"the body is not valid JSON: {error.msg} at position {error.pos}") from None
-    except UnicodeDecodeError:
-        raise BadRequest("the body is not valid UTF-8 JSON") from None
+    data = limits.loads(await _body(request, max_bytes))
     if not isinstance(data, dict):
         raise BadRequest(f"the body must be a JSON object, got {type(data).__name__}")
     return data
@@ -38,7 +44,8 @@ async def _json_object(request: Request) -> dict:
 def _raw_sample(data: Any) -> RawSample:
     if not isinstance(data, dict):
         raise BadRequest(f"each sample must be a JSON object, got {type(data).__name__}")
-    return RawSample(data.get("prompt"), data.get("response"), data.get("label"), data.get("metadata"))
+    return RawSample(data.get("prompt"), data.get("response"), data.get("label"), data.get("metadata"),
+                     data.get("data_source"))
 
 
 def create_app(settings: Settings, metrics: Metrics | None = None) -> FastAPI:
@@ -50,6 +57,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> FastAPI:
         log.info("reward service started", extra={"backend": settings.backend, "workers": settings.workers})
         yield
         await service.pool.close()
+        if service.sandbox is not None:
+            await service.sandbox.close()
 
     app = FastAPI(title="reward-service", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
@@ -64,15 +73,25 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> FastAPI:
     async def bad_request(_request: Request, error: BadRequest) -> JSONResponse:
         return JSONResponse({"status": "bad_request", "detail": str(error)}, 400)
 
+    @app.exception_handler(TooLarge)
+    async def too_large(_request: Request, error: TooLarge) -> JSONResponse:
+        return JSONResponse({"status": "too_large", "detail": str(error)}, 413, headers={"Connection": "close"})
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_gone(_request: Request, _error: ClientDisconnect) -> Response:
+        return Response(status_code=400)  # nobody reads it; answered so the server logs no traceback
+
+    max_body = settings.max_body_bytes
+
     @app.post("/score")
     async def score(request: Request) -> JSONResponse:
-        sample = _raw_sample(await _json_object(request))
+        sample = _raw_sample(await _json_object(request, max_body))
         results = await service.score_many([sample])
         return JSONResponse(results[0])
 
     @app.post("/score/batch")
     async def score_batch(request: Request) -> JSONResponse:
-        samples = (await _json_object(request)).get("samples")
+        samples = (await _json_object(request, max_body)).get("samples")
         if not isinstance(samples, list):
             raise BadRequest('the body must be {"samples": [...]}, a list of sample objects')
         if len(samples) > settings.max_batch_size:
@@ -83,8 +102,11 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> FastAPI:
 
     @app.get("/health")
     async def health() -> JSONResponse:
-        # Liveness: answering at all proves the event loop runs. It must not depend on the pool.
-        return JSONResponse({"status": "ok"})
+        # Liveness: the event loop answers, and the pool is not beyond repair. A busy or restarting pool is alive;
+        # only a pool whose workers keep failing to start (MAX_START_FAILURES in a row) gets the pod restarted.
+        if service.pool.broken_reason:
+            return JSONResponse({"status": "broken", "detail": service.pool.broken_reason}, 503)
+        return JSONResponse({"status": "ok", "workers_alive": service.pool.alive})
 
     @app.get("/ready")
     async def ready() -> JSONResponse:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from reward_service import routing
+
 # The backends this image can run. A GPU reward model does not belong in a CPU service, so it is not offered.
 BACKENDS = ("math_verify",)
 
@@ -38,6 +40,20 @@ class Settings:
     queue_deadline_s: float = 60.0
     max_response_chars: int = 200_000
     max_batch_size: int = 1024
+    max_body_bytes: int = 64 * 1024 * 1024
+    max_label_chars: int = 10_000
+    max_depth: int = 32
+    max_connections: int = 1024
+    broken_after_s: float = 30.0
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 60.0
+    routes: tuple[tuple[str, str], ...] = ()
+    sandbox_url: str | None = None
+    sandbox_concurrency: int = 16
+    sandbox_retries: int = 2
+    sandbox_run_timeout_s: float = 10.0
+    sandbox_memory_mb: int = 1024
+    sandbox_max_tests: int = 10
     fault_window: int = 200
     fault_window_s: float = 120.0
     fault_threshold: float = 0.2
@@ -46,6 +62,7 @@ class Settings:
     log_level: str = "INFO"
     access_log: bool = False
     test_fault_injection: bool = False
+    test_break_start_file: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -64,6 +81,23 @@ class Settings:
             queue_deadline_s=reader.number("REWARD_QUEUE_DEADLINE_S", cls.queue_deadline_s, minimum=1, maximum=3600),
             max_response_chars=reader.integer("REWARD_MAX_RESPONSE_CHARS", cls.max_response_chars, minimum=1000),
             max_batch_size=reader.integer("REWARD_MAX_BATCH_SIZE", cls.max_batch_size, minimum=1),
+            max_body_bytes=reader.integer("REWARD_MAX_BODY_BYTES", cls.max_body_bytes, minimum=1024),
+            max_label_chars=reader.integer("REWARD_MAX_LABEL_CHARS", cls.max_label_chars, minimum=16),
+            max_depth=reader.integer("REWARD_MAX_DEPTH", cls.max_depth, minimum=4, maximum=200),
+            max_connections=reader.integer("REWARD_MAX_CONNECTIONS", cls.max_connections, minimum=1),
+            broken_after_s=reader.number("REWARD_BROKEN_AFTER_S", cls.broken_after_s, minimum=1, maximum=3600),
+            header_timeout_s=reader.number("REWARD_HEADER_TIMEOUT_S", cls.header_timeout_s, minimum=0.1,
+                                           maximum=600),
+            body_timeout_s=reader.number("REWARD_BODY_TIMEOUT_S", cls.body_timeout_s, minimum=0.1, maximum=3600),
+            routes=_routes(reader.text("REWARD_ROUTES", "")),
+            sandbox_url=reader.text("REWARD_SANDBOX_URL", "") or None,
+            sandbox_concurrency=reader.integer("REWARD_SANDBOX_CONCURRENCY", cls.sandbox_concurrency, minimum=1,
+                                               maximum=1024),
+            sandbox_retries=reader.integer("REWARD_SANDBOX_RETRIES", cls.sandbox_retries, minimum=0, maximum=10),
+            sandbox_run_timeout_s=reader.number("REWARD_SANDBOX_RUN_TIMEOUT_S", cls.sandbox_run_timeout_s,
+                                                minimum=1, maximum=300),
+            sandbox_memory_mb=reader.integer("REWARD_SANDBOX_MEMORY_MB", cls.sandbox_memory_mb, minimum=64),
+            sandbox_max_tests=reader.integer("REWARD_SANDBOX_MAX_TESTS", cls.sandbox_max_tests, minimum=1),
             fault_window=reader.integer("REWARD_FAULT_WINDOW", cls.fault_window, minimum=1),
             fault_window_s=reader.number("REWARD_FAULT_WINDOW_S", cls.fault_window_s, minimum=1, maximum=86400),
             fault_threshold=reader.number("REWARD_FAULT_THRESHOLD", cls.fault_threshold, minimum=0, maximum=1),
@@ -73,14 +107,28 @@ class Settings:
                                     normalise=str.upper),
             access_log=reader.flag("REWARD_ACCESS_LOG", cls.access_log),
             test_fault_injection=reader.flag("REWARD_TEST_FAULT_INJECTION", cls.test_fault_injection),
+            test_break_start_file=reader.text("REWARD_TEST_BREAK_START_FILE", "") or None,
         )
+        if settings.test_break_start_file and not settings.test_fault_injection:
+            raise ConfigError("REWARD_TEST_BREAK_START_FILE needs REWARD_TEST_FAULT_INJECTION=1 (test-only)")
         if settings.hard_timeout_s <= settings.parse_timeout_s:
             # The hard kill must leave room for math-verify's own timeout, or every slow input costs a restart.
             raise ConfigError(
                 f"REWARD_HARD_TIMEOUT_S={settings.hard_timeout_s:g} must be greater than "
                 f"REWARD_PARSE_TIMEOUT_S={settings.parse_timeout_s}"
             )
+        try:
+            routing.check(settings.routes, settings.sandbox_url)
+        except routing.RoutingError as error:
+            raise ConfigError(str(error)) from None
         return settings
+
+
+def _routes(text: str) -> tuple[tuple[str, str], ...]:
+    try:
+        return routing.parse_routes(text)
+    except routing.RoutingError as error:
+        raise ConfigError(str(error)) from None
 
 
 def default_workers() -> int:

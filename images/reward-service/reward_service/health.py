@@ -51,8 +51,9 @@ class FaultWindow:
 
 class Readiness:
     def __init__(self, pool: WorkerPool, window: FaultWindow, canary_timeout_s: float,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, sandbox=None):
         self._pool = pool
+        self._sandbox = sandbox
         self._window = window
         self._canary_timeout_s = canary_timeout_s
         self._clock = clock
@@ -71,6 +72,11 @@ class Readiness:
         canary_problem = await self._check_canary()
         if canary_problem:
             problems.append(canary_problem)
+        if self._sandbox is not None and self._sandbox.last_fault:
+            # The last code sample failed on the sandbox: unready until the sandbox answers again.
+            ping_problem = await self._sandbox.ping()
+            if ping_problem:
+                problems.append(f"the sandbox is failing: {self._sandbox.last_fault}; {ping_problem}")
         return problems
 
     async def _check_canary(self) -> str | None:

@@ -5,8 +5,12 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, PlatformCollector, ProcessCollector
 
 # Verdicts decided by the input (HTTP 200) and service faults (HTTP 5xx), as they appear in the `status` label.
-INPUT_STATUSES = ("ok", "wrong", "no_label", "no_answer", "timeout", "hard_timeout", "worker_died")
-FAULT_STATUSES = ("error", "overloaded")
+INPUT_STATUSES = ("ok", "wrong", "no_label", "no_answer", "timeout", "hard_timeout", "worker_died", "screened",
+                  "bad_input", "bad_label")
+FAULT_STATUSES = ("error", "overloaded", "sandbox_unavailable", "unknown_source")
+# Outcomes of single /run_code calls (before retries): the first two are verdicts, the rest sandbox faults.
+SANDBOX_OUTCOMES = ("success", "failed", "sandbox_error", "http_5xx", "unreachable", "timeout", "rejected",
+                    "bad_reply")
 
 # Scores take about 1-50 ms, queueing can take seconds, and the hard kill bounds a single score.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120)
@@ -34,8 +38,14 @@ class Metrics:
         )
         self.running = Gauge("reward_running", "Samples handed to the worker pool (running or next in line).",
                              registry=self.registry)
+        self.workers_alive = Gauge("reward_workers_alive", "Worker processes started and serving.",
+                                   registry=self.registry)
+        self.sandbox_calls = Counter("reward_sandbox_calls", "SandboxFusion /run_code calls by outcome, retries "
+                                     "included.", ["outcome"], registry=self.registry)
         self.ready = Gauge("reward_ready", "1 when the last readiness check passed.", registry=self.registry)
         for status in INPUT_STATUSES + FAULT_STATUSES:
             self.scores.labels(status)  # export zeros, so rate() works from the first scrape
-        for reason in ("hard_timeout", "worker_died"):
+        for outcome in SANDBOX_OUTCOMES:
+            self.sandbox_calls.labels(outcome)
+        for reason in ("hard_timeout", "worker_died", "start_failed"):
             self.pool_restarts.labels(reason)

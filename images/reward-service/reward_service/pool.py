@@ -1,25 +1,43 @@
-"""The worker pool: killable processes, a hard per-item timeout, and a bounded hand-off to the workers.
+"""The worker pool: one supervised process per slot, a hard per-sample timeout, and a bounded hand-off.
 
-pebble kills and replaces only the worker whose task ran past its timeout; the tasks on sibling workers finish
-normally. At most SLOTS_PER_WORKER tasks per worker are handed to pebble, so queueing happens here, where it can be
-measured and bounded by a deadline, instead of inside pebble.
+Each slot keeps one worker process alive for ever: when its worker dies for any reason (idle or busy, killed from
+outside, out of memory, during start-up) the slot starts a replacement. Only the sample the dead worker was
+running is answered with `worker_died` (or `hard_timeout` when the pool killed it); a sample queued behind it on
+that worker had not started and goes back to the front of the queue. No death ever takes the pool down: that is
+what pebble 5.2.3 did when a worker died while idle, failing every later request.
+
+Workers are forked from a forkserver that has math-verify imported, not from this multi-threaded process, so a
+replacement costs ~0.1-0.2 s. The server talks to each worker over a socket pair read by the event loop: no
+hand-off threads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import logging
 import multiprocessing
-from concurrent.futures import TimeoutError as FutureTimeout
+import pickle
+import socket
+import time
+from collections import deque
+from dataclasses import dataclass, field
 
-import pebble
-
-from reward_service import scoring
+from reward_service import scoring, worker
 from reward_service.metrics import Metrics
 
-# One task running and one next in line per worker: a worker then never idles while its last result travels back
-# through the event loop (measured: ~15 % of worker time on 2 cores). pebble starts a task's hard timeout only
-# when a worker picks it up, so waiting in line costs no timeout budget.
+log = logging.getLogger("reward_service")
+
+# One task running and one next in line per worker, so a worker never idles while its last result travels back
+# through the event loop. The hard timeout of the second starts only when the first one's result arrives.
 SLOTS_PER_WORKER = 2
+# A worker must import, warm up and say ready within this; the first start also starts the forkserver.
+START_TIMEOUT_S = 60.0
+# This many failed starts in a row, with no successful one for `broken_after_s`, means the pool cannot be
+# repaired: liveness then fails and Kubernetes restarts the pod. Each slot keeps retrying with the backoff below,
+# so a pool that recovers (a kill storm ends, memory frees up) passes liveness again.
+MAX_START_FAILURES = 5
+RESTART_BACKOFF_S = (0.05, 0.2, 0.5, 1.0, 2.0)
 
 
 class ScorerFault(Exception):
@@ -30,68 +48,334 @@ class QueueDeadline(Exception):
     """No worker became free before the request's deadline."""
 
 
+class _StartFailed(Exception):
+    pass
+
+
+@dataclass(eq=False)
+class _Job:
+    id: int
+    args: tuple
+    future: asyncio.Future
+    sent: bool = False
+    deadline: asyncio.TimerHandle | None = None
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    in_flight: deque = field(default_factory=deque)
+    timer: asyncio.TimerHandle | None = None
+    timed_out: _Job | None = None
+    has_room: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def kill(self) -> None:
+        if self.process.pid is not None and self.process.exitcode is None:
+            try:
+                self.process.kill()
+            except (OSError, ValueError):
+                pass  # already gone
+        self.writer.close()
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> object:
+    (size,) = worker.HEADER.unpack(await reader.readexactly(worker.HEADER.size))
+    if size > worker.MAX_FRAME_BYTES:
+        raise ConnectionError(f"frame of {size} bytes from a worker")
+    return pickle.loads(await reader.readexactly(size))
+
+
 class WorkerPool:
-    def __init__(self, workers: int, parse_timeout_s: int, hard_timeout_s: float, memory_mb: int, metrics: Metrics):
+    def __init__(self, workers: int, parse_timeout_s: int, hard_timeout_s: float, memory_mb: int, metrics: Metrics,
+                 break_start_file: str | None = None, broken_after_s: float = 30.0):
         self.workers = workers
         self.hard_timeout_s = hard_timeout_s
-        self._init_args = (parse_timeout_s, memory_mb)
+        self._init_args = (parse_timeout_s, memory_mb, break_start_file)
         self._metrics = metrics
-        self._slots = asyncio.Semaphore(workers * SLOTS_PER_WORKER)
-        self._pool: pebble.ProcessPool | None = None
+        self._pending: deque[_Job] = deque()
+        self._waiters: list[asyncio.Future] = []
+        self._ids = itertools.count()
+        self._slots: list[asyncio.Task] = []
+        self._live: set[_Worker] = set()
+        self._start_failures = 0
+        self._failing_since = 0.0
+        self._broken_after_s = broken_after_s
+        self._running = False
+        self._context = None
+        self.broken_reason: str | None = None
+
+    # ------------------------------------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
-        # forkserver: workers are forked from a clean single-threaded server with math-verify already imported,
-        # not from this multi-threaded process, and a replacement costs ~0.1-0.2 s.
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["reward_service.scoring"])
-        self._pool = pebble.ProcessPool(
-            max_workers=self.workers, initializer=scoring.init_worker, initargs=self._init_args, context=context
-        )
-        # Start every worker now, so the first requests do not pay for the imports.
-        await asyncio.gather(*(self.run_direct(*scoring.CANARY) for _ in range(self.workers)))
+        """Start every slot and wait until each has a ready worker; raise ScorerFault if the pool is broken."""
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(["reward_service.scoring", "reward_service.worker"])
+        self._running = True
+        started = [asyncio.Event() for _ in range(self.workers)]
+        self._slots = [asyncio.create_task(self._run_slot(event)) for event in started]
+        while not all(event.is_set() for event in started):
+            if self.broken_reason:
+                await self.close()
+                raise ScorerFault(self.broken_reason)
+            await asyncio.sleep(0.05)
 
     async def close(self) -> None:
-        if self._pool is not None:
-            self._pool.stop()
-            await asyncio.to_thread(self._pool.join)
-            self._pool = None
+        self._running = False
+        for slot in self._slots:
+            slot.cancel()
+        for live in list(self._live):
+            live.kill()
+        await asyncio.gather(*self._slots, return_exceptions=True)
+        self._slots = []
+        while self._pending:
+            job = self._pending.popleft()
+            if not job.future.done():
+                job.future.set_exception(ScorerFault("the service is shutting down"))
+
+    @property
+    def alive(self) -> int:
+        return len(self._live)
+
+    async def _run_slot(self, started: asyncio.Event) -> None:
+        while self._running:
+            try:
+                live = await self._spawn()
+            except _StartFailed as error:
+                self._start_failed(str(error))
+                await asyncio.sleep(RESTART_BACKOFF_S[min(self._start_failures, len(RESTART_BACKOFF_S)) - 1])
+                continue
+            self._start_failures = 0
+            self.broken_reason = None
+            started.set()
+            self._live.add(live)
+            self._metrics.workers_alive.set(len(self._live))
+            try:
+                exitcode = await self._serve(live)
+            except asyncio.CancelledError:
+                _abandon(live)
+                raise
+            finally:
+                self._live.discard(live)
+                self._metrics.workers_alive.set(len(self._live))
+                live.kill()
+            self._retire(live, exitcode)
+
+    def _start_failed(self, reason: str) -> None:
+        now = time.monotonic()
+        if self._start_failures == 0:
+            self._failing_since = now
+        self._start_failures += 1
+        self._metrics.pool_restarts.labels("start_failed").inc()
+        log.warning("worker failed to start", extra={"detail": reason, "failures_in_a_row": self._start_failures})
+        failing_for = now - self._failing_since
+        if self._start_failures >= MAX_START_FAILURES and failing_for >= self._broken_after_s:
+            self.broken_reason = (f"{self._start_failures} worker starts failed in a row over {failing_for:.0f} s; "
+                                  f"last: {reason}")
+
+    async def _spawn(self) -> _Worker:
+        ours, theirs = socket.socketpair()
+        process = self._context.Process(target=worker.main, args=(theirs, *self._init_args), daemon=True)
+        try:
+            # A blocking hand-off to the forkserver (milliseconds; the first call also starts the forkserver).
+            await asyncio.to_thread(process.start)
+        except OSError as error:
+            ours.close()
+            raise _StartFailed(f"the forkserver could not start a worker: {error}") from None
+        finally:
+            theirs.close()
+        try:
+            reader, writer = await asyncio.open_connection(sock=ours)
+        except BaseException:
+            ours.close()
+            process.kill()
+            raise
+        live = _Worker(process, reader, writer)
+        live.has_room.set()
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                kind, _pid = await _read_frame(reader)
+            if kind != worker.READY:
+                raise ConnectionError(f"unexpected first frame {kind!r}")
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, TimeoutError, pickle.UnpicklingError) as error:
+            live.kill()
+            exitcode = await self._exitcode(process)
+            raise _StartFailed(f"the worker exited with {_exit_text(exitcode)} during start-up "
+                               f"({type(error).__name__})") from None
+        except BaseException:  # cancelled by close(): the half-started worker must not outlive the pool
+            live.kill()
+            raise
+        return live
+
+    async def _exitcode(self, process) -> int | None:
+        await asyncio.to_thread(process.join, 5)
+        return process.exitcode
+
+    # ---------------------------------------------------------------------------------------------- the worker
+
+    async def _serve(self, live: _Worker) -> int | None:
+        """Feed and read one worker until it dies; return its exit code."""
+        feeder = asyncio.create_task(self._feed(live))
+        try:
+            await self._read(live)
+        finally:
+            feeder.cancel()
+            await asyncio.gather(feeder, return_exceptions=True)
+            self._disarm(live)
+        live.kill()
+        return await self._exitcode(live.process)
+
+    async def _feed(self, live: _Worker) -> None:
+        try:
+            while True:
+                await live.has_room.wait()
+                job = await self._next_job(live)
+                job.sent = True
+                if job.deadline:
+                    job.deadline.cancel()
+                live.in_flight.append(job)
+                self._metrics.running.inc()
+                self._metrics.queue_depth.set(len(self._pending))
+                if len(live.in_flight) == 1:
+                    self._arm(live)
+                if len(live.in_flight) >= SLOTS_PER_WORKER:
+                    live.has_room.clear()
+                self._wake()  # this worker is busy now: the others may take a second sample
+                live.writer.write(worker.encode((job.id, *job.args)))
+                await live.writer.drain()
+        except (ConnectionError, OSError):
+            live.kill()  # the reader sees the end and the slot replaces the worker
+
+    async def _read(self, live: _Worker) -> None:
+        while True:
+            try:
+                job_id, kind, payload = await _read_frame(live.reader)
+            except (asyncio.IncompleteReadError, ConnectionError, OSError, pickle.UnpicklingError, ValueError):
+                return
+            if not live.in_flight or live.in_flight[0].id != job_id:
+                log.error("worker answered out of order; replacing it", extra={"job": job_id})
+                return
+            job = live.in_flight.popleft()
+            self._metrics.running.dec()
+            self._disarm(live)
+            if live.in_flight:
+                self._arm(live)
+            live.has_room.set()
+            if self._pending:
+                self._wake()
+            if job.future.done():
+                continue
+            if kind == worker.RESULT:
+                job.future.set_result(payload)
+            else:
+                job.future.set_exception(ScorerFault(f"the scorer raised {payload}"))
+
+    def _arm(self, live: _Worker) -> None:
+        live.timer = asyncio.get_running_loop().call_later(self.hard_timeout_s, self._hard_timeout, live)
+
+    def _disarm(self, live: _Worker) -> None:
+        if live.timer:
+            live.timer.cancel()
+            live.timer = None
+
+    def _hard_timeout(self, live: _Worker) -> None:
+        live.timer = None
+        if live.in_flight:
+            live.timed_out = live.in_flight[0]
+            live.kill()
+
+    def _retire(self, live: _Worker, exitcode: int | None) -> None:
+        """Answer the sample the dead worker was running; requeue the ones that had not started."""
+        head = live.in_flight.popleft() if live.in_flight else None
+        self._metrics.running.dec(len(live.in_flight) + (head is not None))
+        for job in reversed(live.in_flight):
+            job.sent = False
+            self._pending.appendleft(job)
+        live.in_flight.clear()
+        self._wake()
+        if head is not None and head is live.timed_out:
+            self._metrics.pool_restarts.labels("hard_timeout").inc()
+            result = {"reward": 0.0, "status": "hard_timeout",
+                      "detail": f"scoring ran past {self.hard_timeout_s:g} s; the worker was killed and replaced"}
+        else:
+            self._metrics.pool_restarts.labels("worker_died").inc()
+            log.warning("worker died; replacing it", extra={
+                "detail": _death_detail(exitcode), "held_sample": head is not None})
+            result = {"reward": 0.0, "status": "worker_died", "detail": _death_detail(exitcode)}
+        if head is not None and not head.future.done():
+            head.future.set_result(result)
+
+    # ---------------------------------------------------------------------------------------------- the queue
+
+    async def _next_job(self, live: _Worker) -> _Job:
+        while True:
+            # A busy worker takes a second sample only when no other worker is idle.
+            while self._pending and (not live.in_flight or not self._idle_worker_besides(live)):
+                job = self._pending.popleft()
+                if not job.future.done():
+                    return job
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    def _idle_worker_besides(self, live: _Worker) -> bool:
+        return any(not other.in_flight for other in self._live if other is not live)
+
+    def _wake(self) -> None:
+        # Wake every idle feeder (at most one per worker): one that was cancelled meanwhile cannot strand a job.
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _submit(self, args: tuple, front: bool = False) -> _Job:
+        if not self._running:
+            raise ScorerFault("the worker pool is not running")
+        job = _Job(next(self._ids), args, asyncio.get_running_loop().create_future())
+        if front:
+            self._pending.appendleft(job)
+        else:
+            self._pending.append(job)
+        self._metrics.queue_depth.set(len(self._pending))
+        self._wake()
+        return job
+
+    def _expire(self, job: _Job) -> None:
+        if not job.sent and not job.future.done():
+            try:
+                self._pending.remove(job)
+            except ValueError:
+                pass
+            self._metrics.queue_depth.set(len(self._pending))
+            job.future.set_exception(QueueDeadline())
 
     async def score(self, golds: tuple[str, ...], response: str, fault: str | None, deadline: float) -> dict:
-        """Wait for a slot until `deadline` (loop time), then score with the hard timeout."""
-        self._metrics.queue_depth.inc()
-        try:
-            async with asyncio.timeout_at(deadline):
-                await self._slots.acquire()
-        except TimeoutError:
-            raise QueueDeadline from None
-        finally:
-            self._metrics.queue_depth.dec()
-        self._metrics.running.inc()
-        try:
-            return await self.run_direct(golds, response, fault)
-        finally:
-            self._metrics.running.dec()
-            self._slots.release()
+        """Queue until a worker is free or `deadline` (loop time) passes, then score with the hard timeout."""
+        job = self._submit((golds, response, fault))
+        job.deadline = asyncio.get_running_loop().call_at(deadline, self._expire, job)
+        return await job.future
 
     async def run_direct(self, golds: tuple[str, ...], response: str, fault: str | None = None) -> dict:
-        """Run one task without taking a slot (start-up warm-up and the readiness canary)."""
-        if self._pool is None or not self._pool.active:
-            raise ScorerFault("the worker pool is not running")
-        try:
-            future = self._pool.schedule(scoring.score, args=(golds, response, fault), timeout=self.hard_timeout_s)
-        except RuntimeError as error:
-            raise ScorerFault(f"the worker pool refused the task: {error}") from error
-        try:
-            return await asyncio.wrap_future(future)
-        except FutureTimeout:
-            self._metrics.pool_restarts.labels("hard_timeout").inc()
-            return {"reward": 0.0, "status": "hard_timeout",
-                    "detail": f"scoring ran past {self.hard_timeout_s:g} s; the worker was killed and replaced"}
-        except pebble.ProcessExpired as died:
-            self._metrics.pool_restarts.labels("worker_died").inc()
-            return {"reward": 0.0, "status": "worker_died", "detail": _death_detail(died.exitcode)}
-        except Exception as error:
-            raise ScorerFault(f"the scorer raised {type(error).__name__}: {error}") from error
+        """Run one task ahead of the queue (the readiness canary): it waits for at most one running sample."""
+        return await self._submit((golds, response, fault), front=True).future
+
+
+def _abandon(live: _Worker) -> None:
+    for job in live.in_flight:
+        if not job.future.done():
+            job.future.set_exception(ScorerFault("the service is shutting down"))
+    live.in_flight.clear()
+
+
+def _exit_text(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        return f"signal {-exitcode}"
+    return f"code {exitcode}"
 
 
 def _death_detail(exitcode: int | None) -> str:

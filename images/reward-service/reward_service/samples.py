@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from reward_service.limits import too_deep
+
 # Keys that hold the answer when a dataset stores its label as an object (verl's reward_model dict and friends).
 LABEL_KEYS = ("ground_truth", "answer", "label", "solution", "target")
 
@@ -21,9 +23,21 @@ class Sample:
     response: str               # the tail of the response, at most max_response_chars long
     truncated: bool             # the response was longer than the cap and only its tail is scored
     fault: str | None = None    # test-only fault to inject in the worker
+    problem: tuple[str, str] | None = None  # (status, detail) when the input breaks a limit; never scored
 
 
-def build_sample(response: Any, label: Any, metadata: Any, max_chars: int, allow_faults: bool) -> Sample:
+def build_sample(response: Any, label: Any, metadata: Any, max_chars: int, allow_faults: bool,
+                 max_depth: int = 32, max_label_chars: int | None = None) -> Sample:
+    for name, value in (("response", response), ("label", label), ("metadata", metadata)):
+        where = too_deep(value, max_depth)
+        if where is not None:
+            return Sample((), "", False, problem=("bad_input", f"{name} nests deeper than {max_depth} levels "
+                                                                f"(at {name}{where.removeprefix('the sample')})"))
+    golds = gold_answers(label) if max_label_chars is not None else ()
+    longest = max(map(len, golds), default=0)
+    if max_label_chars is not None and longest > max_label_chars:
+        return Sample((), "", False, problem=("bad_label", f"a reference answer is {longest} characters long; "
+                                                           f"the limit is {max_label_chars}"))
     text = response_text(response)
     truncated = len(text) > max_chars
     if truncated:
@@ -31,7 +45,7 @@ def build_sample(response: Any, label: Any, metadata: Any, max_chars: int, allow
         text = text[-max_chars:]
     fault = metadata.get("inject_fault") if allow_faults and isinstance(metadata, dict) else None
     return Sample(
-        golds=gold_answers(label),
+        golds=golds,
         response=text,
         truncated=truncated,
         fault=fault if isinstance(fault, str) else None,
@@ -78,5 +92,8 @@ def _scalar_text(value: Any) -> str:
 
 def sample_hash(prompt: Any, response: Any, label: Any) -> str:
     """Identifies a sample in logs without logging its text; computed only when something is logged."""
-    blob = json.dumps([prompt, response, label], sort_keys=True, default=str, ensure_ascii=False)
+    try:
+        blob = json.dumps([prompt, response, label], sort_keys=True, default=str, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        blob = repr(type(prompt)) + repr(type(response)) + repr(type(label))  # too deep: a coarse but safe hash
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]

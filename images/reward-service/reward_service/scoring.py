@@ -15,6 +15,8 @@ from functools import lru_cache
 
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
+from reward_service.screen import screen
+
 GOLD_EXTRACTION = (LatexExtractionConfig(),)
 ANSWER_EXTRACTION = (ExprExtractionConfig(), LatexExtractionConfig())
 MATH_VERIFY_LOGGERS = ("math_verify.parser", "math_verify.grader")
@@ -91,6 +93,9 @@ def _score(golds: tuple[str, ...], response: str, fault: str | None) -> dict:
         _inject(fault)
     if not golds:
         return _verdict("no_label", "the sample has no label")
+    reason = screen(golds, response)
+    if reason:
+        return _verdict("screened", reason)
     try:
         gold = [item for text in golds for item in _parse_gold(text)]
     except _GoldTimeout:

@@ -11,19 +11,24 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from reward_service import codescore, routing
 from reward_service.config import Settings
+from reward_service.custom import CUSTOM_SCORERS
 from reward_service.health import FaultWindow, Readiness
 from reward_service.metrics import Metrics
 from reward_service.pool import QueueDeadline, ScorerFault, WorkerPool
 from reward_service.samples import build_sample, sample_hash
+from reward_service.sandbox import SandboxClient, SandboxFault
 
 log = logging.getLogger("reward_service")
 
 # Statuses that count against readiness: the scorer raised, or workers keep dying under us.
-WINDOW_FAULTS = frozenset({"error", "worker_died"})
+WINDOW_FAULTS = frozenset({"error", "worker_died", "sandbox_unavailable"})
 # Statuses worth one log line each; ok/wrong/no_answer/no_label are only counted.
-LOGGED_STATUSES = {"timeout": logging.WARNING, "hard_timeout": logging.WARNING, "worker_died": logging.WARNING,
-                   "overloaded": logging.WARNING, "error": logging.ERROR}
+LOGGED_STATUSES = {"screened": logging.INFO, "timeout": logging.WARNING, "hard_timeout": logging.WARNING,
+                   "worker_died": logging.WARNING,
+                   "overloaded": logging.WARNING, "error": logging.ERROR, "sandbox_unavailable": logging.ERROR,
+                   "unknown_source": logging.WARNING, "bad_input": logging.WARNING, "bad_label": logging.WARNING}
 
 
 class ServiceFault(Exception):
@@ -40,6 +45,7 @@ class RawSample:
     response: Any = None
     label: Any = None
     metadata: Any = None
+    data_source: Any = None
 
 
 class RewardService:
@@ -47,10 +53,16 @@ class RewardService:
         self.settings = settings
         self.metrics = metrics
         self.pool = WorkerPool(settings.workers, settings.parse_timeout_s, settings.hard_timeout_s,
-                               settings.worker_memory_mb, metrics)
+                               settings.worker_memory_mb, metrics, settings.test_break_start_file,
+                               settings.broken_after_s)
         self.window = FaultWindow(settings.fault_window, settings.fault_window_s, settings.fault_threshold,
                                   settings.fault_min_samples)
-        self.readiness = Readiness(self.pool, self.window, settings.canary_timeout_s)
+        self.router = routing.Router(settings.routes)
+        self.sandbox = None
+        if settings.sandbox_url:
+            self.sandbox = SandboxClient(settings.sandbox_url, settings.sandbox_concurrency, settings.sandbox_retries,
+                                         settings.sandbox_run_timeout_s, settings.sandbox_memory_mb, metrics)
+        self.readiness = Readiness(self.pool, self.window, settings.canary_timeout_s, sandbox=self.sandbox)
         self._in_flight = 0
 
     async def score_many(self, samples: list[RawSample]) -> list[dict]:
@@ -78,15 +90,17 @@ class RewardService:
     async def _score_one(self, raw: RawSample, deadline: float) -> dict:
         loop = asyncio.get_running_loop()
         started = loop.time()
-        sample = build_sample(raw.response, raw.label, raw.metadata, self.settings.max_response_chars,
-                              self.settings.test_fault_injection)
         try:
-            result = await self.pool.score(sample.golds, sample.response, sample.fault, deadline)
-        except QueueDeadline:
-            result = {"status": "overloaded", "http_status": 503,
-                      "detail": f"no worker was free within {self.settings.queue_deadline_s:g} s"}
-        except ScorerFault as fault:
-            result = {"status": "error", "http_status": 500, "detail": str(fault)}
+            scorer = self.router.scorer(routing.data_source(raw.data_source, raw.metadata, raw.label))
+        except routing.UnknownSource as problem:
+            scorer, result = None, {"status": "unknown_source", "http_status": 400, "detail": str(problem)}
+        sample = None
+        if scorer is not None:
+            settings = self.settings
+            sample = build_sample(raw.response, raw.label, raw.metadata, settings.max_response_chars,
+                                  settings.test_fault_injection, settings.max_depth,
+                                  None if scorer == "code" else settings.max_label_chars)
+            result = await self._run_scorer(scorer, sample, raw, deadline)
         elapsed = loop.time() - started
         status = result["status"]
         self.metrics.scores.labels(status).inc()
@@ -104,13 +118,34 @@ class RewardService:
             raise ServiceFault(result["http_status"], status, result["detail"])
         result["backend"] = self.settings.backend
         result["elapsed_ms"] = round(elapsed * 1000, 2)
+        result["scorer"] = scorer
         if sample.truncated:
             result["truncated"] = True
         return result
+
+    async def _run_scorer(self, scorer: str, sample, raw: RawSample, deadline: float) -> dict:
+        if sample.problem:
+            status, detail = sample.problem
+            return {"reward": 0.0, "status": status, "detail": detail}
+        if scorer == "math":
+            try:
+                return await self.pool.score(sample.golds, sample.response, sample.fault, deadline)
+            except QueueDeadline:
+                return {"status": "overloaded", "http_status": 503,
+                        "detail": f"no worker was free within {self.settings.queue_deadline_s:g} s"}
+            except ScorerFault as fault:
+                return {"status": "error", "http_status": 500, "detail": str(fault)}
+        if scorer == "code":
+            try:
+                return await codescore.score_code(self.sandbox, sample.response, raw.label,
+                                                  self.settings.sandbox_max_tests)
+            except SandboxFault as fault:
+                return {"status": "sandbox_unavailable", "http_status": 502, "detail": str(fault)}
+        return CUSTOM_SCORERS[scorer](sample.golds, sample.response)
 
 
 def _fault_rank(fault: BaseException) -> int:
     """Report the most serious fault of a batch: a scorer bug before a full queue."""
     if isinstance(fault, ServiceFault):
-        return 0 if fault.http_status >= 500 and fault.http_status != 503 else 1
+        return {500: 0, 502: 0, 400: 1}.get(fault.http_status, 2)
     return -1

@@ -243,7 +243,7 @@ def build_miles(spec: Spec) -> BuiltJob:
     # name/path pairs, one token each (miles pairs them up in _resolve_eval_datasets)
     out.add("eval-prompt-data", ["eval", spec.on_storage(spec.get("data.valFiles")[0])], v + "data.valFiles")
     out.add("eval-interval", spec.get("trainer.testFreq"), v + "trainer.testFreq")
-    if spec.get("reward.kind") in ("service", "external"):
+    if spec.get("reward.kind") in ("service", "external", "sandbox"):  # sandbox: code routes of the reward service
         out.add("rm-url", spec.endpoint("reward", "rewardService"), "endpoint: reward-service in the release namespace")
         out.add("reward-key", "reward", "default: reward-service reply field")
         out.add("log-reward-category", "status", "default: reward-service reply field")

@@ -229,13 +229,14 @@ def _parallel(spec: Spec, out: ArgList, megatron: bool) -> None:
 
 def _reward(spec: Spec, out: ArgList) -> None:
     kind = spec.get("reward.kind")
-    if kind in ("service", "external"):
+    if kind in ("service", "external", "sandbox"):
         spec.endpoint("reward", "rewardService")  # fails early when neither the component nor a url is set
+        if kind == "sandbox":
+            # Code is scored by the reward service's `code` routes through SandboxFusion, never by verl's default
+            # scorer, which scores a sandbox outage as a wrong answer (0.0).
+            spec.endpoint("sandbox", "sandboxFusion")
         out.add("reward.custom_reward_function.path", REMOTE_REWARD_FN, "default: baked into images/verl")
         out.add("reward.custom_reward_function.name", "compute_score", "default: images/reward-service client")
-    elif kind == "sandbox":
-        out.add("reward.sandbox_fusion.url", spec.endpoint("sandbox", "sandboxFusion"),
-                "endpoint: sandbox-fusion Service in the release namespace")
 
 
 def _trainer(spec: Spec, out: ArgList) -> None:

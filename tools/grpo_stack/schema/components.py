@@ -168,14 +168,39 @@ class SandboxFusion(Strict):
         return self
 
 
+# A dataset's `data_source` value, matched exactly (no prefix or suffix matching).
+DataSource = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^\S(.*\S)?$")]
+# The scorers images/reward-service offers: math (math-verify), code (SandboxFusion /run_code) and the named custom
+# scorers registered in reward_service/custom.py. tests/reward checks this list against the image's registry.
+RewardScorer = Literal["math", "code", "exact_match"]
+
+
+class RewardSandbox(Strict):
+    """How the reward service calls SandboxFusion's /run_code for `code` routes (global.components.sandboxFusion)."""
+
+    concurrency: int = Field(ge=1, le=1024, description="Concurrent /run_code calls per reward pod; the sandbox "
+                             "enforces no limit of its own, so keep it near 2x the sandbox's cores.")
+    retries: int = Field(ge=0, le=10, description="Retries of a failed call (5xx, refused, timeout, SandboxError) "
+                         "before the sample is answered 502 sandbox_unavailable.")
+    runTimeoutSeconds: float = Field(ge=1, le=300, description="run_timeout and compile_timeout per test case.")
+    memoryMb: int = Field(ge=64, le=65536, description="memory_limit_MB per test case (the server's default is none).")
+    maxTests: int = Field(ge=1, le=1000, description="Test cases run per sample (the first N; reward = share passed).")
+
+
 class RewardService(Strict):
     image: Image
     replicas: int = Field(ge=1, description="Reward pods behind the Service.")
     instanceType: InstanceType = Field(description="CPU node type.")
     resources: Resources
     backend: Literal["math_verify"] = Field(description="REWARD_BACKEND (allow-list).")
-    workers: int = Field(ge=1, description="Scoring worker processes per pod (one per CPU).")
+    workers: int = Field(ge=1, le=256, description="Scoring worker processes per pod (one per CPU).")
     hardTimeoutSeconds: float = Field(gt=0, le=30, description="Per-sample kill deadline.")
+    routes: dict[DataSource, RewardScorer] = Field(
+        min_length=1,
+        description="data_source -> scorer, matched exactly; a sample whose data_source is not listed is refused "
+        "(HTTP 400 unknown_source), never scored by a default. `code` needs global.components.sandboxFusion.",
+    )
+    sandbox: RewardSandbox
 
 
 HfRepo = Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)?$")]
