@@ -24,7 +24,7 @@ def test_rendered_routes_and_sandbox_url_start_the_service(render_values):
     env = _service_env(render_values("qwen3-235b"))
     settings = Settings.from_env(env)
     routes = dict(settings.routes)
-    assert routes["codeparrot/apps"] == "code" and routes["openai/gsm8k"] == "math"
+    assert routes["apps"] == "code" and routes["openai/gsm8k"] == "math"
     assert settings.sandbox_url == "http://grpo-sandbox-fusion.team-a.svc.cluster.local:8080/run_code"
 
 

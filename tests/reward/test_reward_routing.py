@@ -17,7 +17,7 @@ from reward_harness import TEST_ROUTES, ServiceProcess, free_port
 from sandbox_stub import SandboxStub
 from verl_remote_reward import RemoteRewardError, compute_score
 
-CODE_SOURCE = "codeparrot/apps"
+CODE_SOURCE = "apps"
 ROUTES = {**TEST_ROUTES, CODE_SOURCE: "code"}
 RETRIES = 1
 ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"

@@ -11,14 +11,18 @@ NAME = "reward-routing"
 SEVERITY = Severity.ERROR
 SUMMARY = "The reward service's routing table cannot score what the run asks for."
 DOC = """## What it does
-Checks `reward-service.routes` (data_source -> scorer) against the components and the job: a `code` route needs
-`global.components.sandboxFusion`; `reward.kind: sandbox` needs the reward service (it scores code through
-SandboxFusion) and at least one `code` route.
+Checks `reward-service.routes` (data_source -> scorer) against the components, the job and the data the release
+prepares: a `code` route needs `global.components.sandboxFusion`; `reward.kind: sandbox` needs the reward service
+(it scores code through SandboxFusion) and at least one `code` route; and when the run is scored by the reward
+service, every dataset in `fsx-utils.data.train` / `val` must have its `data_source` routed (the grpo-data
+registry names it), to a scorer of its kind (a code set to `code`, a math set to `math` or `exact_match`).
 
 ## Why is this bad?
 A `code` route without a sandbox stops the reward service at start (CrashLoopBackOff). `reward.kind: sandbox` with no
 code route refuses every code sample with `unknown_source`; without the reward service the run would fall back to
-verl's default scorer, which scores a sandbox outage as a wrong answer (0.0).
+verl's default scorer, which scores a sandbox outage as a wrong answer (0.0). A prepared dataset whose data_source
+has no route is refused sample by sample (`unknown_source`) from the first step; one routed to the wrong kind of
+scorer turns every answer into a zero.
 
 ## Example
 ```yaml
@@ -27,7 +31,7 @@ global:
     sandboxFusion: false
 reward-service:
   routes:
-    codeparrot/apps: code
+    apps: code
 ```
 Use instead:
 ```yaml
@@ -36,7 +40,7 @@ global:
     sandboxFusion: true
 reward-service:
   routes:
-    codeparrot/apps: code
+    apps: code
 ```
 
 ## Fix
@@ -55,6 +59,10 @@ def check(ctx) -> Iterator[Hit]:
                   f"{len(code_sources)} data_source(s) routed to the code scorer but global.components.sandboxFusion "
                   "is false: the reward service would refuse to start",
                   remediation="set global.components.sandboxFusion: true", related=("global.components.sandboxFusion",))
+    scored_by_service = ctx.get("global.job.reward.kind") in ("service", "sandbox")
+    if scored_by_service and ctx.component_enabled("rewardService") and ctx.component_enabled("fsxUtils") and \
+            isinstance(routes, dict):
+        yield from _dataset_routes(ctx, routes)
     if ctx.get("global.job.reward.kind") == "sandbox":
         if not ctx.component_enabled("rewardService"):
             yield Hit("global.job.reward.kind", "reward.kind is 'sandbox' but global.components.rewardService is "
@@ -66,3 +74,27 @@ def check(ctx) -> Iterator[Hit]:
                       "route: every code sample would be refused as unknown_source",
                       remediation="route the code datasets' data_source to `code` in reward-service.routes",
                       related=("reward-service.routes",))
+
+
+SCORERS_FOR = {"math": ("math", "exact_match"), "code": ("code",)}
+
+
+def _dataset_routes(ctx, routes: dict) -> Iterator[Hit]:
+    """Each dataset the release prepares (fsx-utils.data) is routed, to a scorer of its kind."""
+    from ...data.adapters import REGISTRY
+
+    for split in ("train", "val"):
+        for i, spec in enumerate(ctx.get(f"fsx-utils.data.{split}") or []):
+            adapter = REGISTRY.get(str(spec).split(":", 1)[0])
+            if adapter is None:
+                continue  # GRPO560 reports an unknown dataset
+            scorer = routes.get(adapter.data_source)
+            if scorer is None:
+                yield Hit(f"fsx-utils.data.{split}.{i}", f"dataset {adapter.name} is prepared with data_source "
+                          f"{adapter.data_source!r}, which reward-service.routes does not route: every sample "
+                          "would be refused as unknown_source",
+                          remediation=f"add `{adapter.data_source}: {adapter.ability}` to reward-service.routes",
+                          related=("reward-service.routes",))
+            elif scorer not in SCORERS_FOR.get(adapter.ability, (scorer,)):
+                yield Hit(f"reward-service.routes.{adapter.data_source}", f"{adapter.data_source!r} ({adapter.name}, "
+                          f"{adapter.ability}) is routed to the {scorer} scorer", related=(f"fsx-utils.data.{split}",))
