@@ -20,7 +20,7 @@ from pathlib import Path
 
 import transformers
 
-# lm-eval 0.4.9.2's model registry names a class transformers 5 renamed; only its HF model module needs it.
+# lm-eval's model registry names a class transformers 5 renamed; only its HF model module needs it.
 if not hasattr(transformers, "AutoModelForVision2Seq"):
     transformers.AutoModelForVision2Seq = transformers.AutoModelForImageTextToText
 

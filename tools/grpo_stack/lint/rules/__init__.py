@@ -11,6 +11,7 @@ from . import (
     capacity,
     code_isolation,
     component_endpoints,
+    eval_phase,
     image_pinning,
     literal_secret,
     namespace,
@@ -32,6 +33,7 @@ _MODULES: list[ModuleType] = [
     capacity,
     image_pinning,
     code_isolation,
+    eval_phase,
     *BATCH_MODULES,
 ]
 
