@@ -2,15 +2,20 @@
 
   grpo-eval compare --run DIR --baseline DIR [--tasks IDS] [--curve STEPS --curve-dir TEMPLATE]
                     [--format markdown|json] [--plot FILE.png]
+  grpo-eval merge --values FILE... --step N [--storage-root /fsx] [--checkpoint DIR | --adapter DIR [--base DIR]]
+                  [--target DIR] [--python PYTHON] [--allow-unverified]
+  grpo-eval check-adapter DIR --values FILE... [--allow-unverified]
 
-Exit status: 0 everything compared; 1 a run, task or metric is missing (reported, never shown as 0.0);
-2 unusable input (malformed results, unknown task id, runs that are not comparable, bad arguments).
+Exit status: 0 done; 1 missing data (a run, task or metric: reported, never shown as 0.0), a merge that failed,
+or an adapter that does not match the values; 2 unusable input (malformed results or values, unknown task id,
+runs that are not comparable, bad arguments).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -34,7 +39,72 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--curve-dir", help="lm-eval output of each step, with {step}, e.g. eval-results/exp/step-{step}")
     c.add_argument("--format", choices=["markdown", "json"], default="markdown")
     c.add_argument("--plot", type=Path, help="write a PNG of the curve here (needs --curve)")
+    m = sub.add_parser("merge", help="merge a verl checkpoint or a LoRA adapter into a Hugging Face directory")
+    m.add_argument("--values", required=True, nargs="+", type=Path, help="the run's values files, layered like -f")
+    m.add_argument("--step", required=True, type=_step, help="training step of the checkpoint")
+    m.add_argument("--storage-root", type=Path, default=Path("/fsx"),
+                   help="where global.storage is mounted (default /fsx)")
+    m.add_argument("--checkpoint", type=Path,
+                   help="verl actor checkpoint (default: <checkpointDir>/global_step_N/actor)")
+    m.add_argument("--adapter", type=Path, help="a PEFT LoRA adapter directory to fold into the base model instead")
+    m.add_argument("--base", type=Path, help="with --adapter: base model (default: global.job.model.path)")
+    m.add_argument("--target", type=Path, help="output (default: <checkpointDir>/global_step_N/merged)")
+    m.add_argument("--python", default=os.environ.get("GRPO_MERGE_PYTHON", sys.executable),
+                   help="interpreter with verl, torch and peft (default: $GRPO_MERGE_PYTHON or this one)")
+    m.add_argument("--allow-unverified", action="store_true",
+                   help="merge an adapter whose adapter_config.json does not match the values")
+    a = sub.add_parser("check-adapter", help="fail unless adapter_config.json matches the run's values")
+    a.add_argument("adapter", type=Path)
+    a.add_argument("--values", required=True, nargs="+", type=Path)
+    a.add_argument("--allow-unverified", action="store_true", help="report a mismatch but exit 0")
     return p
+
+
+def _step(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a step number")
+    return int(text)
+
+
+def merge_main(args) -> int:
+    from ..errors import InputError
+    from ..eval.merge import MergeError, merge
+
+    if args.checkpoint and args.adapter:
+        print("grpo-eval merge: give --checkpoint or --adapter, not both", file=sys.stderr)
+        return 2
+    try:
+        out = merge(args.values, args.step, args.storage_root, args.python, args.checkpoint, args.target,
+                    args.adapter, args.base, args.allow_unverified)
+    except InputError as exc:
+        print(f"grpo-eval merge: {exc}", file=sys.stderr)
+        return 2
+    except (MergeError, OSError) as exc:
+        print(printable(f"grpo-eval merge: {exc}"), file=sys.stderr)
+        return 1
+    print(f"merged into {out} (provenance: {out / 'grpo-provenance.json'})")
+    return 0
+
+
+def check_adapter_main(args) -> int:
+    from ..errors import InputError
+    from ..eval.merge import load_job
+    from ..eval.provenance import AdapterMismatch, check_adapter
+
+    try:
+        info = check_adapter(args.adapter, load_job(args.values))
+    except InputError as exc:
+        print(f"grpo-eval check-adapter: {exc}", file=sys.stderr)
+        return 2
+    except AdapterMismatch as exc:
+        if args.allow_unverified:
+            print(printable(f"grpo-eval check-adapter: UNVERIFIED (allowed): {exc}"), file=sys.stderr)
+            return 0
+        print(printable(f"grpo-eval check-adapter: {exc}"), file=sys.stderr)
+        return 1
+    print(f"{args.adapter}: r {info['r']}, lora_alpha {info['lora_alpha']}, target_modules "
+          f"{info['target_modules']} match the values")
+    return 0
 
 
 def _steps(args) -> list[tuple[int, Path]] | None:
@@ -82,7 +152,7 @@ def compare_main(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return {"compare": compare_main}[args.command](args)
+    return {"compare": compare_main, "merge": merge_main, "check-adapter": check_adapter_main}[args.command](args)
 
 
 if __name__ == "__main__":

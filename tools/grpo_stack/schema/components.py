@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from .common import AbsPath, Dns1123, Image, ProbeBudget, Quantity, RelPath, Resources, SecretRef, Strict
 from ..eval.tasks import TASK_IDS
+from .common import AbsPath, Dns1123, Image, ProbeBudget, Quantity, RelPath, Resources, SecretRef, Strict
 from .job import Job
 
 InstanceType = Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]+\.[a-z0-9-]+$")]

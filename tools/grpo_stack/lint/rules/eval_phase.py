@@ -36,7 +36,10 @@ global:
     vllm: false
     lmEval: false
 ```
-`helm install grpo-eval charts/grpo-stack -f values/<run>.yaml -f values/eval/eval.yaml --set global.eval.checkpointStep=N`
+```bash
+helm install grpo-eval charts/grpo-stack -f values/<run>.yaml -f values/eval/eval.yaml \\
+  --set global.eval.checkpointStep=N
+```
 
 ## Fix
 Set `global.components.vllm` and `global.components.lmEval` to false in the training values file and evaluate
