@@ -38,7 +38,9 @@ filter_list:
   - name: strict-match
     filter: [{{function: regex, regex_pattern: "#### (\\\\-?[0-9\\\\.\\\\,]+)"}}, {{function: take_first}}]
   - name: flexible-extract
-    filter: [{{function: regex, group_select: -1, regex_pattern: "(-?[$0-9.,]{{2,}})|(-?[0-9]+)"}}, {{function: take_first}}]
+    filter:
+      - {{function: regex, group_select: -1, regex_pattern: "(-?[$0-9.,]{{2,}})|(-?[0-9]+)"}}
+      - {{function: take_first}}
 """
 
 
