@@ -59,3 +59,30 @@ def test_bad_values_file_exits_2(tmp_path, capsys):
     d = adapter(tmp_path, r=4, lora_alpha=8, target_modules="all-linear")
     assert main(["check-adapter", str(d), "--values", str(bad)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_merge_of_a_missing_checkpoint_exits_1_and_leaves_nothing(tmp_path, capsys):
+    values = write_values(tmp_path / "v.yaml")
+    code = main(["merge", "--values", str(values), "--step", "5", "--storage-root", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "not a verl checkpoint" in err
+    assert not (tmp_path / "ckpt/global_step_5/merged").exists()
+    assert not (tmp_path / "ckpt/global_step_5/merged.partial").exists()
+
+
+@pytest.mark.parametrize("argv", [["--step", "x"], ["--step", "-1"],
+                                  ["--step", "1", "--checkpoint", "a", "--adapter", "b"]])
+def test_merge_bad_arguments_exit_2(tmp_path, capsys, argv):
+    values = write_values(tmp_path / "v.yaml")
+    try:
+        code = main(["merge", "--values", str(values), *argv])
+    except SystemExit as e:
+        code = e.code
+    assert code == 2 and capsys.readouterr().err.count("\n") == 1
+
+
+def test_merge_with_broken_values_exits_2(tmp_path, capsys):
+    bad = tmp_path / "v.yaml"
+    bad.write_text("global:\n  job: 3\n")
+    assert main(["merge", "--values", str(bad), "--step", "1", "--storage-root", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -107,7 +107,10 @@ def _checked_adapter(adapter: Path, job: dict[str, Any], allow_unverified: bool)
         if not allow_unverified:
             raise MergeError(f"{exc} (--allow-unverified merges it anyway)") from None
         print(f"grpo-eval merge: WARNING unverified adapter: {exc}", file=sys.stderr)
-        return provenance.read_adapter_config(adapter) if (adapter / "adapter_config.json").is_file() else None, False
+        try:
+            return provenance.read_adapter_config(adapter), False
+        except provenance.AdapterMismatch:
+            return None, False  # unreadable config: PEFT refuses it while folding, with its own error
 
 
 def _verl_version(python: str) -> str:
