@@ -12,6 +12,7 @@ from . import (
     code_isolation,
     component_endpoints,
     eval_phase,
+    eval_server_heads,
     image_pinning,
     literal_secret,
     namespace,
@@ -34,6 +35,7 @@ _MODULES: list[ModuleType] = [
     image_pinning,
     code_isolation,
     eval_phase,
+    eval_server_heads,
     *BATCH_MODULES,
 ]
 
