@@ -28,6 +28,9 @@ DEDICATED = {"nodeSelector": {"grpo-stack/sandbox": "true"},
 PRIVILEGED = {"sandbox-fusion.privileged": True, "sandbox-fusion.dedicatedNodes": DEDICATED}
 SANDBOX = "qwen3-235b"  # enables sandbox-fusion, vllm and lm-eval
 REWARD = "qwen3-30b"  # enables reward-service
+# The evaluation release of the 235B run (values/eval/eval.yaml on top): vllm and lm-eval, no RayCluster.
+EVAL_PHASE = {"global.components.raycluster": False, "global.components.sandboxFusion": False,
+              "global.components.fsxUtils": False, "global.components.vllm": True, "global.components.lmEval": True}
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PersistentVolume", "StorageClass",
                   "PriorityClass", "CustomResourceDefinition", "MutatingWebhookConfiguration",
                   "ValidatingWebhookConfiguration"}
@@ -439,7 +442,7 @@ def _vllm(rendered) -> tuple[dict, dict]:
                                     "vllm.startupProbe.periodSeconds": 60}], ids=["shipped", "threshold", "delay"])
 def test_vllm_progress_deadline_covers_startup_budget(probe, render_values):
     """ProgressDeadlineExceeded while the model loads as designed (review 000: 600 s default vs 60 min)."""
-    d, c = _vllm(render_values(SANDBOX, probe))
+    d, c = _vllm(render_values(SANDBOX, {**EVAL_PHASE, **(probe or {})}))
     p = c["startupProbe"]
     budget = p.get("initialDelaySeconds", 0) + p.get("failureThreshold", 3) * p.get("periodSeconds", 10)
     assert d["spec"]["progressDeadlineSeconds"] >= budget, (d["spec"]["progressDeadlineSeconds"], budget)
@@ -451,7 +454,7 @@ def test_vllm_args_and_env_follow_values(eager, render_values, set_values):
     VLLM_ENFORCE_EAGER were documented as REQUIRED and silently discarded)."""
     over = {"vllm.enforceEager": eager, "vllm.maxModelLen": 24576, "vllm.gpuMemoryUtilization": 0.9,
             "vllm.executeModelTimeoutSeconds": 2400}
-    _, c = _vllm(render_values(SANDBOX, over))
+    _, c = _vllm(render_values(SANDBOX, {**EVAL_PHASE, **over}))
     args = c.get("args") or []
     assert "--max-model-len=24576" in args
     assert "--gpu-memory-utilization=0.9" in args
@@ -480,7 +483,9 @@ def _lm_eval(rendered) -> tuple[dict, dict]:
 
 
 def _lm_eval_runnable(c: dict, tmp_path: Path, models_url: str) -> tuple[str, dict[str, str]]:
-    script = _bash_script(c).replace("/eval-out", str(tmp_path / "eval-out"))
+    (tmp_path / "image-hf-home").mkdir(exist_ok=True)
+    script = (_bash_script(c).replace("/eval-out", str(tmp_path / "eval-out"))
+              .replace("/opt/hf-home", str(tmp_path / "image-hf-home")))
     env = {k: e["value"] for k, e in env_of(c).items() if "value" in e}
     env["MODELS_URL"] = models_url
     env["HF_HOME"] = str(tmp_path / "hf")
@@ -495,8 +500,9 @@ def _closed_port() -> int:
 
 def test_lm_eval_fails_when_vllm_never_ready(render_values, tmp_path):
     """The wait loop must fail the Job, not run lm-eval against nothing (review 000: checks that cannot fail)."""
-    _, c = _lm_eval(render_values(SANDBOX, {"lm-eval.readyTimeoutSeconds": 1}))
+    _, c = _lm_eval(render_values(SANDBOX, EVAL_PHASE))
     script, env = _lm_eval_runnable(c, tmp_path, f"http://127.0.0.1:{_closed_port()}/v1/models")
+    env["READY_TIMEOUT_SECONDS"] = "1"  # in the cluster: vLLM's startup budget, from the vllm ConfigMap
     stub(tmp_path, "sleep", "/bin/sleep 0.2")
     stub(tmp_path, "lm_eval", f'echo called > "{tmp_path}/lm_eval_called"')
     result = run_script(script, env, tmp_path, timeout=30)
@@ -524,8 +530,9 @@ def test_lm_eval_proceeds_once_vllm_answers(render_values, tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Models)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        _, c = _lm_eval(render_values(SANDBOX, {"lm-eval.readyTimeoutSeconds": 30}))
+        _, c = _lm_eval(render_values(SANDBOX, EVAL_PHASE))
         script, env = _lm_eval_runnable(c, tmp_path, f"http://127.0.0.1:{server.server_port}/v1/models")
+        env["READY_TIMEOUT_SECONDS"] = "30"
         stub(tmp_path, "lm_eval", f'printf "%s\\n" "$@" > "{tmp_path}/lm_eval_args"')
         result = run_script(script, env, tmp_path, timeout=60)
     finally:
@@ -537,20 +544,21 @@ def test_lm_eval_proceeds_once_vllm_answers(render_values, tmp_path):
     assert args[args.index("--output_path") + 1].startswith(str(tmp_path / "eval-out"))
 
 
-def test_lm_eval_fsx_read_only_but_one_subpath(rendered_all):
-    """lm-eval runs model-written code: checkpoints and other runs' results must not be writable
-    (review 000: valeval-job held read-write access to the whole FSx volume)."""
-    spec, _ = _lm_eval(rendered_all[SANDBOX])
+def test_lm_eval_fsx_read_only_but_one_subpath(render_values):
+    """lm-eval runs model-written code: checkpoints and other runs' results must not be visible, let alone
+    writable (review 000: valeval-job held read-write access to the whole FSx volume). The code-running container
+    mounts exactly its own results directory; only the init container (no model output) sees the results root."""
+    spec, c = _lm_eval(render_values(SANDBOX, EVAL_PHASE))
     pvc = {v["name"] for v in spec["volumes"] if "persistentVolumeClaim" in v}
-    mounts = [m for ct in containers({"kind": "Pod", "spec": spec}) for m in ct.get("volumeMounts") or []
-              if m["name"] in pvc]
-    writable = [m for m in mounts if not m.get("readOnly")]
-    assert len(writable) == 1 and writable[0].get("subPath"), writable
-    assert any(m.get("readOnly") and not m.get("subPath") for m in mounts)
+    mounts = [m for m in c.get("volumeMounts") or [] if m["name"] in pvc]
+    assert len(mounts) == 1 and mounts[0]["mountPath"] == "/eval-out", mounts
+    assert mounts[0]["subPath"].startswith("eval-results/qwen3-235b-a22b-lora/base/"), mounts
+    init = [m for ct in spec.get("initContainers") or [] for m in ct.get("volumeMounts") or [] if m["name"] in pvc]
+    assert [m["subPath"] for m in init] == ["eval-results"]
 
 
-def test_lm_eval_has_no_service_account_token(rendered_all):
-    assert _lm_eval(rendered_all[SANDBOX])[0].get("automountServiceAccountToken") is False
+def test_lm_eval_has_no_service_account_token(render_values):
+    assert _lm_eval(render_values(SANDBOX, EVAL_PHASE))[0].get("automountServiceAccountToken") is False
 
 
 class _AnyTagLoader(yaml.SafeLoader):
@@ -560,9 +568,9 @@ class _AnyTagLoader(yaml.SafeLoader):
 _AnyTagLoader.add_multi_constructor("!", lambda loader, suffix, node: loader.construct_scalar(node))
 
 
-def test_lm_eval_tasks_define_pass_at_k(rendered_all):
+def test_lm_eval_tasks_define_pass_at_k(render_values):
     """humaneval_p4 is its own task, 4 samples, scored at k including 4 (review 000: variants collapsed)."""
-    cm = component(rendered_all[SANDBOX], "ConfigMap", "lm-eval")
+    cm = component(render_values(SANDBOX, EVAL_PHASE), "ConfigMap", "lm-eval")
     tasks = {yaml.load(text, Loader=_AnyTagLoader).get("task"): yaml.load(text, Loader=_AnyTagLoader)
              for name, text in cm["data"].items() if name.endswith(".yaml")}
     p4 = tasks["humaneval_p4"]
@@ -658,7 +666,7 @@ def test_helm_test_reward_scores_known_answer(rendered_all):
     assert re.search(r"\"label\":\s*\"?42", code) and "42" in code
 
 
-def test_helm_test_vllm_lists_models(rendered_all):
-    r = rendered_all[SANDBOX]
+def test_helm_test_vllm_lists_models(render_values):
+    r = render_values(SANDBOX, EVAL_PHASE)
     _, code = _hook(r, "vllm-test")
     assert _service_url(r, "vllm", "/v1/models") in code

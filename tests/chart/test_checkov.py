@@ -20,13 +20,18 @@ SANDBOX_PRIVILEGED = "qwen3-235b+sandbox-privileged"
 DEDICATED = {"nodeSelector": {"grpo-stack/sandbox": "true"},
              "tolerations": [{"key": "grpo-stack/sandbox", "operator": "Exists", "effect": "NoSchedule"}]}
 PRIVILEGED = {"sandbox-fusion.privileged": True, "sandbox-fusion.dedicatedNodes": DEDICATED}
+EVAL_RELEASE = "qwen3-235b+eval"  # values/eval/eval.yaml on top, serving a merged checkpoint (provenance gate)
+EVAL_OVERRIDES = {"global.components.raycluster": False, "global.components.sandboxFusion": False,
+                  "global.components.fsxUtils": False, "global.components.vllm": True,
+                  "global.components.lmEval": True, "global.eval.checkpointStep": 100}
 
 
 @pytest.fixture(scope="module")
 def scan_dir(tmp_path_factory, rendered_all, render_values) -> Path:
     """One file per object: <values>/<kind>-<name>.yaml, plus the opt-in privileged sandbox variant."""
     root = tmp_path_factory.mktemp("checkov")
-    renders = {**rendered_all, SANDBOX_PRIVILEGED: render_values("qwen3-235b", PRIVILEGED)}
+    renders = {**rendered_all, SANDBOX_PRIVILEGED: render_values("qwen3-235b", PRIVILEGED),
+               EVAL_RELEASE: render_values("qwen3-235b", EVAL_OVERRIDES)}
     for name, rendered in renders.items():
         out = root / name
         out.mkdir()

@@ -12,7 +12,9 @@ from grpo_stack.paths import REPO_ROOT
 from tests.lint.fixtures import FIXTURES
 
 BASE = str(REPO_ROOT / "values" / "qwen3-235b.yaml")
-SHORT_CONTEXT = "vllm:\n  maxModelLen: 12288\n"  # GRPO502: training needs 2048 + 24576
+# The 235B run's evaluation release (vLLM on): GRPO502, training needs 2048 + 24576.
+EVAL_OVERLAY = str(REPO_ROOT / "values" / "eval" / "eval.yaml")
+SHORT_CONTEXT = "vllm:\n  maxModelLen: 12288\n"
 
 
 def run(capsys, *argv, env=None, monkeypatch=None):
@@ -36,7 +38,7 @@ def test_shipped_values_are_clean(capsys):
 
 
 def test_error_finding_exits_1_and_names_file_line_key(capsys, short_context):
-    code, out, _ = run(capsys, "--base", BASE, short_context)
+    code, out, _ = run(capsys, "--base", BASE, "--base", EVAL_OVERLAY, short_context)
     assert code == 1
     assert f"{short_context}:2:3: GRPO502 [error] vllm.maxModelLen: vllm.maxModelLen 12288 < training budget" in out
     assert "26624" in out
@@ -54,7 +56,7 @@ def test_warning_only_passes_unless_strict(capsys, tmp_path):
 
 
 def test_json_format(capsys, short_context):
-    code, out, _ = run(capsys, "--format", "json", "--base", BASE, short_context)
+    code, out, _ = run(capsys, "--format", "json", "--base", BASE, "--base", EVAL_OVERLAY, short_context)
     doc = json.loads(out)
     assert code == 1 and doc["input_errors"] == []
     f = next(f for f in doc["findings"] if f["code"] == "GRPO502")
@@ -64,7 +66,7 @@ def test_json_format(capsys, short_context):
 
 def test_sarif_format(capsys, short_context):
     """SARIF 2.1.0 as GitHub code scanning reads it: driver rules, one result per finding with a region."""
-    _, out, _ = run(capsys, "--format", "sarif", "--base", BASE, short_context)
+    _, out, _ = run(capsys, "--format", "sarif", "--base", BASE, "--base", EVAL_OVERLAY, short_context)
     doc = json.loads(out)
     assert doc["version"] == "2.1.0" and doc["$schema"].endswith("sarif-2.1.0.json")
     run0 = doc["runs"][0]
@@ -77,12 +79,12 @@ def test_sarif_format(capsys, short_context):
 
 def test_github_format_chosen_under_actions(capsys, short_context, monkeypatch):
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    _, out, _ = run(capsys, "--base", BASE, short_context)
+    _, out, _ = run(capsys, "--base", BASE, "--base", EVAL_OVERLAY, short_context)
     assert f"::error file={short_context},line=2,col=3,title=GRPO502 token-budget::" in out
 
 
 def test_no_colour_when_not_a_tty(capsys, short_context):
-    _, out, _ = run(capsys, "--base", BASE, short_context)
+    _, out, _ = run(capsys, "--base", BASE, "--base", EVAL_OVERLAY, short_context)
     assert "\033[" not in out
 
 
@@ -100,9 +102,9 @@ def test_inline_suppression_needs_a_reason(capsys, tmp_path):
 def test_config_suppression(capsys, tmp_path, short_context):
     cfg = tmp_path / "lint.yaml"
     cfg.write_text("disable:\n  - code: GRPO502\n    reason: eval server sized for short prompts\n")
-    assert run(capsys, "--config", str(cfg), "--base", BASE, short_context)[0] == 0
+    assert run(capsys, "--config", str(cfg), "--base", BASE, "--base", EVAL_OVERLAY, short_context)[0] == 0
     cfg.write_text("disable:\n  - code: GRPO502\n")
-    code, out, _ = run(capsys, "--config", str(cfg), "--base", BASE, short_context)
+    code, out, _ = run(capsys, "--config", str(cfg), "--base", BASE, "--base", EVAL_OVERLAY, short_context)
     assert code == 1 and "GRPO000" in out
 
 

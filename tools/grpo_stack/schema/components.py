@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
+from ..eval.tasks import TASK_IDS
 from .common import AbsPath, Dns1123, Image, ProbeBudget, Quantity, RelPath, Resources, SecretRef, Strict
 from .job import Job
 
@@ -56,11 +57,25 @@ class Secrets(Strict):
 class Components(Strict):
     """Which subcharts are installed. The single switch each subchart's condition reads."""
 
+    raycluster: bool = Field(
+        description="The training RayCluster and its job ConfigMap. false in an evaluation release "
+        "(values/eval/eval.yaml), which must never touch the training pods."
+    )
     sandboxFusion: bool = Field(description="SandboxFusion code-execution service.")
     rewardService: bool = Field(description="CPU reward service.")
     fsxUtils: bool = Field(description="FSx utility pod for staging models and data.")
     vllm: bool = Field(description="vLLM evaluation server.")
     lmEval: bool = Field(description="lm-evaluation-harness Job against the vLLM server.")
+
+
+class Eval(Strict):
+    """What an evaluation release evaluates; read by both the vLLM server and the lm-eval Job."""
+
+    checkpointStep: int | None = Field(
+        default=None, ge=0, description="Serve the merged model of this training step, "
+        "`<global.job.trainer.checkpointDir>/global_step_<N>/merged` (written by `grpo-eval merge`, refused unless "
+        "its provenance names this run); null serves the base model `global.job.model.path`."
+    )
 
 
 class Global(Strict):
@@ -69,6 +84,7 @@ class Global(Strict):
     secrets: Secrets
     components: Components
     job: Job
+    eval: Eval
 
 
 class Head(Strict):
@@ -244,11 +260,13 @@ class FsxUtils(Strict):
 
 
 class Vllm(Strict):
+    """The evaluation server. It serves `global.eval.checkpointStep`'s model from a read-only mount of exactly
+    that directory; its startup budget is also how long lm-eval waits for it."""
+
     image: Image
     instanceType: InstanceType = Field(description="GPU node type for the server.")
     tensorParallel: int = Field(ge=1, description="GPUs for the server (--tensor-parallel-size).")
-    modelPath: RelPath = Field(description="Model to serve, relative to the storage mount.")
-    maxModelLen: int = Field(ge=1, description="--max-model-len.")
+    maxModelLen: int = Field(ge=1, description="--max-model-len; at least the training budget maxPrompt + maxResponse.")
     gpuMemoryUtilization: float = Field(gt=0, le=1, description="--gpu-memory-utilization.")
     executeModelTimeoutSeconds: int = Field(
         ge=1, description="VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS (a large adapter load exceeds the 300 s default)."
@@ -260,19 +278,26 @@ class Vllm(Strict):
 
 
 class LmEval(Strict):
-    """lm-evaluation-harness driver. Its image (images/lm-eval) carries every package: the pod runs
-    model-written code, so it gets no egress beyond vLLM and DNS and installs nothing at start."""
+    """lm-evaluation-harness driver. Its image (images/lm-eval) carries every package and the benchmark datasets:
+    the pod runs model-written code, so it reaches only vLLM and DNS and installs nothing at start. Generation
+    budget and context come from `global.job.lengths` (maxResponse; maxPrompt + maxResponse), never typed here."""
 
     image: Image
     instanceType: InstanceType = Field(description="CPU node type for the driver.")
     resources: Resources
-    tasks: list[Literal["gsm8k", "humaneval", "humaneval_p4", "mbpp", "mbpp_p4"]] = Field(
-        min_length=1, description="Tasks; *_pK are the pass@K definitions shipped in the tasks ConfigMap."
+    tasks: list[Literal[TASK_IDS]] = Field(  # type: ignore[valid-type]
+        min_length=1, description="Task ids, matched exactly; *_pK: K samples per problem, pass@1 and pass@K "
+        "(definitions in the lm-eval chart's tasks/)."
     )
-    maxLength: int = Field(ge=1, description="lm-eval max_length (prompt + generation).")
     numConcurrent: int = Field(ge=1, description="Concurrent requests to vLLM.")
-    outputSubPath: RelPath = Field(description="The only writable path on the storage volume, for results.")
-    readyTimeoutSeconds: int = Field(ge=1, description="How long to wait for vLLM before failing the Job.")
+    outputSubPath: RelPath = Field(
+        description="Results root on the storage volume (owned by UID 10001). Each run writes only its own "
+        "`<root>/<experiment>/<step-N|base>/<spec hash>/` directory."
+    )
+    allowPublicHttps: bool = Field(
+        description="Let the pod reach public HTTPS (tasks whose data is not in the image). Off: DNS and vLLM only, "
+        "and the Hugging Face libraries run offline."
+    )
 
 
 # Subchart directory name -> model. Order is the order of docs and schema generation.

@@ -48,7 +48,7 @@ def check(ctx) -> Iterator[Hit]:
     if not ctx.has_values:
         return
     kind = ctx.get("global.job.reward.kind")
-    component = NEEDS.get(kind)
+    component = NEEDS.get(kind) if ctx.component_enabled("raycluster") else None  # no trainer, no reward calls
     if component and not ctx.component_enabled(component):
         yield Hit("global.job.reward.kind", f"reward.kind is {kind!r} but global.components.{component} is false",
                   remediation=f"set global.components.{component}: true", related=(f"global.components.{component}",))

@@ -13,8 +13,8 @@ SEVERITY = Severity.ERROR
 SUMMARY = "The evaluation server's context is shorter than what training generates or lm-eval asks for."
 DOC = """## What it does
 When the vLLM evaluation server is enabled, requires `vllm.maxModelLen` to be at least the training budget
-`global.job.lengths.maxPrompt + maxResponse`, at least `lm-eval.maxLength` when lm-eval is enabled, and no more
-than the model's `max_position_embeddings` (from the model catalog).
+`global.job.lengths.maxPrompt + maxResponse` (which is also the context lm-eval asks for: the chart derives it
+from the same two values), and no more than the model's `max_position_embeddings` (from the model catalog).
 
 ## Why is this bad?
 The predecessor's eval server defaulted to 12288 tokens while training generated up to 2048 + 24576 = 26624:
@@ -47,12 +47,6 @@ def check(ctx) -> Iterator[Hit]:
         yield Hit("vllm.maxModelLen", f"vllm.maxModelLen {served} < training budget {train} (maxPrompt {prompt} + "
                   f"maxResponse {response}); evaluation would truncate what training generates",
                   remediation=f"set vllm.maxModelLen >= {train}", related=("global.job.lengths.maxResponse",))
-    if ctx.component_enabled("lmEval"):
-        asked = int(ctx.get("lm-eval.maxLength"))
-        if served < asked:
-            yield Hit("vllm.maxModelLen", f"vllm.maxModelLen {served} < lm-eval.maxLength {asked}; requests longer "
-                      "than the server allows fail", remediation=f"set vllm.maxModelLen >= {asked}",
-                      related=("lm-eval.maxLength",))
     model = MODELS.get(ctx.get("global.job.model.preset"))
     if model and served > model.max_position_embeddings:
         yield Hit("vllm.maxModelLen", f"vllm.maxModelLen {served} > {model.name} max_position_embeddings "

@@ -1,0 +1,1 @@
+"""Evaluation after training: merge a checkpoint (with provenance), compare lm-eval results honestly."""
