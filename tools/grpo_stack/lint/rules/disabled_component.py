@@ -11,8 +11,10 @@ NAME = "disabled-component-values"
 SEVERITY = Severity.ERROR
 SUMMARY = "Keys set for a subchart whose global.components switch is off: nothing renders them."
 DOC = """## What it does
-Reports keys a values file sets under a subchart section (`vllm:`, `lm-eval:`, `sandbox-fusion:`,
-`reward-service:`, `fsx-utils:`) while its `global.components` switch is false.
+Reports keys a values file sets under a subchart section (`sandbox-fusion:`, `reward-service:`, `fsx-utils:`)
+while its `global.components` switch is false. The evaluation sections (`vllm:`, `lm-eval:`) are exempt: a run's
+values file carries them for its evaluation release (`-f values/eval/eval.yaml` turns both on, docs/eval.md),
+where they are linted with the overlay as base.
 
 ## Why is this bad?
 Helm does not render a disabled subchart, so every key under it is read by nothing: a setting that looks
@@ -22,25 +24,24 @@ applied and is not (the verl review's "config keys nothing reads").
 ```yaml
 global:
   components:
-    vllm: false
-vllm:
-  maxModelLen: 32768
+    sandboxFusion: false
+sandbox-fusion:
+  replicas: 4
 ```
 Use instead:
 ```yaml
 global:
   components:
-    vllm: true
-vllm:
-  maxModelLen: 32768
+    sandboxFusion: true
+sandbox-fusion:
+  replicas: 4
 ```
 
 ## Fix
 Turn the component on in `global.components`, or delete the section.
 """
 
-COMPONENTS = {"sandbox-fusion": "sandboxFusion", "reward-service": "rewardService", "fsx-utils": "fsxUtils",
-              "vllm": "vllm", "lm-eval": "lmEval"}
+COMPONENTS = {"sandbox-fusion": "sandboxFusion", "reward-service": "rewardService", "fsx-utils": "fsxUtils"}
 
 
 def check(ctx) -> Iterator[Hit]:

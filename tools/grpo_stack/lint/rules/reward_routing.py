@@ -59,6 +59,8 @@ def check(ctx) -> Iterator[Hit]:
                   f"{len(code_sources)} data_source(s) routed to the code scorer but global.components.sandboxFusion "
                   "is false: the reward service would refuse to start",
                   remediation="set global.components.sandboxFusion: true", related=("global.components.sandboxFusion",))
+    if ctx.get("global.components.raycluster") is False:
+        return  # an evaluation release: no training runs, nothing is scored (docs/eval.md)
     scored_by_service = ctx.get("global.job.reward.kind") in ("service", "sandbox")
     if scored_by_service and ctx.component_enabled("rewardService") and ctx.component_enabled("fsxUtils") and \
             isinstance(routes, dict):
