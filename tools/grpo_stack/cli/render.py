@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..job import BuildError, build
 from ..job.__main__ import render as render_job
+from ..lint.engine import build_input_error
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
 from .lint import Parser, _use_chart, guarded
@@ -45,19 +46,23 @@ def _render(args) -> int:
     try:
         files = [load_values_file(v) for v in args.values]
         user = merge_user_values(files)
-        violations = shape_errors(files, user) or violation_errors(files, schema_violations(merged_values(user)))
+        violations = shape_errors(files, user) or violation_errors(files, schema_violations(merged(files, user)))
         if violations:
             for err in violations:
                 print(f"grpo-render: {err}", file=sys.stderr)
             return 2
         rendered = render(user, release=args.release, namespace=args.namespace)
         if args.job:
-            print(render_job(build(job_spec(rendered)), args.format))
+            try:
+                built = build(job_spec(rendered))
+            except BuildError as exc:
+                raise build_input_error(files, exc) from None
+            print(render_job(built, args.format))
             return 0
     except InputError as exc:
         print(f"grpo-render: {exc}", file=sys.stderr)
         return 2
-    except (RenderError, BuildError) as exc:
+    except RenderError as exc:
         print(f"grpo-render: {', '.join(args.values)}: {exc}", file=sys.stderr)
         return 2
     if args.output_dir:
@@ -65,6 +70,13 @@ def _render(args) -> int:
     else:
         sys.stdout.write(as_stream(rendered))
     return 0
+
+
+def merged(files, user):
+    try:
+        return merged_values(user)
+    except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
+        raise InputError(files[-1].path, f"cannot merge values: {exc}") from None
 
 
 def as_stream(rendered) -> str:

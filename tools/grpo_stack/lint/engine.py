@@ -114,7 +114,21 @@ def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo"
         pass
     hits = [h[:4] for h in _object_schema_hits(ctx.objects, opts)] + _rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
-    return LintResult(findings=_suppress(findings, files, opts), unchecked_rayclusters=_unchecked(ctx.objects, opts))
+    # Values the builder refuses fail the lint, as they fail grpo-render --job: a rule explains most of them
+    # (GRPO102 ...); one that no error finding covers is unusable input, exit 2 at the key the builder names.
+    explained = any(f.severity is Severity.ERROR for f in findings)
+    errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
+    return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
+                      unchecked_rayclusters=_unchecked(ctx.objects, opts))
+
+
+def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
+    """A BuildError ("global.job.x: why") as an input error located at that key in the values files."""
+    head, sep, rest = str(exc).partition(": ")
+    if sep and head.startswith("global.") and " " not in head:
+        file, line, col = locate(files, head, defaults=False)
+        return InputError(file, rest, line, col, key_path=head)
+    return InputError(files[-1].path, f"cannot build the job command: {exc}")
 
 
 def lint_manifests(path: str, namespace: str | None = None, text: str | None = None, docs: list[Any] | None = None,
