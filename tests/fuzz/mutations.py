@@ -39,9 +39,9 @@ class Mutation:
     text: str  # the file content (UTF-8)
 
 
-def key_paths(node: Any, prefix: str = "") -> list[str]:
-    """Every key path of a document: mapping keys and list items, depth first."""
-    out = []
+def key_paths(node: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every key path of a document (a tuple of keys and list indices: label keys contain dots), depth first."""
+    out: list[tuple] = []
     if isinstance(node, dict):
         items = node.items()
     elif isinstance(node, list):
@@ -49,35 +49,40 @@ def key_paths(node: Any, prefix: str = "") -> list[str]:
     else:
         return out
     for k, v in items:
-        path = f"{prefix}.{k}" if prefix else str(k)
+        path = (*prefix, k)
         out.append(path)
         out += key_paths(v, path)
     return out
 
 
-def _parent(doc: Any, path: str) -> tuple[Any, Any]:
-    *parents, leaf = path.split(".")
+def _parent(doc: Any, path: tuple) -> tuple[Any, Any]:
     node = doc
-    for p in parents:
-        node = node[int(p)] if isinstance(node, list) else node[p]
-    return node, (int(leaf) if isinstance(node, list) else leaf)
+    for p in path[:-1]:
+        node = node[p]
+    return node, path[-1]
+
+
+def dotted(path: tuple) -> str:
+    """As grpo-lint writes a key path."""
+    return ".".join(str(p) for p in path)
 
 
 def dump(docs: list[Any]) -> str:
     return yaml.safe_dump_all(docs, sort_keys=False, width=10_000, allow_unicode=False)
 
 
-def mutate(docs: list[Any], doc_index: int, path: str, kind: str, choice: int) -> Mutation:
-    """Mutation `kind` (variant `choice`) of the value at `path` in document `doc_index` of `docs`."""
+def mutate(docs: list[Any], doc_index: int, key_path: tuple, kind: str, choice: int) -> Mutation:
+    """Mutation `kind` (variant `choice`) of the value at `key_path` in document `doc_index` of `docs`."""
     docs = copy.deepcopy(docs)
-    parent, leaf = _parent(docs[doc_index], path)
+    parent, leaf = _parent(docs[doc_index], key_path)
+    path, above = dotted(key_path), dotted(key_path[:-1])
     if kind == "delete":
         del parent[leaf]
         # Removing a list item changes the list (later items move up): the list is the mutated key.
-        return Mutation(kind, path.rpartition(".")[0] if isinstance(parent, list) else path, dump(docs))
+        return Mutation(kind, above if isinstance(parent, list) else path, dump(docs))
     if kind == "badkey":  # a sibling key that is not a string / is a duplicate / holds a control character
         if not isinstance(parent, dict):
-            return mutate(docs, doc_index, path, "swap", choice)
+            return mutate(docs, doc_index, key_path, "swap", choice)
         key = ["1", "true", "null", "[a, b]", f"{leaf}", '"bad\\x7fkey"'][choice % 6]
         parent[leaf] = PLACEHOLDER
         text = dump(docs)
@@ -87,7 +92,7 @@ def mutate(docs: list[Any], doc_index: int, path: str, kind: str, choice: int) -
             indent += "  "
         text = text.replace(line, f"{line}\n{indent}{key}: 1", 1)
         # The mutated key path is the parent's; a duplicate is reported at the key itself.
-        where = path if key == f"{leaf}" else path.rpartition(".")[0]
+        where = path if key == f"{leaf}" else above
         return Mutation(kind, where, text.replace(PLACEHOLDER, '"x"', 1))
     pool = {"swap": SWAPS, "huge": HUGE, "nonfinite": NONFINITE, "tag": TAGS, "control": CONTROL}.get(kind)
     if pool is not None:

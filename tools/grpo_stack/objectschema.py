@@ -21,17 +21,23 @@ class ObjectError:
     structural: bool = False  # a wrong type: rules, which read objects by shape, must not see this object
 
 
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
+_API_VERSION = re.compile(r"(?:[a-z0-9][a-z0-9.-]{0,252}/)?v[0-9][0-9a-z]{0,15}")
+
+
 @lru_cache(maxsize=64)
 def _kube_validator(kind: str, api_version: str) -> jsonschema.Draft202012Validator | None:
     """The bundled strict schema for this kind, resolved the way kubernetes-validate does, built once."""
     import kubernetes_validate.utils as kvu
 
+    if not (_KIND.fullmatch(kind) and _API_VERSION.fullmatch(api_version)):
+        return None  # never a file name built from arbitrary text
     schema_dir = f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict"
     # rbac.authorization.k8s.io/v1 -> rbac-v1 ; apps/v1 -> apps-v1 ; v1 -> v1
     api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     try:
         schema = kvu.schema_contents(f"{schema_dir}/{kind.lower()}-{api}.json", KUBE_VERSION)
-    except FileNotFoundError:
+    except OSError:
         return None
     defs = kvu.schema_contents(f"{schema_dir}/_definitions.json", KUBE_VERSION)
     registry = Resource.from_contents(defs) @ (Resource.from_contents(schema) @ Registry())
@@ -113,7 +119,10 @@ def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
         return _errors(crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape(), obj)
     validator = _kube_validator(kind, api_version)
     if validator is None:
-        return [ObjectError("apiVersion", f"no Kubernetes {KUBE_VERSION} schema for {api_version} {kind}")]
+        from .errors import excerpt
+
+        return [ObjectError("apiVersion", f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} "
+                            f"{excerpt(kind)}")]
     return _errors(validator, obj)
 
 

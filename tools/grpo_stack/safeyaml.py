@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -99,14 +100,73 @@ def load_documents(text: str, name: str) -> list[Any]:
         budget = [MAX_NODES]
         return [v for v in (_Converter(loader, name, budget).plain(n, "", 0) for n in nodes) if v is not None]
     except yaml.YAMLError as exc:
+        _raise_if_too_deep(text, name)  # libyaml's own depth limit has no key path: find it here
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         raise InputError(name, f"invalid YAML: {problem}", line=line, column=col) from None
     except RecursionError:
+        _raise_if_too_deep(text, name)
         raise InputError(name, f"invalid YAML: nested deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _raise_if_too_deep(text: str, name: str) -> None:
+    """Walk the parse events (no nodes are built) and raise the located error for the first collection nested
+    deeper than MAX_DEPTH; return if there is none before the parse error."""
+    if len(text) > MAX_BYTES // 5:  # the pure-Python parser below is slow; very large inputs keep libyaml's words
+        return
+    # Cut the text a little past MAX_DEPTH open flow brackets: the pure-Python scanner's look-ahead through a
+    # flow collection is quadratic in its length. A cut in the wrong place (a bracket inside a quoted string)
+    # only ends the walk early, without a location.
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_DEPTH + 1:
+            text = text[: m.end()]
+            break
+    stack: list[list[Any]] = []  # [is_mapping, expecting_key, key_or_index]
+
+    def child() -> str:
+        return ".".join(str(entry[2]) for entry in stack)
+
+    def consumed(value: Any = None) -> None:
+        if not stack:
+            return
+        top = stack[-1]
+        if top[0]:
+            if top[1]:
+                top[1], top[2] = False, value
+            else:
+                top[1] = True
+        else:
+            top[2] += 1
+
+    try:
+        # The pure-Python parser: libyaml's scanner looks ahead through a whole flow collection and stops at its
+        # own depth limit before emitting the events that would locate it.
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if len(stack) >= MAX_DEPTH:
+                    mark = event.start_mark
+                    raise InputError(name, f"nested deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1,
+                                     key_path=child() or None)
+                stack.append([isinstance(event, yaml.MappingStartEvent), True, -1])
+                if not stack[-1][0]:
+                    stack[-1][2] = 0
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                stack.pop()
+                consumed()
+            elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                consumed(getattr(event, "value", None))
+            elif isinstance(event, yaml.DocumentEndEvent):
+                stack.clear()
+    except yaml.YAMLError:
+        return
 
 
 class _Converter:
