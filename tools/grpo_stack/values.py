@@ -151,6 +151,12 @@ def _violations(path: list[str], err: jsonschema.ValidationError) -> list[Schema
     if err.validator == "required" and isinstance(err.instance, dict):
         missing = [k for k in err.validator_value if k not in err.instance]
         return [SchemaViolation(".".join([*path, k]), "is required") for k in missing]
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict) and err.validator_value is False:
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = [k for k in err.instance if k not in allowed]
+        if len(extra) <= 20:  # each unknown key at its own line; a flood of them is one error
+            shown = ", ".join(allowed) if len(", ".join(allowed)) < 300 else f"{len(allowed)} keys, see docs/values.md"
+            return [SchemaViolation(".".join([*path, k]), f"unknown key (allowed here: {shown})") for k in extra]
     return [SchemaViolation(".".join(path), _message(err))]
 
 
