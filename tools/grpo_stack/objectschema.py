@@ -87,8 +87,11 @@ def _raycluster_shape() -> jsonschema.Draft202012Validator:
     """Without the KubeRay CRD a RayCluster is still checked where rules read it: its pod templates are
     Kubernetes PodTemplateSpecs."""
     template = {"$ref": _DEFS + "io.k8s.api.core.v1.PodTemplateSpec"}
-    group = {"type": "object", "properties": {"template": template, "groupName": {"type": "string"},
-                                              "rayStartParams": {"type": "object"}}}
+    count = {"type": "integer"}
+    group = {"type": "object", "properties": {
+        "template": template, "groupName": {"type": "string"}, "replicas": count, "minReplicas": count,
+        "maxReplicas": count, "numOfHosts": count, "serviceType": {"type": "string"},
+        "rayStartParams": {"type": "object", "additionalProperties": {"type": "string"}}}}
     return _shape_validator({"type": "object", "properties": {"spec": {"type": "object", "properties": {
         "headGroupSpec": group, "workerGroupSpecs": {"type": "array", "items": group}}}}})
 
