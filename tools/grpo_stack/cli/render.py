@@ -66,7 +66,11 @@ def _render(args) -> int:
         print(f"grpo-render: {', '.join(args.values)}: {exc}", file=sys.stderr)
         return 2
     if args.output_dir:
-        write_objects(rendered, Path(args.output_dir))
+        try:
+            write_objects(rendered, Path(args.output_dir))
+        except OSError as exc:
+            print(f"grpo-render: {args.output_dir}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(as_stream(rendered))
     return 0
