@@ -73,20 +73,57 @@ def images_with_requirements() -> list[Image]:
 
 
 def resolve(img: Image, tmp: Path) -> list[dict]:
+    """pip's resolution for the image's Python and platform. Two pip limits are worked around, soundly:
+    - a package published only as an sdist cannot pass --only-binary=:all: (which --platform requires), though
+      the Docker build would build it: it is built here into a wheel (it must come out pure Python,
+      py3-none-any, or it stays unresolved) and offered with --find-links;
+    - pip checks some packages' Requires-Python against the interpreter running pip instead of
+      --python-version: the resolution is rerun with --ignore-requires-python and every resolved package's
+      Requires-Python is then checked against the image's Python here."""
     platforms = [f"manylinux_2_{v}_x86_64" for v in range(img.glibc, 4, -1)] + [
         "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
-    report = tmp / "report.json"
-    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-           "--target", str(tmp / "target"), "--report", str(report), "--python-version", img.python,
-           "--implementation", "cp", *[a for p in platforms for a in ("--platform", p)], "--only-binary=:all:",
-           "-r", str(img.requirements), *img.extra_pins]
+    report, wheelhouse = tmp / "report.json", tmp / "wheelhouse"
+    wheelhouse.mkdir()
     req = img.requirements.relative_to(REPO_ROOT)
     print(f"\n{img.name}: pip install --dry-run ... --python-version {img.python} --platform manylinux_2_{img.glibc}"
           f"_x86_64 (and older) --only-binary=:all: -r {req} {' '.join(img.extra_pins)}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, check=False)
-    errors = "\n".join(ln for ln in proc.stderr.splitlines() if "is ignored: it is neither" not in ln)
-    assert proc.returncode == 0, f"{img.name} ({img.base}, Python {img.python}): requirements do not resolve\n{errors}"
-    return json.loads(report.read_text())["install"]
+    extra: list[str] = []
+    running = ".".join(map(str, sys.version_info[:3]))
+    for _ in range(8):
+        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+               "--target", str(tmp / "target"), "--report", str(report), "--python-version", img.python,
+               "--implementation", "cp", *[a for p in platforms for a in ("--platform", p)], "--only-binary=:all:",
+               "--find-links", str(wheelhouse), *extra, "-r", str(img.requirements), *img.extra_pins]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, check=False)
+        if proc.returncode == 0:
+            break
+        errors = "\n".join(ln for ln in proc.stderr.splitlines() if "is ignored: it is neither" not in ln)
+        sdist_only = re.search(r"No matching distribution found for ([A-Za-z0-9._-]+)", errors)
+        if f"requires a different Python: {running} not in" in errors and "--ignore-requires-python" not in extra:
+            extra.append("--ignore-requires-python")
+        elif sdist_only and not list(wheelhouse.glob(f"{canonical(sdist_only.group(1)).replace('-', '_')}-*")):
+            name = sdist_only.group(1)
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-binary", name, "-q", "-w",
+                            str(wheelhouse), name], capture_output=True, text=True, timeout=600, check=False)
+            built = [w.name for w in wheelhouse.glob("*.whl")]
+            print(f"{img.name}: {name} has no wheel on PyPI; built {built} from its sdist")
+        else:
+            raise AssertionError(f"{img.name} ({img.base}, Python {img.python}): requirements do not resolve\n"
+                                 f"{errors[-4000:]}")
+    else:
+        raise AssertionError(f"{img.name}: no resolution after building sdist-only packages: {errors[-4000:]}")
+    for whl in wheelhouse.glob("*.whl"):
+        assert whl.name.endswith("-py3-none-any.whl") or whl.name.endswith("-py2.py3-none-any.whl"), (
+            f"{img.name}: {whl.name} is not pure Python; it needs a wheel for {img.python}/x86_64")
+    installed = json.loads(report.read_text())["install"]
+    from packaging.specifiers import SpecifierSet
+
+    target = f"{img.python}.0"
+    wrong = [f"{i['metadata']['name']} (Requires-Python {i['metadata']['requires_python']})" for i in installed
+             if i["metadata"].get("requires_python")
+             and not SpecifierSet(i["metadata"]["requires_python"]).contains(target)]
+    assert not wrong, f"{img.name}: not installable on Python {img.python}: {wrong}"
+    return installed
 
 
 def canonical(name: str) -> str:
