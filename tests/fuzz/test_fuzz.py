@@ -22,7 +22,7 @@ from tests.fuzz.harness import check, console, in_process, related
 from tests.fuzz.mutations import KINDS, Mutation, dump, key_paths, mutate
 
 EXAMPLES = int(os.environ.get("GRPO_FUZZ_EXAMPLES", "2000"))
-CONSOLE_EXAMPLES = int(os.environ.get("GRPO_FUZZ_CONSOLE_EXAMPLES", "24"))
+CONSOLE_EXAMPLES = int(os.environ.get("GRPO_FUZZ_CONSOLE_EXAMPLES", "12"))
 VALUES = {p.stem: [load_values_file(p).data] for p in VALUES_FILES}
 # No shrinking: a failing case is already one mutation of a real file, and shrinking re-runs the whole pipeline
 # hundreds of times. The failure report names the source, key path, mutation and variant.
@@ -73,7 +73,8 @@ def agree(lint: int, render: int, where: str) -> None:
 @settings(max_examples=EXAMPLES * 3 // 4, **SETTINGS)
 @given(data=st.data())
 def test_values_mutations(data, workdir):
-    """Mutated values files: lint exits 0/1/2 with the error at the mutated key; render (every 4th) too."""
+    """Mutated values files: lint exits 0/1/2 with the error at the mutated key; grpo-render --job (one case
+    in six) agrees with it."""
     mutation = draw_mutation(data, VALUES)
     path = workdir / "values.yaml"
     path.write_text(mutation.text)
@@ -81,7 +82,7 @@ def test_values_mutations(data, workdir):
     outcome = in_process(lint_main, ["--format", "json", str(path)])
     check(outcome, where)
     assert_located(outcome, mutation, where)
-    if data.draw(st.integers(0, 3), label="also render") == 0:
+    if data.draw(st.integers(0, 5), label="also render") == 0:
         rendered = in_process(render_main, [str(path), "--job"])
         check(rendered, f"grpo-render --job, {where}")
         assert rendered.code in (0, 2), rendered.text[-2000:]
