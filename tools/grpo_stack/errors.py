@@ -39,6 +39,6 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
         text = value if isinstance(value, str) else repr(value)
     except ValueError:  # an int too long to print (Python's digit limit)
         text = f"<integer of {value.bit_length()} bits>"  # type: ignore[attr-defined]
-    shown = printable(text[:limit])
     more = f"… ({len(text)} characters)" if len(text) > limit else ""
-    return f"{shown!r}{more}" if isinstance(value, str) else f"{shown}{more}"
+    # repr() of a string already escapes control characters, on one line.
+    return f"{text[:limit]!r}{more}" if isinstance(value, str) else f"{printable(text[:limit])}{more}"
