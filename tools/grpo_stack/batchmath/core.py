@@ -27,9 +27,20 @@ def violation(rule_id: str, message: str, field: str, *, related: Iterable[str] 
     return Violation(rule_id, message, severity, fix, field, tuple(related))
 
 
+# Candidates tried on each side of the value: suggestions are for nearby values, and a huge input (2**53) must
+# not turn the search into billions of checks. Beyond HUGE (no real batch or length is that large) the span is
+# small: the suggestion hardly matters there, the finding does.
+SEARCH_SPAN = 1 << 16
+HUGE, HUGE_SPAN = 1 << 20, 1 << 10
+
+
 def nearest(value: int, ok: Callable[[int], bool], *, lo: int = 1, hi: int | None = None, count: int = 2) -> list[int]:
-    """Up to `count` values closest to `value` for which `ok` holds: the nearest below and above first."""
+    """Up to `count` values closest to `value` for which `ok` holds: the nearest below and above first, within
+    SEARCH_SPAN of `value`."""
+    value = int(value)  # an integral float (2.5e+21) passes an "integer" schema; range() needs an int
     hi = hi if hi is not None else max(4 * value, 64)
+    span = SEARCH_SPAN if abs(value) <= HUGE else HUGE_SPAN
+    lo, hi = max(lo, value - span), min(hi, value + span)
     below = next((v for v in range(min(value - 1, hi), lo - 1, -1) if ok(v)), None)
     above = next((v for v in range(max(value + 1, lo), hi + 1) if ok(v)), None)
     found = [v for v in (below, above) if v is not None]

@@ -1,0 +1,126 @@
+"""The KubeRay CRD: downloaded once into the user cache (`grpo-lint crd fetch`, tested against a loopback HTTP
+server serving the reference CRD from ../shared/schemas/kuberay/), found from --kuberay-crd /
+$GRPO_KUBERAY_CRD / the cache, and never skipped silently.
+
+Prevents the reviewed failure: the RayCluster CRD check was silently skipped when the schema was not found
+beside the checkout."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+
+import pytest
+from grpo_stack.cli.lint import main
+
+from tests.conftest import REPO_ROOT
+
+VALUES = str(REPO_ROOT / "values" / "qwen3-8b.yaml")
+NOTE = "not checked against the KubeRay CRD"
+
+
+@pytest.fixture
+def crd_file(shared_dir):
+    path = shared_dir / "schemas" / "kuberay" / "ray.io_rayclusters.v1.7.0.json"
+    if not path.is_file():
+        pytest.skip(f"{path} absent (reference material beside the checkout)")
+    return path
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GRPO_KUBERAY_CRD", raising=False)
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def server(crd_file):
+    """127.0.0.1 only: /reduced.json is the reference file as it is, /crd.yaml the same schema wrapped in a
+    CustomResourceDefinition like the release's file; every request is counted."""
+    reduced = crd_file.read_bytes()
+    schema = json.loads(reduced)["versions"]["v1"]
+    crd = json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                      "spec": {"group": "ray.io", "names": {"kind": "RayCluster"},
+                               "versions": [{"name": "v1", "schema": {"openAPIV3Schema": schema}}]}}).encode()
+    bodies = {"/reduced.json": reduced, "/crd.yaml": crd, "/not-a-crd.yaml": b"kind: ConfigMap\n"}
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            hits.append(self.path)
+            body = bodies.get(self.path)
+            self.send_response(200 if body else 404)
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+    httpd.shutdown()
+
+
+def lint(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("name", ["crd.yaml", "reduced.json"])
+def test_fetch_downloads_once_then_lint_uses_it(capsys, cache, server, name):
+    url, hits = server
+    code, out, _ = lint(capsys, "crd", "fetch", "--url", f"{url}/{name}")
+    assert code == 0 and out.startswith("downloaded:")
+    code, out, _ = lint(capsys, "crd", "fetch", "--url", f"{url}/{name}")
+    assert code == 0 and out.startswith("already cached:") and hits == [f"/{name}"]
+    code, out, _ = lint(capsys, "crd", "path")
+    assert code == 0 and out.strip().startswith(str(cache))
+    code, out, err = lint(capsys, VALUES)
+    assert code == 0 and NOTE not in err, out + err
+
+
+def test_fetch_errors_are_input_errors_and_cache_nothing(capsys, cache, server):
+    url, _ = server
+    for bad in (f"{url}/missing", f"{url}/not-a-crd.yaml", "http://127.0.0.1:9/refused"):
+        code, _, err = lint(capsys, "crd", "fetch", "--url", bad)
+        assert code == 2 and "grpo-lint:" in err, err
+    assert not list(cache.rglob("*.json"))
+
+
+def test_without_crd_the_output_says_so_once(capsys, cache):
+    code, _, err = lint(capsys, VALUES, VALUES)
+    assert code == 0 and err.count(NOTE) == 1, err
+    assert lint(capsys, "crd", "path")[0] == 1
+
+
+def test_crd_from_flag_and_env(capsys, cache, crd_file, monkeypatch):
+    code, _, err = lint(capsys, "--kuberay-crd", str(crd_file), VALUES)
+    assert code == 0 and NOTE not in err
+    monkeypatch.setenv("GRPO_KUBERAY_CRD", str(crd_file))
+    code, _, err = lint(capsys, VALUES)
+    assert code == 0 and NOTE not in err
+
+
+def test_crd_catches_a_field_kuberay_does_not_have(capsys, cache, crd_file, tmp_path):
+    """With the CRD a RayCluster field KubeRay does not know is a GRPO002 finding; without it, only the pod
+    templates are checked (and the note says so)."""
+    manifest = tmp_path / "rc.yaml"
+    manifest.write_text("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: x}\n"
+                        "spec:\n  headGroupSpec:\n    rayStartParams: {}\n    noSuchField: 1\n"
+                        "    template: {spec: {containers: [{name: ray-head, image: 'r:1'}]}}\n")
+    code, out, _ = lint(capsys, "--kuberay-crd", str(crd_file), "--select", "GRPO002", str(manifest))
+    assert code == 1 and "noSuchField" in out
+    code, out, err = lint(capsys, "--select", "GRPO002", str(manifest))
+    assert code == 0 and err.count(NOTE) == 1
+
+
+def test_bad_crd_file_is_an_input_error(capsys, cache, tmp_path):
+    bad = tmp_path / "crd.json"
+    bad.write_text("{not json")
+    code, _, err = lint(capsys, "--kuberay-crd", str(bad), VALUES)
+    assert code == 2 and str(bad) in err
