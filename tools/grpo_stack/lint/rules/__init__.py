@@ -14,10 +14,14 @@ from . import (
     image_pinning,
     literal_secret,
     namespace,
+    pipeline_status,
     probe_budget,
     ray_labels,
+    shell_syntax,
     suppression_reason,
     token_budget,
+    wait_loop,
+    xtrace_secret,
 )
 from .batch import BATCH_MODULES
 
@@ -32,6 +36,10 @@ _MODULES: list[ModuleType] = [
     capacity,
     image_pinning,
     code_isolation,
+    shell_syntax,
+    wait_loop,
+    pipeline_status,
+    xtrace_secret,
     *BATCH_MODULES,
 ]
 
