@@ -25,6 +25,7 @@ from . import (
     shell_syntax,
     suppression_reason,
     token_budget,
+    utility_pod_readiness,
     wait_loop,
     xtrace_secret,
 )
@@ -50,6 +51,7 @@ _MODULES: list[ModuleType] = [
     device_limits,
     host_path,
     default_sa_rbac,
+    utility_pod_readiness,
     *BATCH_MODULES,
 ]
 
