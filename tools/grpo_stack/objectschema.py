@@ -3,11 +3,9 @@ KubeRay CRD openAPIV3Schema. Validators are built once and report every error (i
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -20,6 +18,7 @@ KUBE_VERSION = "1.33.0"
 class ObjectError:
     path: str  # dotted path inside the object
     message: str
+    structural: bool = False  # a wrong type: rules, which read objects by shape, must not see this object
 
 
 @lru_cache(maxsize=64)
@@ -53,24 +52,77 @@ def strict_crd_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+_DEFS = "/api/_definitions.json#/$defs/"
+
+
+@lru_cache(maxsize=1)
+def _k8s_registry() -> Registry:
+    import kubernetes_validate.utils as kvu
+
+    defs = kvu.schema_contents(f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict/_definitions.json", KUBE_VERSION)
+    return Resource.from_contents(defs) @ Registry()
+
+
+def _shape_validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    schema = {"$id": "https://kubernetes.io/api/grpo-stack-shape.json", **schema}
+    return jsonschema.Draft202012Validator(schema, registry=_k8s_registry())
+
+
+@lru_cache(maxsize=1)
+def _object_shape() -> jsonschema.Draft202012Validator:
+    """What every Kubernetes object has, checked before rules read it: kinds without a bundled schema too."""
+    return _shape_validator({"type": "object", "required": ["apiVersion", "kind"], "properties": {
+        "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+        "metadata": {"$ref": _DEFS + "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}}})
+
+
+@lru_cache(maxsize=1)
+def _raycluster_shape() -> jsonschema.Draft202012Validator:
+    """Without the KubeRay CRD a RayCluster is still checked where rules read it: its pod templates are
+    Kubernetes PodTemplateSpecs."""
+    template = {"$ref": _DEFS + "io.k8s.api.core.v1.PodTemplateSpec"}
+    group = {"type": "object", "properties": {"template": template, "groupName": {"type": "string"},
+                                              "rayStartParams": {"type": "object"}}}
+    return _shape_validator({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "headGroupSpec": group, "workerGroupSpecs": {"type": "array", "items": group}}}}})
+
+
 @lru_cache(maxsize=4)
-def _crd_validator(path: str) -> jsonschema.Draft7Validator:
-    data = json.loads(Path(path).read_text())
-    schema = data["versions"]["v1"] if "versions" in data else data
-    return jsonschema.Draft7Validator(strict_crd_schema(schema))
+def crd_validator(path: str) -> jsonschema.Draft7Validator:
+    """The RayCluster v1 schema of a CRD file (a CustomResourceDefinition or its reduced form); a file that is
+    not one is an InputError."""
+    from .kuberay_crd import MAX_CRD_BYTES, reduce_crd
+    from .safeyaml import read_text
+
+    data = reduce_crd(read_text(path, max_bytes=MAX_CRD_BYTES).encode(), path)
+    return jsonschema.Draft7Validator(strict_crd_schema(data["versions"]["v1"]))
 
 
-def validate_object(obj: dict[str, Any], kuberay_crd: str | None) -> list[ObjectError]:
-    kind, api_version = obj.get("kind", ""), obj.get("apiVersion", "")
-    if kind == "RayCluster" and api_version.startswith("ray.io/"):
-        if not kuberay_crd:
-            return []
-        validator = _crd_validator(kuberay_crd)
-    else:
-        validator = _kube_validator(kind, api_version)
-        if validator is None:
-            return [ObjectError("apiVersion", f"no Kubernetes {KUBE_VERSION} schema for {api_version} {kind}")]
-    return [
-        ObjectError(".".join(str(p) for p in e.absolute_path), e.message)
-        for e in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
-    ]
+def is_raycluster(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") == "RayCluster" and str(obj.get("apiVersion", "")).startswith("ray.io/")
+
+
+def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
+    """Schema errors of one object. Without `kuberay_crd` a RayCluster gets only the shape check (its pod
+    templates as Kubernetes PodTemplateSpecs); the caller says so once."""
+    shape = _errors(_object_shape(), obj)
+    if shape:
+        return shape
+    kind, api_version = obj["kind"], obj["apiVersion"]
+    if is_raycluster(obj):
+        return _errors(crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape(), obj)
+    validator = _kube_validator(kind, api_version)
+    if validator is None:
+        return [ObjectError("apiVersion", f"no Kubernetes {KUBE_VERSION} schema for {api_version} {kind}")]
+    return _errors(validator, obj)
+
+
+def _errors(validator: jsonschema.protocols.Validator, obj: Any) -> list[ObjectError]:
+    from .errors import excerpt
+
+    out = []
+    for e in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
+        structural = e.validator == "type" or any(c.validator == "type" for c in e.context or ())
+        message = e.message if len(e.message) <= 300 else excerpt(e.message, 300)[1:-1]
+        out.append(ObjectError(".".join(str(p) for p in e.absolute_path), message, structural))
+    return out

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from .paths import CHART_DIR, SUBCHART_DIR, SUBCHART_NAMES
+from .paths import SUBCHART_NAMES, chart_dir, subchart_dir
 
 NOTES = "NOTES.txt"
 # libyaml's safe loader when PyYAML was built with it (the PyPI wheels are): rendered manifests are large.
@@ -71,7 +71,7 @@ def chart():
 
     helm_python.disable_logging()
     with _quiet_stderr():
-        loaded = helm_python.Chart.load(str(CHART_DIR))
+        loaded = helm_python.Chart.load(str(chart_dir()))
     try:
         yield loaded
     finally:
@@ -80,7 +80,7 @@ def chart():
 
 @cache
 def subchart_defaults(name: str) -> dict[str, Any]:
-    return yaml.load((SUBCHART_DIR / name / "values.yaml").read_text(), Loader=FAST_LOADER) or {}
+    return yaml.load((subchart_dir() / name / "values.yaml").read_text(), Loader=FAST_LOADER) or {}
 
 
 def coalesce(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -134,8 +134,11 @@ def render(user: dict[str, Any], release: str = "grpo", namespace: str = "defaul
         if not text.strip():
             continue
         manifests[template] = text
-        for i, doc in enumerate(d for d in yaml.load_all(text, Loader=FAST_LOADER) if d):
-            objects.append(RenderedObject(template, i, doc))
+        try:
+            docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d]
+        except yaml.YAMLError as exc:  # a value the templates did not quote safely; name the template
+            raise RenderError(f"{template}: the chart rendered invalid YAML: {str(exc).splitlines()[0]}") from None
+        objects += [RenderedObject(template, i, doc) for i, doc in enumerate(docs)]
     return Rendered(manifests, notes, tuple(objects))
 
 

@@ -13,12 +13,9 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from .errors import InputError
-from .paths import CHART_DIR, SUBCHART_NAMES
-
-# Alias expansion is bounded so an anchors/aliases bomb is an input error, not an out-of-memory kill.
-MAX_NODES = 200_000
-MAX_BYTES = 5 * 1024 * 1024
+from .errors import InputError, excerpt
+from .paths import SUBCHART_NAMES, chart_dir, subchart_dir
+from .safeyaml import load_documents, read_text
 
 
 @dataclass
@@ -71,58 +68,11 @@ def _split(key_path: str) -> list[str | int]:
     return [int(p) if p.isdigit() else p for p in key_path.split(".") if p]
 
 
-def to_plain(node: Any, budget: list[int], path: str, file: str) -> Any:
-    """Plain Python values, refusing non-string keys, exotic scalars and more than MAX_NODES nodes."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise InputError(file, f"document expands to more than {MAX_NODES} nodes (anchor/alias bomb?)")
-    if isinstance(node, dict):
-        out = {}
-        for k, v in node.items():
-            if not isinstance(k, str):
-                raise InputError(file, f"key {k!r} is not a string", key_path=path or None)
-            out[k] = to_plain(v, budget, f"{path}.{k}" if path else k, file)
-        return out
-    if isinstance(node, list):
-        return [to_plain(v, budget, f"{path}.{i}", file) for i, v in enumerate(node)]
-    for plain in (bool, int, float, str):  # bool first: it is an int subclass
-        if isinstance(node, plain):
-            return plain(node)
-    if node is None:
-        return None
-    raise InputError(file, f"unsupported YAML value of type {type(node).__name__}", key_path=path or None)
-
-
 def load_values_file(path: str | Path) -> ValuesFile:
+    """One values file: a single YAML mapping, read and converted by safeyaml's bounded, located rules."""
     name = str(path)
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(name, "is a directory, not a values file")
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(name, "no such file") from None
-    except OSError as exc:
-        raise InputError(name, f"cannot read: {exc.strerror}") from None
-    if len(raw) > MAX_BYTES:
-        raise InputError(name, f"larger than {MAX_BYTES // (1024 * 1024)} MiB; not a values file")
-    if b"\0" in raw:
-        raise InputError(name, "binary data (NUL byte); not a YAML values file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(name, f"not UTF-8 text (byte {exc.start})") from None
-    try:
-        docs = list(yaml.load_all(text, Loader=StrictLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        line = mark.line + 1 if mark else None
-        col = mark.column + 1 if mark else None
-        raise InputError(name, f"invalid YAML: {problem}", line=line, column=col) from None
-    except RecursionError:
-        raise InputError(name, "invalid YAML: nesting too deep") from None
-    docs = [d for d in docs if d is not None]
+    text = read_text(path)
+    docs = load_documents(text, name)
     if not docs:
         raise InputError(name, "empty values file")
     if len(docs) > 1:
@@ -130,28 +80,7 @@ def load_values_file(path: str | Path) -> ValuesFile:
     top = docs[0]
     if not isinstance(top, dict):
         raise InputError(name, f"top level is a {_kind(top)}, expected a mapping of values", line=1, column=1)
-    try:
-        data = to_plain(top, [MAX_NODES], "", name)
-    except RecursionError:
-        raise InputError(name, "invalid YAML: nesting too deep") from None
-    return ValuesFile(name, data, text)
-
-
-class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """libyaml's safe loader (fast), refusing duplicate keys, which a plain safe load silently keeps last."""
-
-    def construct_mapping(self, node, deep=False):
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
-            except TypeError:  # unhashable key: reported as a non-string key later
-                continue
-            if first != key_node.start_mark.line + 1:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first at line {first})", key_node.start_mark)
-        return super().construct_mapping(node, deep=deep)
+    return ValuesFile(name, top, text)
 
 
 def _kind(node: Any) -> str:
@@ -186,7 +115,7 @@ class SchemaViolation:
 
 @lru_cache(maxsize=1)
 def umbrella_validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads((CHART_DIR / "values.schema.json").read_text())
+    schema = json.loads((chart_dir() / "values.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -208,14 +137,21 @@ def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
     out = []
     for err in umbrella_validator().iter_errors(merged):
         for leaf in _leaves(err):
-            out.append(SchemaViolation(".".join(str(p) for p in leaf.absolute_path), _message(leaf)))
+            out += _violations([str(p) for p in leaf.absolute_path], leaf)
     for name in SUBCHART_NAMES:
         section = {k: v for k, v in (merged.get(name) or {}).items() if k not in ("global", "grpo-common")}
         for err in complete_section_validator(name).iter_errors(section):
             for leaf in _leaves(err):
-                path = ".".join([name, *(str(p) for p in leaf.absolute_path)])
-                out.append(SchemaViolation(path, _message(leaf)))
+                out += _violations([name, *(str(p) for p in leaf.absolute_path)], leaf)
     return sorted(set(out), key=lambda v: (v.key_path, v.message))
+
+
+def _violations(path: list[str], err: jsonschema.ValidationError) -> list[SchemaViolation]:
+    """A missing key is reported at its own key path (where the user adds it), everything else where it is."""
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [k for k in err.validator_value if k not in err.instance]
+        return [SchemaViolation(".".join([*path, k]), "is required") for k in missing]
+    return [SchemaViolation(".".join(path), _message(err))]
 
 
 def _leaves(err: jsonschema.ValidationError):
@@ -228,14 +164,24 @@ def _leaves(err: jsonschema.ValidationError):
 
 
 def _message(err: jsonschema.ValidationError) -> str:
+    """jsonschema's message, with the offending value shown as a bounded excerpt (never the whole value)."""
+    shown = excerpt(err.instance)
     if err.validator == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-        return f"unknown key(s) {', '.join(extra)} (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"
-    if err.validator == "required":
-        return err.message.replace("is a required property", "is required")
+        allowed = ", ".join(sorted(err.schema.get("properties", {})))
+        return f"unknown key(s) {excerpt(', '.join(extra), 200)} (allowed: {allowed})"
     if err.validator == "enum":
-        return f"{err.instance!r} is not one of {', '.join(map(repr, err.validator_value))}"
-    return err.message
+        return f"{shown} is not one of {', '.join(map(repr, err.validator_value))}"
+    if err.validator == "type":
+        return f"{shown} is not of type {excerpt(err.validator_value)}"
+    if err.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
+        word = {"minimum": "less than the minimum of", "maximum": "greater than the maximum of",
+                "exclusiveMinimum": "less than or equal to the minimum of",
+                "exclusiveMaximum": "greater than or equal to the maximum of", "multipleOf": "not a multiple of"}
+        return f"{shown} is {word[err.validator]} {err.validator_value}"
+    if err.validator in ("pattern", "minLength", "maxLength", "const", "format"):
+        return f"{shown} does not match the {err.validator} {excerpt(err.validator_value)}"
+    return excerpt(err.message, 300)[1:-1]
 
 
 def locate(files: list[ValuesFile], key_path: str, defaults: bool = True) -> tuple[str, int, int]:
@@ -257,19 +203,18 @@ def _chart_defaults(path: Path) -> ValuesFile:
 
 
 def _default_position(key_path: str) -> tuple[str, int, int] | None:
-    from .paths import REPO_ROOT, SUBCHART_DIR
-
     head, _, rest = key_path.partition(".")
     if head == "global":
-        path, sub = CHART_DIR / "values.yaml", key_path
-    elif (SUBCHART_DIR / head / "values.yaml").exists() and rest:
-        path, sub = SUBCHART_DIR / head / "values.yaml", rest
+        path, sub = chart_dir() / "values.yaml", key_path
+    elif (subchart_dir() / head / "values.yaml").exists() and rest:
+        path, sub = subchart_dir() / head / "values.yaml", rest
     else:
         return None
     vf = _chart_defaults(path)
     if not vf.has(sub):
         return None
-    return (str(path.relative_to(REPO_ROOT)), *vf.position(sub))
+    # Shown as in the repository (charts/grpo-stack/...), wherever the chart was found.
+    return (f"charts/{path.relative_to(chart_dir().parent)}", *vf.position(sub))
 
 
 def violation_errors(files: list[ValuesFile], violations: list[SchemaViolation]) -> list[InputError]:
@@ -285,7 +230,7 @@ def violation_errors(files: list[ValuesFile], violations: list[SchemaViolation])
 def _default_tree() -> dict[str, Any]:
     from .render import FAST_LOADER, subchart_defaults
 
-    tree = yaml.load((CHART_DIR / "values.yaml").read_text(), Loader=FAST_LOADER) or {}
+    tree = yaml.load((chart_dir() / "values.yaml").read_text(), Loader=FAST_LOADER) or {}
     for name in SUBCHART_NAMES:
         tree[name] = subchart_defaults(name)
     return tree

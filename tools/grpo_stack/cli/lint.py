@@ -1,10 +1,13 @@
 """grpo-lint: check values files (and plain manifests) before any GPU is requested.
 
-  grpo-lint [FILE|DIR]... [--format text|json|sarif|github] [--strict]
+  grpo-lint [FILE|DIR]... [--format text|json|sarif|github] [--strict] [--chart DIR] [--kuberay-crd FILE]
   grpo-lint rules [--format text|markdown]
   grpo-lint explain GRPO123
+  grpo-lint crd fetch [--url URL] [--force]     download the pinned KubeRay RayCluster CRD once into the cache
+  grpo-lint crd path                            print the CRD file grpo-lint would use
 
-Exit status: 0 clean, 1 findings at error severity (warnings too with --strict), 2 usage or input errors.
+Exit status: 0 clean, 1 findings at error severity (warnings too with --strict), 2 usage or input errors,
+3 an internal error (a bug: one line names it; --debug prints the traceback).
 """
 
 from __future__ import annotations
@@ -14,13 +17,16 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import InputError
-from ..lint.engine import lint_manifests, lint_values, looks_like_manifests
+from .. import kuberay_crd
+from ..errors import InputError, clip, printable
+from ..lint.engine import lint_file
 from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
 from ..lint.rules import RULES, by_name_or_code
 from ..lint.rules.docs import rules_markdown
 from ..lint.suppress import load_config
+from ..objectschema import crd_validator
+from ..paths import use_chart
 
 
 class Usage(Exception):
@@ -43,24 +49,62 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("--base", action="append", default=[], metavar="FILE",
                    help="values file(s) merged under each checked file, like an earlier helm -f")
     p.add_argument("--config", help="suppressions file (default: .grpo-lint.yaml if present)")
-    p.add_argument("--kuberay-crd", default=os.environ.get("GRPO_KUBERAY_CRD"),
-                   help="KubeRay RayCluster CRD schema (JSON) to validate RayCluster objects against "
-                   "(default: $GRPO_KUBERAY_CRD)")
+    p.add_argument("--kuberay-crd", default=os.environ.get("GRPO_KUBERAY_CRD") or None,
+                   help="KubeRay RayCluster CRD (YAML/JSON) to validate RayCluster objects against "
+                   "(default: $GRPO_KUBERAY_CRD, else the cache `grpo-lint crd fetch` fills)")
+    p.add_argument("--chart", help="the grpo-stack chart directory (default: the one shipped in the package)")
     p.add_argument("--select", help="comma-separated codes to run (default: all)")
+    p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    return guarded("grpo-lint", lambda: _dispatch(argv), debug="--debug" in argv)
+
+
+def guarded(prog: str, run, debug: bool) -> int:
+    """Exit codes the CLIs promise: usage/input errors 2, anything unexpected 3 with one line naming it."""
     try:
-        if argv and argv[0] == "rules":
-            return _rules(argv[1:])
-        if argv and argv[0] == "explain":
-            return _explain(argv[1:])
-        return _lint(lint_parser().parse_args(argv))
+        return run()
     except Usage as exc:
-        print(f"grpo-lint: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
+    except InputError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes exit 3
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        where = _origin(exc)
+        print(f"{prog}: internal error: {type(exc).__name__}: {printable(clip(str(exc), 200))}{where} "
+              "(a bug in grpo-stack; rerun with --debug for the traceback)", file=sys.stderr)
+        return 3
+
+
+def _origin(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return ""
+    return f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}"
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv and argv[0] in ("rules", "explain", "crd"):
+        argv = [a for a in argv if a != "--debug"]
+    if argv and argv[0] == "rules":
+        return _rules(argv[1:])
+    if argv and argv[0] == "explain":
+        return _explain(argv[1:])
+    if argv and argv[0] == "crd":
+        return _crd(argv[1:])
+    return _lint(lint_parser().parse_args(argv))
 
 
 def _expand(paths: list[str]) -> list[str]:
@@ -88,21 +132,55 @@ def _lint(args) -> int:
         errors.append(exc)
         config = []
     select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
-    if args.kuberay_crd and not Path(args.kuberay_crd).is_file():
-        raise Usage(f"--kuberay-crd {args.kuberay_crd}: no such file")
+    if args.chart:
+        _use_chart(args.chart)
+    crd = kuberay_crd.resolve(args.kuberay_crd)
+    if crd:
+        if not Path(crd).is_file():
+            raise Usage(f"--kuberay-crd {crd}: no such file")
+        crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
+    unchecked = 0
     for path in _expand(args.paths):
-        kw = dict(kuberay_crd=args.kuberay_crd, config=config, select=select)
-        if Path(path).is_file() and looks_like_manifests(path):
-            result = lint_manifests(path, **kw)
-        else:
-            result = lint_values([*args.base, path], release=args.release, namespace=args.namespace, **kw)
+        result = lint_file(path, base=args.base, release=args.release, namespace=args.namespace,
+                           kuberay_crd=crd, config=config, select=select)
         findings += result.findings
         errors += result.input_errors
+        unchecked += result.unchecked_rayclusters
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
+    if unchecked:
+        print(f"grpo-lint: note: {unchecked} RayCluster object(s) were not checked against the KubeRay CRD "
+              "(only their pod templates were); pass --kuberay-crd FILE, set GRPO_KUBERAY_CRD, or run "
+              "`grpo-lint crd fetch` once", file=sys.stderr)
     if errors:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
     return 1 if failing else 0
+
+
+def _use_chart(chart: str) -> None:
+    if not (Path(chart) / "Chart.yaml").is_file():
+        raise Usage(f"--chart {chart}: not a chart directory (no Chart.yaml)")
+    use_chart(chart)
+
+
+def _crd(argv: list[str]) -> int:
+    p = Parser(prog="grpo-lint crd", description=f"the KubeRay {kuberay_crd.KUBERAY_VERSION} RayCluster CRD cache")
+    sub = p.add_subparsers(dest="action", required=True)
+    fetch = sub.add_parser("fetch", help="download the pinned CRD once into the user cache")
+    fetch.add_argument("--url", default=kuberay_crd.CRD_URL, help="where to download it from (a mirror)")
+    fetch.add_argument("--force", action="store_true", help="download again even when cached")
+    sub.add_parser("path", help="print the CRD file grpo-lint would use")
+    args = p.parse_args(argv)
+    if args.action == "fetch":
+        dest, downloaded = kuberay_crd.fetch(args.url, force=args.force)
+        print(f"{'downloaded' if downloaded else 'already cached'}: {dest}")
+        return 0
+    found = kuberay_crd.resolve(os.environ.get("GRPO_KUBERAY_CRD") or None)
+    if not found:
+        print(f"none (run `grpo-lint crd fetch` to cache it at {kuberay_crd.cache_path()})")
+        return 1
+    print(found)
+    return 0
 
 
 def _rules(argv: list[str]) -> int:

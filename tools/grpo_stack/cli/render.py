@@ -1,7 +1,9 @@
 """grpo-render: values files -> Kubernetes manifests (Helm's engine) or the job command.
 
-  grpo-render VALUES... [-o DIR] [--release NAME] [--namespace NS]
+  grpo-render VALUES... [-o DIR] [--release NAME] [--namespace NS] [--chart DIR]
   grpo-render VALUES... --job [--format explain|shell|json]
+
+Exit status: 0 rendered, 2 usage or input errors, 3 an internal error (one line; --debug prints the traceback).
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from pathlib import Path
 from ..errors import InputError
 from ..job import BuildError, build
 from ..job.__main__ import render as render_job
+from ..lint.engine import build_input_error
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
+from .lint import Parser, _use_chart, guarded
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="grpo-render", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog="grpo-render", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("values", nargs="+", help="values files, merged in order like helm -f")
     p.add_argument("-o", "--output-dir", help="write one file per object here instead of stdout")
     p.add_argument("--release", default="grpo", help="release name (default: grpo)")
@@ -27,27 +30,39 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--job", action="store_true", help="print the training command the recipe will run")
     p.add_argument("--format", choices=["explain", "shell", "json"], default="explain",
                    help="with --job: explain (each value and where it came from), shell, json")
+    p.add_argument("--chart", help="the grpo-stack chart directory (default: the one shipped in the package)")
+    p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return guarded("grpo-render", lambda: _render(parser().parse_args(argv)), debug="--debug" in argv)
+
+
+def _render(args) -> int:
+    if args.chart:
+        _use_chart(args.chart)
     try:
         files = [load_values_file(v) for v in args.values]
         user = merge_user_values(files)
-        violations = shape_errors(files, user) or violation_errors(files, schema_violations(merged_values(user)))
+        violations = shape_errors(files, user) or violation_errors(files, schema_violations(merged(files, user)))
         if violations:
             for err in violations:
                 print(f"grpo-render: {err}", file=sys.stderr)
             return 2
         rendered = render(user, release=args.release, namespace=args.namespace)
         if args.job:
-            print(render_job(build(job_spec(rendered)), args.format))
+            try:
+                built = build(job_spec(rendered))
+            except BuildError as exc:
+                raise build_input_error(files, exc) from None
+            print(render_job(built, args.format))
             return 0
     except InputError as exc:
         print(f"grpo-render: {exc}", file=sys.stderr)
         return 2
-    except (RenderError, BuildError) as exc:
+    except RenderError as exc:
         print(f"grpo-render: {', '.join(args.values)}: {exc}", file=sys.stderr)
         return 2
     if args.output_dir:
@@ -55,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(as_stream(rendered))
     return 0
+
+
+def merged(files, user):
+    try:
+        return merged_values(user)
+    except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
+        raise InputError(files[-1].path, f"cannot merge values: {exc}") from None
 
 
 def as_stream(rendered) -> str:

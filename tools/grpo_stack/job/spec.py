@@ -9,14 +9,34 @@ from ..catalog.models import MODELS, ModelShape
 from .args import BuildError
 
 
+class KeyedSection(dict):
+    """A job-spec mapping whose missing key is a BuildError naming its values key path (a values file that
+    deletes an optional key the builder needs), never a bare KeyError."""
+
+    path = ""
+
+    def __missing__(self, key: str) -> Any:
+        raise BuildError(f"{self.path}.{key}: missing (the builder needs it; set it in the values file)")
+
+
+def _keyed(node: Any, path: str) -> Any:
+    if isinstance(node, dict):
+        out = KeyedSection({k: _keyed(v, f"{path}.{k}") for k, v in node.items()})
+        out.path = path
+        return out
+    if isinstance(node, list):
+        return [_keyed(v, f"{path}.{i}") for i, v in enumerate(node)]
+    return node
+
+
 class Spec:
     """Typed access to the job spec with key paths for error messages."""
 
     def __init__(self, data: dict[str, Any]):
         self.data = data
-        self.job = self._req(data, "job")
-        self.cluster = self._req(data, "cluster")
-        self.storage = self._req(data, "storage")
+        self.job = _keyed(self._req(data, "job"), "global.job")
+        self.cluster = _keyed(self._req(data, "cluster"), "global.cluster")
+        self.storage = _keyed(self._req(data, "storage"), "global.storage")
         self.endpoints: dict[str, str] = data.get("endpoints") or {}
 
     @staticmethod

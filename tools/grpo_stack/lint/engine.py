@@ -10,27 +10,23 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
 
 from ..errors import InputError
 from ..job import BuildError, build
-from ..objectschema import validate_object
-from ..render import FAST_LOADER, RenderedObject, RenderError, job_spec, merged_values, render
+from ..objectschema import is_raycluster, validate_object
+from ..render import RenderedObject, RenderError, job_spec, merged_values, render
+from ..safeyaml import load_documents, read_text
 from ..values import (
-    MAX_NODES,
     ValuesFile,
     load_values_file,
     locate,
     merge_user_values,
     schema_violations,
     shape_errors,
-    to_plain,
     violation_errors,
 )
 from .context import LintContext
@@ -45,6 +41,7 @@ OBJECT_SCHEMA = ("GRPO002", "object-schema")
 class LintResult:
     findings: list[Finding] = field(default_factory=list)
     input_errors: list[InputError] = field(default_factory=list)
+    unchecked_rayclusters: int = 0  # RayCluster objects not validated against the KubeRay CRD (none given)
 
 
 @dataclass
@@ -59,11 +56,28 @@ class Options:
 def looks_like_manifests(path: str) -> bool:
     """A file whose first YAML document has apiVersion and kind is a manifest stream, not values."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        first = next((d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None), None)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        docs = load_documents(read_text(path), path)
+    except InputError:
         return False
-    return isinstance(first, dict) and "apiVersion" in first and "kind" in first
+    return _manifest_docs(docs)
+
+
+def _manifest_docs(docs: list[Any]) -> bool:
+    return bool(docs) and isinstance(docs[0], dict) and "apiVersion" in docs[0] and "kind" in docs[0]
+
+
+def lint_file(path: str, base: list[str] | tuple[str, ...] = (), release: str = "grpo", namespace: str = "grpo",
+              **kw: Any) -> LintResult:
+    """One file as the CLI gives it: a manifest stream is linted as objects, anything else as values (over
+    `base`). The file is read once, with the bounds of `safeyaml`."""
+    try:
+        text = read_text(path)
+        docs = load_documents(text, path)
+    except InputError as exc:
+        return LintResult(input_errors=[exc])
+    if _manifest_docs(docs):
+        return lint_manifests(path, text=text, docs=docs, **kw)
+    return lint_values([*base, path], release=release, namespace=namespace, **kw)
 
 
 def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo", **kw: Any) -> LintResult:
@@ -79,7 +93,7 @@ def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo"
         return LintResult(input_errors=shape)
     try:
         merged = merged_values(user)
-    except Exception as exc:  # helm_python raises its own error types on values it cannot coalesce
+    except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
         return LintResult(input_errors=[InputError(paths[-1], f"cannot merge values: {exc}")])
     locator = Locator(files)
     violations = schema_violations(merged)
@@ -98,46 +112,83 @@ def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo"
         ctx.build_error = exc
     except RenderError:
         pass
-    hits = _object_schema_hits(ctx, opts) + _rule_hits(ctx, opts)
+    hits = [h[:4] for h in _object_schema_hits(ctx.objects, opts)] + _rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
-    return LintResult(findings=_suppress(findings, files, opts))
+    # Values the builder refuses fail the lint, as they fail grpo-render --job: a rule explains most of them
+    # (GRPO102 ...); one that no error finding covers is unusable input, exit 2 at the key the builder names.
+    explained = any(f.severity is Severity.ERROR for f in findings)
+    errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
+    return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
+                      unchecked_rayclusters=_unchecked(ctx.objects, opts))
 
 
-def lint_manifests(path: str, namespace: str | None = None, **kw: Any) -> LintResult:
-    """Lint a plain manifest stream with the object rules (no values, no job)."""
+def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
+    """A BuildError ("global.job.x: why") as an input error located at that key in the values files."""
+    head, sep, rest = str(exc).partition(": ")
+    if sep and head.startswith("global.") and " " not in head:
+        file, line, col = locate(files, head, defaults=False)
+        return InputError(file, rest, line, col, key_path=head)
+    return InputError(files[-1].path, f"cannot build the job command: {exc}")
+
+
+def lint_manifests(path: str, namespace: str | None = None, text: str | None = None, docs: list[Any] | None = None,
+                   **kw: Any) -> LintResult:
+    """Lint a plain manifest stream with the object rules (no values, no job). Objects of the wrong shape get
+    object-schema findings and are kept from the rules, which read objects by their Kubernetes shape."""
     opts = Options(**kw)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        docs = [d for d in YAML(typ="rt").load_all(text) if d is not None]
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        return LintResult(input_errors=[InputError(path, f"cannot read manifests: {exc}")])
-    try:
-        objects = [RenderedObject(path, i, to_plain(d, [MAX_NODES], "", path)) for i, d in enumerate(docs)
-                   if isinstance(d, dict)]
+        text = read_text(path) if text is None else text
+        docs = load_documents(text, path) if docs is None else docs
     except InputError as exc:
         return LintResult(input_errors=[exc])
-    except RecursionError:
-        return LintResult(input_errors=[InputError(path, "manifests nested too deep")])
-    ns = namespace or next(((o.obj.get("metadata") or {}).get("namespace") for o in objects
-                            if (o.obj.get("metadata") or {}).get("namespace")), "default")
-    ctx = LintContext(path, "", ns, objects)
-    locator = Locator([], manifest_docs={path: docs})
-    hits = _object_schema_hits(ctx, opts) + _rule_hits(ctx, opts)
+    objects = [RenderedObject(path, i, d) for i, d in enumerate(docs)]
+    schema_hits = _object_schema_hits(objects, opts)
+    malformed = {id(h[3].obj) for h in schema_hits if h[4]}
+    wellformed = [o for o in objects if id(o) not in malformed]
+    ns = namespace or next((o.obj["metadata"]["namespace"] for o in wellformed
+                            if isinstance(o.obj.get("metadata"), dict) and o.obj["metadata"].get("namespace")),
+                           "default")
+    ctx = LintContext(path, "", ns, wellformed)
+    locator = Locator([], manifest_docs={path: _positions(text)})
+    hits = [h[:4] for h in schema_hits] + _rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     sup = inline_suppressions(path, text)
-    return LintResult(findings=_apply(findings, sup, opts.config, {}))
+    return LintResult(findings=_apply(findings, sup, opts.config, {}),
+                      unchecked_rayclusters=_unchecked(objects, opts))
 
 
-def _object_schema_hits(ctx: LintContext, opts: Options) -> list[tuple[str, str, Severity, Hit]]:
+def _unchecked(objects: list[RenderedObject], opts: Options) -> int:
+    if opts.kuberay_crd or (opts.select is not None and OBJECT_SCHEMA[0] not in opts.select):
+        return 0
+    return sum(1 for o in objects if isinstance(o.obj, dict) and is_raycluster(o.obj))
+
+
+def _positions(text: str) -> list[Any] | None:
+    """ruamel round-trip documents, for line numbers only: the values were already read by safeyaml, so a
+    document ruamel reads differently (YAML 1.2 vs 1.1) costs positions, never the run."""
+    try:
+        return [d for d in YAML(typ="rt").load_all(text) if d is not None]
+    except Exception:  # noqa: BLE001 - positions are best effort; see the docstring
+        return None
+
+
+def _object_schema_hits(objects: list[RenderedObject], opts: Options) -> list[tuple]:
     if opts.select is not None and OBJECT_SCHEMA[0] not in opts.select:
         return []
     out = []
-    for o in ctx.objects:
+    for o in objects:
         for err in validate_object(o.obj, opts.kuberay_crd):
-            out.append((*OBJECT_SCHEMA, Severity.ERROR,
-                        Hit(err.path, f"{o.kind} {o.name}: {err.message}", obj=o,
-                            remediation="fix the template or values that produce this field")))
+            hit = Hit(err.path, f"{_describe(o)}: {err.message}", obj=o,
+                      remediation="fix the template or values that produce this field")
+            out.append((*OBJECT_SCHEMA, Severity.ERROR, hit, err.structural))
     return out
+
+
+def _describe(o: RenderedObject) -> str:
+    obj = o.obj if isinstance(o.obj, dict) else {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    kind, name = obj.get("kind"), meta.get("name")
+    return f"{kind if isinstance(kind, str) else 'object'} {name if isinstance(name, str) else f'#{o.index}'}"
 
 
 def _rule_hits(ctx: LintContext, opts: Options) -> list[tuple[str, str, Severity, Hit]]:
@@ -158,7 +209,9 @@ class Locator:
         self.manifest_docs = manifest_docs or {}
         self._rendered_docs: dict[str, list] = {}
 
-    def locate(self, key_path: str) -> tuple[str, int, int]:
+    def locate(self, key_path: str, ctx: LintContext) -> tuple[str, int, int]:
+        if not self.files:  # a manifest-mode hit that names no object: the top of the manifest file
+            return ctx.file, 1, 1
         return locate(self.files, key_path)
 
     def locate_object(self, obj: RenderedObject, path: str, ctx: LintContext) -> tuple[str, int, int]:
@@ -166,8 +219,7 @@ class Locator:
         shown = obj.template
         if docs is None and ctx.rendered is not None:
             if obj.template not in self._rendered_docs:
-                text = ctx.rendered.manifests.get(obj.template, "")
-                self._rendered_docs[obj.template] = [d for d in YAML(typ="rt").load_all(text) if d is not None]
+                self._rendered_docs[obj.template] = _positions(ctx.rendered.manifests.get(obj.template, ""))
             docs = self._rendered_docs[obj.template]
             # grpo-stack/charts/vllm/templates/x.yaml -> charts/grpo-stack/charts/vllm/templates/x.yaml
             shown = f"charts/{obj.template}"
@@ -191,7 +243,7 @@ class Locator:
         if hit.obj is not None:
             file, line, col = self.locate_object(hit.obj, hit.key_path, ctx)
         else:
-            file, line, col = self.locate(hit.key_path)
+            file, line, col = self.locate(hit.key_path, ctx)
         rule = registry.get(code)
         remediation = hit.remediation or (fix_text(rule) if rule else "")
         return Finding(file, line, col, code, name, severity, hit.key_path, hit.message, remediation)

@@ -10,9 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from ..errors import InputError
+from ..safeyaml import load_documents, read_text
 
 DIRECTIVE = re.compile(r"#\s*grpo-lint:\s*disable=([A-Z0-9,]+)[ \t]*(.*)$")
 
@@ -52,17 +51,22 @@ class ConfigSuppression:
 
 def load_config(path: str | Path) -> list[ConfigSuppression]:
     """`.grpo-lint.yaml`: `disable: [{code: GRPO123, reason: "...", paths: ["values/x.yaml"]}]`."""
-    p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(str(p), f"cannot read lint config: {exc}") from None
+    name = str(path)
+    docs = load_documents(read_text(path), name)
+    if len(docs) > 1:
+        raise InputError(name, "lint config must be one YAML document")
+    data = docs[0] if docs else {}
     if not isinstance(data, dict) or set(data) - {"disable"}:
-        raise InputError(str(p), "lint config must be a mapping with only the key `disable`")
+        raise InputError(name, "lint config must be a mapping with only the key `disable`")
+    entries = data.get("disable") or []
+    if not isinstance(entries, list):
+        raise InputError(name, "expected a list of {code, reason, paths}", key_path="disable")
     out = []
-    for i, entry in enumerate(data.get("disable") or []):
+    for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or set(entry) - {"code", "reason", "paths"} or "code" not in entry:
-            raise InputError(str(p), f"disable.{i}: expected {{code, reason, paths}}")
-        out.append(ConfigSuppression(str(entry["code"]), str(entry.get("reason") or "").strip(),
-                                     tuple(entry.get("paths") or ())))
+            raise InputError(name, "expected {code, reason, paths}", key_path=f"disable.{i}")
+        paths = entry.get("paths") or []
+        if not isinstance(paths, list) or not all(isinstance(g, str) for g in paths):
+            raise InputError(name, "expected a list of file globs", key_path=f"disable.{i}.paths")
+        out.append(ConfigSuppression(str(entry["code"]), str(entry.get("reason") or "").strip(), tuple(paths)))
     return out

@@ -1,0 +1,86 @@
+"""The KubeRay RayCluster CRD schema that grpo-lint validates RayCluster objects against.
+
+Found, first match wins: `--kuberay-crd FILE`, `$GRPO_KUBERAY_CRD`, the user cache written by
+`grpo-lint crd fetch` (downloaded once, like kubeconform's schema cache). Without any, RayCluster objects get
+only a shape check and grpo-lint says so once.
+
+The cache holds the pinned release's CRD reduced to {"source", "kind", "group", "versions": {name: schema}}
+(the openAPIV3Schema of each served version), which is also the format `--kuberay-crd` reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import InputError
+
+KUBERAY_VERSION = "v1.7.0"  # the operator version the chart targets (README: prerequisites)
+CRD_URL = (f"https://raw.githubusercontent.com/ray-project/kuberay/{KUBERAY_VERSION}/"
+           "helm-chart/kuberay-operator/crds/ray.io_rayclusters.yaml")
+MAX_CRD_BYTES = 16 * 1024 * 1024  # the v1.7.0 RayCluster CRD is ~1 MB of YAML
+TIMEOUT_S = 60
+
+
+def cache_path() -> Path:
+    """$XDG_CACHE_HOME/grpo-stack/kuberay/<version>/ray.io_rayclusters.json (~/.cache when unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "grpo-stack" / "kuberay" / KUBERAY_VERSION / "ray.io_rayclusters.json"
+
+
+def resolve(explicit: str | None) -> str | None:
+    """The CRD file to use: the flag/env value when given, else the cached download when present."""
+    if explicit:
+        return explicit
+    cached = cache_path()
+    return str(cached) if cached.is_file() else None
+
+
+def fetch(url: str = CRD_URL, force: bool = False) -> tuple[Path, bool]:
+    """Download the CRD into the cache unless it is already there; (path, downloaded)."""
+    dest = cache_path()
+    if dest.is_file() and not force:
+        return dest, False
+    try:
+        with urllib.request.urlopen(url, timeout=TIMEOUT_S) as resp:  # noqa: S310 - https or a test's loopback
+            raw = resp.read(MAX_CRD_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise InputError(url, f"cannot download the KubeRay CRD: {getattr(exc, 'reason', None) or exc}") from None
+    if len(raw) > MAX_CRD_BYTES:
+        raise InputError(url, f"larger than {MAX_CRD_BYTES // (1024 * 1024)} MiB; not a CRD")
+    reduced = reduce_crd(raw, url)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # Written whole or not at all: a cut download never becomes the cached schema.
+    with tempfile.NamedTemporaryFile("w", dir=dest.parent, delete=False, suffix=".part") as tmp:
+        json.dump(reduced, tmp)
+    os.replace(tmp.name, dest)
+    return dest, True
+
+
+def reduce_crd(raw: bytes, source: str) -> dict[str, Any]:
+    """A CustomResourceDefinition (YAML or JSON) or an already reduced schema file -> the reduced form."""
+    try:
+        doc = yaml.load(raw.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+        raise InputError(source, f"not a YAML/JSON CRD: {str(exc).splitlines()[0]}") from None
+    if not isinstance(doc, dict):
+        raise InputError(source, "not a CustomResourceDefinition")
+    if isinstance(doc.get("versions"), dict):  # already reduced (the format of the cache itself)
+        kind, group, versions = doc.get("kind"), doc.get("group"), doc["versions"]
+    elif doc.get("kind") == "CustomResourceDefinition":
+        spec = doc.get("spec") or {}
+        kind, group = (spec.get("names") or {}).get("kind"), spec.get("group")
+        versions = {v.get("name"): ((v.get("schema") or {}).get("openAPIV3Schema"))
+                    for v in spec.get("versions") or [] if isinstance(v, dict)}
+    else:
+        raise InputError(source, "not a CustomResourceDefinition")
+    if kind != "RayCluster" or group != "ray.io" or not isinstance(versions.get("v1"), dict):
+        raise InputError(source, f"expected the ray.io RayCluster CRD with a v1 schema, got {kind} in {group}")
+    return {"source": source, "kind": kind, "group": group, "versions": {"v1": versions["v1"]}}
