@@ -24,7 +24,7 @@ from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
 from ..lint.rules import RULES, by_name_or_code
 from ..lint.rules.docs import rules_markdown
-from ..lint.suppress import load_config
+from ..lint.suppress import LintConfig, load_config
 from ..objectschema import crd_validator
 from ..paths import use_chart
 
@@ -127,10 +127,10 @@ def _lint(args) -> int:
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
     findings, errors = [], []
     try:
-        config = load_config(config_path) if config_path else []
+        config = load_config(config_path) if config_path else LintConfig()
     except InputError as exc:
         errors.append(exc)
-        config = []
+        config = LintConfig()
     select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
     if args.chart:
         _use_chart(args.chart)

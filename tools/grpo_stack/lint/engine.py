@@ -32,7 +32,7 @@ from ..values import (
 from .context import LintContext
 from .finding import Finding, Hit, Severity
 from .rules import RULES, fix_text
-from .suppress import ConfigSuppression, inline_suppressions
+from .suppress import LintConfig, inline_suppressions
 
 OBJECT_SCHEMA = ("GRPO002", "object-schema")
 
@@ -49,7 +49,7 @@ class Options:
     release: str = "grpo"
     namespace: str = "grpo"
     kuberay_crd: str | None = None
-    config: list[ConfigSuppression] = field(default_factory=list)
+    config: LintConfig = field(default_factory=LintConfig)
     select: frozenset[str] | None = None  # only these codes
 
 
@@ -104,7 +104,7 @@ def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo"
     except RenderError as exc:
         return LintResult(input_errors=[InputError(paths[-1], f"helm render failed: {exc}")])
     ctx = LintContext(paths[-1], release, namespace, list(rendered.objects), values_file=files[-1],
-                      merged=merged, rendered=rendered)
+                      merged=merged, rendered=rendered, extra=dict(opts.config.settings))
     try:
         ctx.job_spec = job_spec(rendered)
         ctx.built = build(ctx.job_spec)
@@ -148,12 +148,12 @@ def lint_manifests(path: str, namespace: str | None = None, text: str | None = N
     ns = namespace or next((o.obj["metadata"]["namespace"] for o in wellformed
                             if isinstance(o.obj.get("metadata"), dict) and o.obj["metadata"].get("namespace")),
                            "default")
-    ctx = LintContext(path, "", ns, wellformed)
+    ctx = LintContext(path, "", ns, wellformed, extra=dict(opts.config.settings))
     locator = Locator([], manifest_docs={path: _positions(text)})
     hits = [h[:4] for h in schema_hits] + _rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     sup = inline_suppressions(path, text)
-    return LintResult(findings=_apply(findings, sup, opts.config, {}),
+    return LintResult(findings=_apply(findings, sup, opts.config.disable, {}),
                       unchecked_rayclusters=_unchecked(objects, opts))
 
 
@@ -251,7 +251,7 @@ class Locator:
 
 def _suppress(findings: list[Finding], files: list[ValuesFile], opts: Options) -> list[Finding]:
     sup = [s for f in files for s in inline_suppressions(f.path, f.text)]
-    return _apply(findings, sup, opts.config, {f.path: f for f in files})
+    return _apply(findings, sup, opts.config.disable, {f.path: f for f in files})
 
 
 def _apply(findings, sup, config, files_by_path) -> list[Finding]:

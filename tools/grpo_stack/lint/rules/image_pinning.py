@@ -6,6 +6,7 @@ import fnmatch
 import re
 from collections.abc import Iterator
 
+from ...errors import InputError
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
 
@@ -64,6 +65,26 @@ DATE_STAMP = re.compile(r"(?<!\d)(\d{8}|\d{4}-\d{2}-\d{2})(?!\d)")
 COMMIT = re.compile(r"(?<![0-9a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![0-9a-f])")
 REVISION = re.compile(r"-r\d+$")
 BARE_VERSION = re.compile(r"^v?\d+(\.\d+)?([-_.]|$)")
+
+
+CONFIG_KEY = "image-pinning"  # the `.grpo-lint.yaml` section this rule reads from ctx.extra
+
+
+def read_config(section: object, file: str) -> dict[str, tuple[str, ...]]:
+    """The `image-pinning` section: {floating: [globs], pinned: [globs]}, both optional."""
+    if section is None:
+        return {}
+    if not isinstance(section, dict) or set(section) - {"floating", "pinned"}:
+        raise InputError(file, "expected a mapping with `floating` and/or `pinned` lists of image patterns",
+                         key_path=CONFIG_KEY)
+    out = {}
+    for key, patterns in section.items():
+        patterns = patterns or []
+        if not isinstance(patterns, list) or not all(isinstance(p, str) and p.strip() for p in patterns):
+            raise InputError(file, "expected a list of `repository:tag` patterns (shell-style globs)",
+                             key_path=f"{CONFIG_KEY}.{key}")
+        out[key] = tuple(patterns)
+    return out
 
 
 def split(image: str) -> tuple[str, str | None, str | None]:
