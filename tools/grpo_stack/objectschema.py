@@ -19,6 +19,7 @@ class ObjectError:
     path: str  # dotted path inside the object
     message: str
     structural: bool = False  # a wrong type: rules, which read objects by shape, must not see this object
+    no_schema: bool = False  # the kind has no bundled schema: not an error in the object, reported once per kind
 
 
 @lru_cache(maxsize=64)
@@ -113,8 +114,31 @@ def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
         return _errors(crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape(), obj)
     validator = _kube_validator(kind, api_version)
     if validator is None:
-        return [ObjectError("apiVersion", f"no Kubernetes {KUBE_VERSION} schema for {api_version} {kind}")]
+        message = f"no Kubernetes {KUBE_VERSION} schema for {api_version} {kind}"
+        return [ObjectError("apiVersion", message, no_schema=not _kubernetes_api(kind, api_version))]
     return _errors(validator, obj)
+
+
+@lru_cache(maxsize=1)
+def _bundled() -> tuple[frozenset[str], frozenset[str]]:
+    """(kinds, api group-versions) that have a bundled schema, from the file names `<kind>-<api>.json`."""
+    import importlib.resources
+
+    root = importlib.resources.files("kubernetes_validate") / f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict"
+    names = [n.name.removesuffix(".json").split("-", 1) for n in root.iterdir() if n.name.endswith(".json")]
+    return frozenset(n[0] for n in names if len(n) == 2), frozenset(n[1] for n in names if len(n) == 2)
+
+
+def _kubernetes_api(kind: str, api_version: str) -> bool:
+    """True when a schema-less object claims a Kubernetes API group (core, `apps`, `*.k8s.io`) whose kind or
+    version Kubernetes has: a removed apiVersion (`extensions/v1beta1 Deployment`) or a misspelt kind is an
+    error. Any other group is a custom resource (JobSet, a Knative Service), which has no bundled schema."""
+    group = api_version.rpartition("/")[0]
+    if "." in group and not group.endswith(".k8s.io"):
+        return False
+    kinds, apis = _bundled()
+    api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    return kind.lower() in kinds or api in apis
 
 
 def _errors(validator: jsonschema.protocols.Validator, obj: Any) -> list[ObjectError]:

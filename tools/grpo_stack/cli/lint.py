@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from .. import kuberay_crd
@@ -139,22 +140,32 @@ def _lint(args) -> int:
         if not Path(crd).is_file():
             raise Usage(f"--kuberay-crd {crd}: no such file")
         crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
-    unchecked = 0
+    unchecked, unchecked_kinds = 0, Counter()
     for path in _expand(args.paths):
         result = lint_file(path, base=args.base, release=args.release, namespace=args.namespace,
                            kuberay_crd=crd, config=config, select=select)
         findings += result.findings
         errors += result.input_errors
         unchecked += result.unchecked_rayclusters
+        unchecked_kinds += result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
     if unchecked:
         print(f"grpo-lint: note: {unchecked} RayCluster object(s) were not checked against the KubeRay CRD "
               "(only their pod templates were); pass --kuberay-crd FILE, set GRPO_KUBERAY_CRD, or run "
               "`grpo-lint crd fetch` once", file=sys.stderr)
+    _note_unchecked_kinds(unchecked_kinds)
     if errors:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
     return 1 if failing else 0
+
+
+def _note_unchecked_kinds(counts: Counter) -> None:
+    """Kinds with no bundled schema (custom resources): one line per kind, never one error per object. A note,
+    not a finding: nothing in the objects is known to be wrong, and their pod templates were still linted."""
+    for (api_version, kind), n in sorted(counts.items()):
+        print(f"grpo-lint: note: not schema-checked: {n} object(s) of kind {kind} ({api_version}); no bundled "
+              "schema for this kind (their pod templates were linted)", file=sys.stderr)
 
 
 def _use_chart(chart: str) -> None:

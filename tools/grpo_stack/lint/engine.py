@@ -9,6 +9,7 @@ A stage that finds the input unusable stops with input errors (exit 2); otherwis
 from __future__ import annotations
 
 import fnmatch
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,8 @@ class LintResult:
     findings: list[Finding] = field(default_factory=list)
     input_errors: list[InputError] = field(default_factory=list)
     unchecked_rayclusters: int = 0  # RayCluster objects not validated against the KubeRay CRD (none given)
+    # (apiVersion, kind) -> objects of a kind with no bundled schema: shape-checked only, said once per kind
+    unchecked_kinds: Counter = field(default_factory=Counter)
 
 
 @dataclass
@@ -112,14 +115,15 @@ def lint_values(paths: list[str], release: str = "grpo", namespace: str = "grpo"
         ctx.build_error = exc
     except RenderError:
         pass
-    hits = [h[:4] for h in _object_schema_hits(ctx.objects, opts)] + _rule_hits(ctx, opts)
+    unchecked_kinds: Counter = Counter()
+    hits = [h[:4] for h in _object_schema_hits(ctx.objects, opts, unchecked_kinds)] + _rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     # Values the builder refuses fail the lint, as they fail grpo-render --job: a rule explains most of them
     # (GRPO102 ...); one that no error finding covers is unusable input, exit 2 at the key the builder names.
     explained = any(f.severity is Severity.ERROR for f in findings)
     errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
     return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
-                      unchecked_rayclusters=_unchecked(ctx.objects, opts))
+                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds)
 
 
 def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
@@ -142,7 +146,8 @@ def lint_manifests(path: str, namespace: str | None = None, text: str | None = N
     except InputError as exc:
         return LintResult(input_errors=[exc])
     objects = [RenderedObject(path, i, d) for i, d in enumerate(docs)]
-    schema_hits = _object_schema_hits(objects, opts)
+    unchecked_kinds: Counter = Counter()
+    schema_hits = _object_schema_hits(objects, opts, unchecked_kinds)
     malformed = {id(h[3].obj) for h in schema_hits if h[4]}
     wellformed = [o for o in objects if id(o) not in malformed]
     ns = namespace or next((o.obj["metadata"]["namespace"] for o in wellformed
@@ -154,7 +159,7 @@ def lint_manifests(path: str, namespace: str | None = None, text: str | None = N
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     sup = inline_suppressions(path, text)
     return LintResult(findings=_apply(findings, sup, opts.config.disable, {}),
-                      unchecked_rayclusters=_unchecked(objects, opts))
+                      unchecked_rayclusters=_unchecked(objects, opts), unchecked_kinds=unchecked_kinds)
 
 
 def _unchecked(objects: list[RenderedObject], opts: Options) -> int:
@@ -172,12 +177,17 @@ def _positions(text: str) -> list[Any] | None:
         return None
 
 
-def _object_schema_hits(objects: list[RenderedObject], opts: Options) -> list[tuple]:
+def _object_schema_hits(objects: list[RenderedObject], opts: Options, unchecked_kinds: Counter) -> list[tuple]:
+    """Object-schema errors as hits. A kind with no bundled schema is not an error in the object: it is counted
+    in `unchecked_kinds` (the CLI says once per kind that those objects were not schema-checked)."""
     if opts.select is not None and OBJECT_SCHEMA[0] not in opts.select:
         return []
     out = []
     for o in objects:
         for err in validate_object(o.obj, opts.kuberay_crd):
+            if err.no_schema:
+                unchecked_kinds[(o.obj["apiVersion"], o.obj["kind"])] += 1
+                continue
             hit = Hit(err.path, f"{_describe(o)}: {err.message}", obj=o,
                       remediation="fix the template or values that produce this field")
             out.append((*OBJECT_SCHEMA, Severity.ERROR, hit, err.structural))
