@@ -12,6 +12,10 @@ from ..catalog.instances import InstanceType, lookup
 from ..job import BuildError, BuiltJob, Spec
 from ..render import Rendered, RenderedObject
 from ..values import ValuesFile
+from .controllers import controller_labels
+
+USER_OVERRIDABLE_RAY_LABELS = frozenset({"ray.io/is-ray-node", "ray.io/identifier", "app.kubernetes.io/name",
+                                         "app.kubernetes.io/created-by"})
 
 
 @dataclass
@@ -70,40 +74,23 @@ class LintContext:
         JobSet, LeaderWorkerSet and any custom resource holding a pod template (found by shape)."""
         return [(o, path, spec) for o in self.objects for path, spec in find_pod_specs(o.obj)]
 
-    def pod_labels(self, obj: RenderedObject, pod_path: str) -> dict[str, str]:
-        """Labels the running pod will carry, including those KubeRay adds to Ray pods."""
+    def pod_labels(self, obj: RenderedObject, pod_path: str) -> dict[str, str | frozenset[str]]:
+        """Labels the running pods will carry: the template's, and those their controller adds (KubeRay, JobSet,
+        LeaderWorkerSet, Job, StatefulSet; see lint/controllers.py). A frozenset value: the pods differ."""
         if pod_path == "spec":  # the object is the pod
             meta: Any = obj.obj.get("metadata")
         else:  # a template: {metadata, spec} beside the pod spec
             meta = node_at(obj.obj, pod_path.rsplit(".", 1)[0] + ".metadata") if "." in pod_path else None
         labels = meta.get("labels") if isinstance(meta, dict) else None
-        out = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
-        out.update(kuberay_labels(obj, pod_path))
-        return out
+        own = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+        added = controller_labels(obj, pod_path)
+        # KubeRay lets the template override all but ray.io/cluster, node-type and group (pod.go labelPod).
+        kept = {k: v for k, v in own.items() if k in USER_OVERRIDABLE_RAY_LABELS and k in added}
+        return {**own, **added, **kept}
 
     @staticmethod
     def instance(name: str | None) -> InstanceType | None:
         return lookup(name) if name else None
-
-
-def kuberay_labels(obj: RenderedObject, pod_path: str) -> dict[str, str]:
-    """The labels KubeRay v1.7.0 always sets on Ray pods (ray-operator common/pod.go labelPod), for a head or
-    worker group inside a RayCluster, RayJob (`rayClusterSpec`) or RayService (`rayClusterConfig`)."""
-    parts = pod_path.split(".")
-    cluster_spec = obj.obj.get("spec") or {}
-    for key in ("rayClusterSpec", "rayClusterConfig"):
-        if key in parts:
-            cluster_spec = cluster_spec.get(key) or {}
-    # A RayJob's or RayService's cluster is named by the operator from the object's name.
-    labels = {"ray.io/cluster": obj.name, "ray.io/is-ray-node": "yes"}
-    if "headGroupSpec" in parts:
-        return {**labels, "ray.io/node-type": "head", "ray.io/group": "headgroup"}
-    if "workerGroupSpecs" in parts:
-        index = int(parts[parts.index("workerGroupSpecs") + 1])
-        groups = cluster_spec.get("workerGroupSpecs") or []
-        group = groups[index].get("groupName", "") if index < len(groups) and isinstance(groups[index], dict) else ""
-        return {**labels, "ray.io/node-type": "worker", "ray.io/group": str(group)}
-    return {}
 
 
 def is_pod_spec(node: Any) -> bool:

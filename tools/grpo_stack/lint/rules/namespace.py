@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..context import walk_strings
+from ..controllers import controller_services
 from ..finding import Hit, Severity
 
 CODE = "GRPO101"
@@ -54,7 +55,7 @@ DNS = re.compile(r"\b([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-
 
 def check(ctx) -> Iterator[Hit]:
     services = {o.name for o in ctx.of_kind("Service")}
-    services |= {f"{o.name}-head-svc" for o in ctx.of_kind("RayCluster")}
+    services |= controller_services(ctx.objects)  # KubeRay head/serve, JobSet and LeaderWorkerSet Services
     from_values = set()
     if ctx.has_values:
         for path, text in ctx.value_strings():
