@@ -20,9 +20,9 @@ from pathlib import Path
 
 from .. import kuberay_crd
 from ..errors import InputError, clip, printable
-from ..lint.engine import lint_file
 from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
+from ..lint.release import lint_paths
 from ..lint.rules import RULES, by_name_or_code
 from ..lint.rules.docs import rules_markdown
 from ..lint.suppress import LintConfig, load_config
@@ -46,7 +46,9 @@ def lint_parser() -> argparse.ArgumentParser:
                    help="output format (default: github under GITHUB_ACTIONS, else text)")
     p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     p.add_argument("--release", default="grpo", help="release name to render with (default: grpo)")
-    p.add_argument("--namespace", default="grpo", help="release namespace to render with (default: grpo)")
+    p.add_argument("--namespace", default=None,
+                   help="release namespace: values are rendered with it (default: grpo); manifests must be in it "
+                   "or have none (default: the namespace the manifests set)")
     p.add_argument("--base", action="append", default=[], metavar="FILE",
                    help="values file(s) merged under each checked file, like an earlier helm -f")
     p.add_argument("--config", help="suppressions file (default: .grpo-lint.yaml if present)")
@@ -140,14 +142,12 @@ def _lint(args) -> int:
         if not Path(crd).is_file():
             raise Usage(f"--kuberay-crd {crd}: no such file")
         crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
-    unchecked, unchecked_kinds = 0, Counter()
-    for path in _expand(args.paths):
-        result = lint_file(path, base=args.base, release=args.release, namespace=args.namespace,
-                           kuberay_crd=crd, config=config, select=select)
-        findings += result.findings
-        errors += result.input_errors
-        unchecked += result.unchecked_rayclusters
-        unchecked_kinds += result.unchecked_kinds
+    # Values files one by one; all manifest files together, as one release (lint/release.py).
+    result = lint_paths(_expand(args.paths), base=args.base, release=args.release, namespace=args.namespace,
+                        kuberay_crd=crd, config=config, select=select)
+    findings += result.findings
+    errors += result.input_errors
+    unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
     if unchecked:
         print(f"grpo-lint: note: {unchecked} RayCluster object(s) were not checked against the KubeRay CRD "

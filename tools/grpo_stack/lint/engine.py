@@ -137,29 +137,16 @@ def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
 
 def lint_manifests(path: str, namespace: str | None = None, text: str | None = None, docs: list[Any] | None = None,
                    **kw: Any) -> LintResult:
-    """Lint a plain manifest stream with the object rules (no values, no job). Objects of the wrong shape get
+    """Lint one plain manifest stream: a release of one file (lint/release.py). Objects of the wrong shape get
     object-schema findings and are kept from the rules, which read objects by their Kubernetes shape."""
-    opts = Options(**kw)
+    from .release import ManifestFile, lint_release
+
     try:
         text = read_text(path) if text is None else text
         docs = load_documents(text, path) if docs is None else docs
     except InputError as exc:
         return LintResult(input_errors=[exc])
-    objects = [RenderedObject(path, i, d) for i, d in enumerate(docs)]
-    unchecked_kinds: Counter = Counter()
-    schema_hits = _object_schema_hits(objects, opts, unchecked_kinds)
-    malformed = {id(h[3].obj) for h in schema_hits if h[4]}
-    wellformed = [o for o in objects if id(o) not in malformed]
-    ns = namespace or next((o.obj["metadata"]["namespace"] for o in wellformed
-                            if isinstance(o.obj.get("metadata"), dict) and o.obj["metadata"].get("namespace")),
-                           "default")
-    ctx = LintContext(path, "", ns, wellformed, extra=dict(opts.config.settings))
-    locator = Locator([], manifest_docs={path: _positions(text)})
-    hits = [h[:4] for h in schema_hits] + _rule_hits(ctx, opts)
-    findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
-    sup = inline_suppressions(path, text)
-    return LintResult(findings=_apply(findings, sup, opts.config.disable, {}),
-                      unchecked_rayclusters=_unchecked(objects, opts), unchecked_kinds=unchecked_kinds)
+    return lint_release([ManifestFile(path, text, docs)], namespace=namespace, **kw)
 
 
 def _unchecked(objects: list[RenderedObject], opts: Options) -> int:

@@ -22,9 +22,11 @@ from . import (
     probe_budget,
     ray_head_driver,
     ray_labels,
+    release_namespace,
     shell_syntax,
     suppression_reason,
     token_budget,
+    unrendered_placeholder,
     utility_pod_readiness,
     wait_loop,
     xtrace_secret,
@@ -52,6 +54,8 @@ _MODULES: list[ModuleType] = [
     host_path,
     default_sa_rbac,
     utility_pod_readiness,
+    release_namespace,
+    unrendered_placeholder,
     *BATCH_MODULES,
 ]
 
