@@ -20,13 +20,9 @@ from pathlib import Path
 
 from .. import kuberay_crd
 from ..errors import InputError, clip, printable
+from ..lint.cache import run_lint
 from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
-from ..lint.release import lint_paths
-from ..lint.rules import RULES, by_name_or_code
-from ..lint.rules.docs import rules_markdown
-from ..lint.suppress import LintConfig, load_config
-from ..objectschema import crd_validator
 from ..paths import use_chart
 
 
@@ -57,6 +53,8 @@ def lint_parser() -> argparse.ArgumentParser:
                    "(default: $GRPO_KUBERAY_CRD, else the cache `grpo-lint crd fetch` fills)")
     p.add_argument("--chart", help="the grpo-stack chart directory (default: the one shipped in the package)")
     p.add_argument("--select", help="comma-separated codes to run (default: all)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the result cache ($GRPO_LINT_CACHE_DIR, else ~/.cache/grpo-stack/lint)")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
 
@@ -128,25 +126,17 @@ def _lint(args) -> int:
     fmt = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
-    findings, errors = [], []
-    try:
-        config = load_config(config_path) if config_path else LintConfig()
-    except InputError as exc:
-        errors.append(exc)
-        config = LintConfig()
     select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
     if args.chart:
         _use_chart(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
-    if crd:
-        if not Path(crd).is_file():
-            raise Usage(f"--kuberay-crd {crd}: no such file")
-        crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
-    # Values files one by one; all manifest files together, as one release (lint/release.py).
-    result = lint_paths(_expand(args.paths), base=args.base, release=args.release, namespace=args.namespace,
-                        kuberay_crd=crd, config=config, select=select)
-    findings += result.findings
-    errors += result.input_errors
+    if crd and not Path(crd).is_file():
+        raise Usage(f"--kuberay-crd {crd}: no such file")
+    # Values files one by one; all manifest files together, as one release (lint/release.py); each answered
+    # from the content-addressed cache when nothing it depends on changed (lint/cache.py).
+    result = run_lint(_expand(args.paths), args.base, args.release, args.namespace, crd, config_path, select,
+                      use_cache=not args.no_cache)
+    findings, errors = result.findings, result.input_errors
     unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
     if unchecked:
@@ -198,6 +188,9 @@ def _rules(argv: list[str]) -> int:
     p = Parser(prog="grpo-lint rules", description="list every rule")
     p.add_argument("--format", choices=["text", "markdown"], default="text")
     args = p.parse_args(argv)
+    from ..lint.rules import RULES
+    from ..lint.rules.docs import rules_markdown
+
     if args.format == "markdown":
         sys.stdout.write(rules_markdown())
         return 0
@@ -209,6 +202,8 @@ def _rules(argv: list[str]) -> int:
 def _explain(argv: list[str]) -> int:
     if len(argv) != 1:
         raise Usage("explain takes one rule code or name, e.g. grpo-lint explain GRPO401")
+    from ..lint.rules import by_name_or_code
+
     rule = by_name_or_code(argv[0])
     if rule is None:
         raise Usage(f"no such rule: {argv[0]!r} (see grpo-lint rules)")

@@ -76,20 +76,32 @@ def lint_paths(paths: list[str], base: list[str] | tuple[str, ...] = (), release
                namespace: str | None = None, **kw: Any) -> LintResult:
     """What `grpo-lint PATH...` checks: each values file over `base`, and all manifest files as one release."""
     out = LintResult()
+    for _kind, _unit, result in lint_units(paths, base, release, namespace, **kw):
+        merge(out, result)
+    return out
+
+
+def lint_units(paths: list[str], base: list[str] | tuple[str, ...] = (), release: str = "grpo",
+               namespace: str | None = None, **kw: Any) -> list[tuple[str, tuple[str, ...], LintResult]]:
+    """(kind, paths of the unit, its result) in output order: one unit per values (or unreadable) file, in the
+    order given, then one unit holding every manifest file (the release). The cache stores results by unit."""
+    units: list[tuple[str, tuple[str, ...], LintResult]] = []
     manifests: list[ManifestFile] = []
     for path in paths:
         try:
             found = read_input(path)
         except InputError as exc:
-            out.input_errors.append(exc)
+            units.append(("unreadable", (path,), LintResult(input_errors=[exc])))
             continue
         if found is not None:
             manifests.append(found)
         else:
-            merge(out, lint_values([*base, path], release=release, namespace=namespace or "grpo", **kw))
+            result = lint_values([*base, path], release=release, namespace=namespace or "grpo", **kw)
+            units.append(("values", (path,), result))
     if manifests:
-        merge(out, lint_release(manifests, namespace=namespace, **kw))
-    return out
+        release_result = lint_release(manifests, namespace=namespace, **kw)
+        units.append(("manifests", tuple(f.path for f in manifests), release_result))
+    return units
 
 
 def merge(into: LintResult, result: LintResult) -> None:
