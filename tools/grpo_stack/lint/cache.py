@@ -2,7 +2,8 @@
 answers from disk without importing the linter (no YAML round trip, Helm render, schemas or rules).
 
 An entry is keyed by the SHA-256 of everything its result depends on: the tool (every file of the installed
-`grpo_stack` package, so an edited rule or catalogue misses), the chart (every file under the chart directory),
+`grpo_stack` package, so an edited rule or catalogue misses, and the versions of the libraries it lints with), the
+chart (every file under the chart directory),
 the KubeRay CRD file, the config file, `--release/--namespace/--select`, the base files, and the unit's own files
 (path and content). A unit is one values file, or all manifest files of the run together (one release). Any
 changed byte changes the key: a changed input always misses. Entries live in `$GRPO_LINT_CACHE_DIR`, else
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -64,9 +66,26 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+# The libraries whose behaviour is part of a result (Helm's engine, the bundled Kubernetes schemas, the parsers),
+# by their normalised distribution names.
+DEPENDENCIES = ("helm_python_sdk", "kubernetes_validate", "jsonschema", "ruamel_yaml", "pydantic", "tree_sitter",
+                "tree_sitter_bash", "pyyaml")
+
+
 @lru_cache(maxsize=1)
 def tool_digest() -> str:
-    return _sha(f"{__version__}\0{tree_digest(PACKAGE_DIR)}".encode())
+    """grpo_stack's version and every file of the package, and the installed versions of the libraries it lints
+    with (their `<name>-<version>.dist-info` directories on sys.path: importlib.metadata costs more than this)."""
+    installed = []
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info") and any(name.lower().startswith(d + "-") for d in DEPENDENCIES):
+                installed.append(f"{entry}/{name}")
+    return _sha(f"{__version__}\0{sorted(installed)}\0{tree_digest(PACKAGE_DIR)}".encode())
 
 
 def file_digest(path: str) -> str:
