@@ -92,12 +92,12 @@ def main() -> int:
         cold_m, warm_m, ck_m = (statistics.median(x) for x in (cold_t, warm_t, ck_t))
         print(f"shipped values: {len(VALUES)} files; medians of {args.repeat} interleaved runs; "
               f"load average {os.getloadavg()[0]:.2f}")
-        print(f"  {'tool':<62} {'wall':>7} {'checkov / tool':>15}")
+        print(f"  {'tool':<68} {'wall':>7} {'checkov / tool':>15}")
         rows = [("grpo-lint cold (--no-cache: schema, render, object schemas, rules)", cold_m),
                 ("grpo-lint warm (every file answered from the result cache)", warm_m),
                 ("checkov --framework kubernetes on the rendered manifests", ck_m)]
         for name, t in rows:
-            print(f"  {name:<62} {t:6.2f}s {ck_m / t:14.1f}x")
+            print(f"  {name:<68} {t:6.2f}s {ck_m / t:14.1f}x")
         print(f"  targets: cold >= 6x ({'met' if ck_m / cold_m >= 6 else 'not met'}), "
               f"warm >= 20x ({'met' if ck_m / warm_m >= 20 else 'not met'})")
 

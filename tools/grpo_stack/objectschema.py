@@ -3,6 +3,7 @@ KubeRay CRD openAPIV3Schema. Validators are built once and report every error (i
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,8 +35,7 @@ def _kube_validator(kind: str, api_version: str) -> jsonschema.Draft202012Valida
         schema = kvu.schema_contents(f"{schema_dir}/{kind.lower()}-{api}.json", KUBE_VERSION)
     except FileNotFoundError:
         return None
-    defs = kvu.schema_contents(f"{schema_dir}/_definitions.json", KUBE_VERSION)
-    registry = Resource.from_contents(defs) @ (Resource.from_contents(schema) @ Registry())
+    registry = _definitions_resource() @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
@@ -57,11 +57,17 @@ _DEFS = "/api/_definitions.json#/$defs/"
 
 
 @lru_cache(maxsize=1)
-def _k8s_registry() -> Registry:
+def _definitions_resource() -> Resource:
+    """The bundled `_definitions.json` (the largest schema file), parsed once for every kind."""
     import kubernetes_validate.utils as kvu
 
     defs = kvu.schema_contents(f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict/_definitions.json", KUBE_VERSION)
-    return Resource.from_contents(defs) @ Registry()
+    return Resource.from_contents(defs)
+
+
+@lru_cache(maxsize=1)
+def _k8s_registry() -> Registry:
+    return _definitions_resource() @ Registry()
 
 
 def _shape_validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
@@ -103,9 +109,26 @@ def is_raycluster(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == "RayCluster" and str(obj.get("apiVersion", "")).startswith("ray.io/")
 
 
+_MEMO: dict[tuple[str, str | None], list[ObjectError]] = {}
+_MEMO_LIMIT = 4096
+
+
 def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     """Schema errors of one object. Without `kuberay_crd` a RayCluster gets only the shape check (its pod
-    templates as Kubernetes PodTemplateSpecs); the caller says so once."""
+    templates as Kubernetes PodTemplateSpecs); the caller says so once. An object seen before in this process
+    (values files rendering the same NetworkPolicy, ConfigMap, ...) is validated once."""
+    try:
+        key = (json.dumps(obj, sort_keys=True), kuberay_crd)
+    except (TypeError, ValueError):
+        return _validate(obj, kuberay_crd)
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[key] = _validate(obj, kuberay_crd)
+    return list(_MEMO[key])
+
+
+def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     shape = _errors(_object_shape(), obj)
     if shape:
         return shape
