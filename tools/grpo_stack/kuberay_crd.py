@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +43,9 @@ def resolve(explicit: str | None) -> str | None:
 
 def fetch(url: str = CRD_URL, force: bool = False) -> tuple[Path, bool]:
     """Download the CRD into the cache unless it is already there; (path, downloaded)."""
+    import urllib.error  # only here: every grpo-lint run imports this module, few download
+    import urllib.request
+
     dest = cache_path()
     if dest.is_file() and not force:
         return dest, False

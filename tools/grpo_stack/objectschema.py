@@ -3,6 +3,7 @@ KubeRay CRD openAPIV3Schema. Validators are built once and report every error (i
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,6 +20,7 @@ class ObjectError:
     path: str  # dotted path inside the object
     message: str
     structural: bool = False  # a wrong type: rules, which read objects by shape, must not see this object
+    no_schema: bool = False  # the kind has no bundled schema: not an error in the object, reported once per kind
 
 
 _KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
@@ -39,8 +41,7 @@ def _kube_validator(kind: str, api_version: str) -> jsonschema.Draft202012Valida
         schema = kvu.schema_contents(f"{schema_dir}/{kind.lower()}-{api}.json", KUBE_VERSION)
     except OSError:
         return None
-    defs = kvu.schema_contents(f"{schema_dir}/_definitions.json", KUBE_VERSION)
-    registry = Resource.from_contents(defs) @ (Resource.from_contents(schema) @ Registry())
+    registry = _definitions_resource() @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
@@ -62,11 +63,17 @@ _DEFS = "/api/_definitions.json#/$defs/"
 
 
 @lru_cache(maxsize=1)
-def _k8s_registry() -> Registry:
+def _definitions_resource() -> Resource:
+    """The bundled `_definitions.json` (the largest schema file), parsed once for every kind."""
     import kubernetes_validate.utils as kvu
 
     defs = kvu.schema_contents(f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict/_definitions.json", KUBE_VERSION)
-    return Resource.from_contents(defs) @ Registry()
+    return Resource.from_contents(defs)
+
+
+@lru_cache(maxsize=1)
+def _k8s_registry() -> Registry:
+    return _definitions_resource() @ Registry()
 
 
 def _shape_validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
@@ -111,9 +118,26 @@ def is_raycluster(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == "RayCluster" and str(obj.get("apiVersion", "")).startswith("ray.io/")
 
 
+_MEMO: dict[tuple[str, str | None], list[ObjectError]] = {}
+_MEMO_LIMIT = 4096
+
+
 def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     """Schema errors of one object. Without `kuberay_crd` a RayCluster gets only the shape check (its pod
-    templates as Kubernetes PodTemplateSpecs); the caller says so once."""
+    templates as Kubernetes PodTemplateSpecs); the caller says so once. An object seen before in this process
+    (values files rendering the same NetworkPolicy, ConfigMap, ...) is validated once."""
+    try:
+        key = (json.dumps(obj, sort_keys=True), kuberay_crd)
+    except (TypeError, ValueError):
+        return _validate(obj, kuberay_crd)
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[key] = _validate(obj, kuberay_crd)
+    return list(_MEMO[key])
+
+
+def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     shape = _errors(_object_shape(), obj)
     if shape:
         return shape
@@ -124,9 +148,31 @@ def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     if validator is None:
         from .errors import excerpt
 
-        return [ObjectError("apiVersion", f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} "
-                            f"{excerpt(kind)}")]
+        message = f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} {excerpt(kind)}"
+        return [ObjectError("apiVersion", message, no_schema=not _kubernetes_api(kind, api_version))]
     return _errors(validator, obj)
+
+
+@lru_cache(maxsize=1)
+def _bundled() -> tuple[frozenset[str], frozenset[str]]:
+    """(kinds, api group-versions) that have a bundled schema, from the file names `<kind>-<api>.json`."""
+    import importlib.resources
+
+    root = importlib.resources.files("kubernetes_validate") / f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict"
+    names = [n.name.removesuffix(".json").split("-", 1) for n in root.iterdir() if n.name.endswith(".json")]
+    return frozenset(n[0] for n in names if len(n) == 2), frozenset(n[1] for n in names if len(n) == 2)
+
+
+def _kubernetes_api(kind: str, api_version: str) -> bool:
+    """True when a schema-less object claims a Kubernetes API group (core, `apps`, `*.k8s.io`) whose kind or
+    version Kubernetes has: a removed apiVersion (`extensions/v1beta1 Deployment`) or a misspelt kind is an
+    error. Any other group is a custom resource (JobSet, a Knative Service), which has no bundled schema."""
+    group = api_version.rpartition("/")[0]
+    if "." in group and not group.endswith(".k8s.io"):
+        return False
+    kinds, apis = _bundled()
+    api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    return kind.lower() in kinds or api in apis
 
 
 def _errors(validator: jsonschema.protocols.Validator, obj: Any) -> list[ObjectError]:

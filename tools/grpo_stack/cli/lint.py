@@ -15,17 +15,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from .. import kuberay_crd
 from ..errors import InputError, clip, printable
-from ..lint.engine import lint_file, lint_values, looks_like_manifests
+from ..lint.cache import run_lint
 from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
-from ..lint.rules import RULES, by_name_or_code
-from ..lint.rules.docs import rules_markdown
-from ..lint.suppress import load_config
-from ..objectschema import crd_validator
 from ..paths import use_chart
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 
@@ -47,8 +44,9 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     p.add_argument("--release", default=DEFAULT_RELEASE,
                    help=f"release name to render with (default: {DEFAULT_RELEASE})")
-    p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                   help=f"release namespace to render with (default: {DEFAULT_NAMESPACE}, as grpo-render)")
+    p.add_argument("--namespace", default=None,
+                   help=f"release namespace: values are rendered with it (default: {DEFAULT_NAMESPACE}, as "
+                   "grpo-render); manifests must be in it or have none (default: the namespace the manifests set)")
     p.add_argument("--base", action="append", default=[], metavar="FILE",
                    help="values file(s) merged under each checked file, like an earlier helm -f")
     p.add_argument("--config", help="suppressions file (default: .grpo-lint.yaml if present)")
@@ -59,6 +57,8 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", help="comma-separated codes to run (default: all)")
     p.add_argument("--model-config", metavar="CONFIG_JSON",
                    help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the result cache ($GRPO_LINT_CACHE_DIR, else ~/.cache/grpo-stack/lint)")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
 
@@ -130,20 +130,12 @@ def _lint(args) -> int:
     fmt = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
-    findings, errors = [], []
-    try:
-        config = load_config(config_path) if config_path else []
-    except InputError as exc:
-        errors.append(exc)
-        config = []
     select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
     if args.chart:
         _use_chart(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
-    if crd:
-        if not Path(crd).is_file():
-            raise Usage(f"--kuberay-crd {crd}: no such file")
-        crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
+    if crd and not Path(crd).is_file():
+        raise Usage(f"--kuberay-crd {crd}: no such file")
     overlay = []
     if args.model_config:
         try:
@@ -151,21 +143,18 @@ def _lint(args) -> int:
         except InputError as exc:
             sys.stdout.write(FORMATTERS[fmt]([], [exc], colour=colour))
             return 2
-    unchecked = 0
-    for path in _expand(args.paths):
-        kw = dict(release=args.release, namespace=args.namespace, kuberay_crd=crd, config=config, select=select)
-        if overlay and not looks_like_manifests(path):
-            result = lint_values([*args.base, path, *overlay], **kw)
-        else:
-            result = lint_file(path, base=args.base, **kw)
-        findings += result.findings
-        errors += result.input_errors
-        unchecked += result.unchecked_rayclusters
+    # Values files one by one; all manifest files together, as one release (lint/release.py); each answered
+    # from the content-addressed cache when nothing it depends on changed (lint/cache.py).
+    result = run_lint(_expand(args.paths), args.base, args.release, args.namespace, crd, config_path, select,
+                      use_cache=not args.no_cache, overlay=overlay)
+    findings, errors = result.findings, result.input_errors
+    unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
     if unchecked:
         print(f"grpo-lint: note: {unchecked} RayCluster object(s) were not checked against the KubeRay CRD "
               "(only their pod templates were); pass --kuberay-crd FILE, set GRPO_KUBERAY_CRD, or run "
               "`grpo-lint crd fetch` once", file=sys.stderr)
+    _note_unchecked_kinds(unchecked_kinds)
     if errors:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
@@ -187,6 +176,14 @@ def _model_overlay(config_json: str) -> str:
     out.write_text(f"# global.job.model.shape from {config_json}\n"
                    + yaml.safe_dump({"global": {"job": {"model": {"preset": None, "shape": shape}}}}))
     return str(out)
+
+
+def _note_unchecked_kinds(counts: Counter) -> None:
+    """Kinds with no bundled schema (custom resources): one line per kind, never one error per object. A note,
+    not a finding: nothing in the objects is known to be wrong, and their pod templates were still linted."""
+    for (api_version, kind), n in sorted(counts.items()):
+        print(f"grpo-lint: note: not schema-checked: {n} object(s) of kind {kind} ({api_version}); no bundled "
+              "schema for this kind (their pod templates were linted)", file=sys.stderr)
 
 
 def _use_chart(chart: str) -> None:
@@ -219,6 +216,9 @@ def _rules(argv: list[str]) -> int:
     p = Parser(prog="grpo-lint rules", description="list every rule")
     p.add_argument("--format", choices=["text", "markdown"], default="text")
     args = p.parse_args(argv)
+    from ..lint.rules import RULES
+    from ..lint.rules.docs import rules_markdown
+
     if args.format == "markdown":
         sys.stdout.write(rules_markdown())
         return 0
@@ -230,6 +230,8 @@ def _rules(argv: list[str]) -> int:
 def _explain(argv: list[str]) -> int:
     if len(argv) != 1:
         raise Usage("explain takes one rule code or name, e.g. grpo-lint explain GRPO401")
+    from ..lint.rules import by_name_or_code
+
     rule = by_name_or_code(argv[0])
     if rule is None:
         raise Usage(f"no such rule: {argv[0]!r} (see grpo-lint rules)")

@@ -12,8 +12,10 @@ from ..catalog.instances import InstanceType, lookup
 from ..job import BuildError, BuiltJob, Spec
 from ..render import Rendered, RenderedObject
 from ..values import ValuesFile
+from .controllers import controller_labels
 
-POD_KINDS = ("Deployment", "Job", "Pod", "RayCluster", "StatefulSet", "DaemonSet")
+USER_OVERRIDABLE_RAY_LABELS = frozenset({"ray.io/is-ray-node", "ray.io/identifier", "app.kubernetes.io/name",
+                                         "app.kubernetes.io/created-by"})
 
 
 @dataclass
@@ -67,50 +69,63 @@ class LintContext:
         return [o for o in self.objects if o.kind in kinds]
 
     def pod_templates(self) -> list[tuple[RenderedObject, str, dict]]:
-        """(object, dotted path to the pod spec, pod spec) for every pod the objects create."""
-        out = []
-        for o in self.of_kind(*POD_KINDS):
-            spec = o.obj.get("spec") or {}
-            if o.kind == "Pod":
-                out.append((o, "spec", spec))
-            elif o.kind == "Job" or o.kind in ("Deployment", "StatefulSet", "DaemonSet"):
-                out.append((o, "spec.template.spec", (spec.get("template") or {}).get("spec") or {}))
-            elif o.kind == "RayCluster":
-                head = (spec.get("headGroupSpec") or {}).get("template") or {}
-                out.append((o, "spec.headGroupSpec.template.spec", head.get("spec") or {}))
-                for i, g in enumerate(spec.get("workerGroupSpecs") or []):
-                    tpl = (g.get("template") or {}).get("spec") or {}
-                    out.append((o, f"spec.workerGroupSpecs.{i}.template.spec", tpl))
-        return out
+        """(object, dotted path to the pod spec, pod spec) for every pod the objects create, wherever it is
+        embedded: workloads, CronJob, RayCluster groups, RayJob (cluster spec and submitter), RayService,
+        JobSet, LeaderWorkerSet and any custom resource holding a pod template (found by shape)."""
+        return [(o, path, spec) for o in self.objects for path, spec in find_pod_specs(o.obj)]
 
-    def pod_labels(self, obj: RenderedObject, pod_path: str) -> dict[str, str]:
-        """Labels the running pod will carry, including those KubeRay adds to Ray pods."""
-        meta_path = pod_path.rsplit(".spec", 1)[0] + ".metadata"
-        node: Any = obj.obj
-        for part in meta_path.split("."):
-            node = node.get(part, {}) if isinstance(node, dict) else (node[int(part)] if part.isdigit() else {})
-        labels = dict((node or {}).get("labels") or {}) if obj.kind != "Pod" else dict(
-            (obj.obj.get("metadata") or {}).get("labels") or {}
-        )
-        if obj.kind == "RayCluster":
-            labels.update(kuberay_labels(obj, pod_path))
-        return labels
+    def pod_labels(self, obj: RenderedObject, pod_path: str) -> dict[str, str | frozenset[str]]:
+        """Labels the running pods will carry: the template's, and those their controller adds (KubeRay, JobSet,
+        LeaderWorkerSet, Job, StatefulSet; see lint/controllers.py). A frozenset value: the pods differ."""
+        if pod_path == "spec":  # the object is the pod
+            meta: Any = obj.obj.get("metadata")
+        else:  # a template: {metadata, spec} beside the pod spec
+            meta = node_at(obj.obj, pod_path.rsplit(".", 1)[0] + ".metadata") if "." in pod_path else None
+        labels = meta.get("labels") if isinstance(meta, dict) else None
+        own = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+        added = controller_labels(obj, pod_path)
+        # KubeRay lets the template override all but ray.io/cluster, node-type and group (pod.go labelPod).
+        kept = {k: v for k, v in own.items() if k in USER_OVERRIDABLE_RAY_LABELS and k in added}
+        return {**own, **added, **kept}
 
     @staticmethod
     def instance(name: str | None) -> InstanceType | None:
         return lookup(name) if name else None
 
 
-def kuberay_labels(obj: RenderedObject, pod_path: str) -> dict[str, str]:
-    """The labels KubeRay v1.7.0 always sets on Ray pods (ray-operator common/pod.go labelPod)."""
-    cluster = obj.name
-    if ".headGroupSpec." in pod_path:
-        return {"ray.io/cluster": cluster, "ray.io/node-type": "head", "ray.io/group": "headgroup",
-                "ray.io/is-ray-node": "yes"}
-    index = int(pod_path.split(".")[2])
-    group = obj.obj["spec"]["workerGroupSpecs"][index].get("groupName", "")
-    return {"ray.io/cluster": cluster, "ray.io/node-type": "worker", "ray.io/group": group,
-            "ray.io/is-ray-node": "yes"}
+def is_pod_spec(node: Any) -> bool:
+    """A PodSpec by shape: a `containers` list whose items are mappings naming an image or a name."""
+    items = node.get("containers") if isinstance(node, dict) else None
+    return (isinstance(items, list) and bool(items)
+            and all(isinstance(c, dict) and ("image" in c or "name" in c) for c in items))
+
+
+def find_pod_specs(node: Any, path: str = "") -> list[tuple[str, dict]]:
+    """(dotted path, pod spec) for every PodSpec under `node`, outermost first, never looking inside one."""
+    if is_pod_spec(node):
+        return [(path, node)]
+    out: list[tuple[str, dict]] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("metadata", "status"):
+                continue
+            out += find_pod_specs(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += find_pod_specs(v, f"{path}.{i}" if path else str(i))
+    return out
+
+
+def node_at(node: Any, dotted: str) -> Any:
+    """The node at a dotted path (list indices as numbers), or None where the path does not exist."""
+    for part in dotted.split("."):
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
 
 
 def walk_strings(node: Any, path: str = ""):

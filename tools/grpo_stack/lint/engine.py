@@ -9,6 +9,7 @@ A stage that finds the input unusable stops with input errors (exit 2); otherwis
 from __future__ import annotations
 
 import fnmatch
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,7 @@ from ..values import (
 from .context import LintContext
 from .finding import Finding, Hit, Severity
 from .rules import RULES, fix_text
-from .suppress import ConfigSuppression, inline_suppressions
+from .suppress import LintConfig, inline_suppressions
 
 OBJECT_SCHEMA = ("GRPO002", "object-schema")
 
@@ -43,6 +44,8 @@ class LintResult:
     findings: list[Finding] = field(default_factory=list)
     input_errors: list[InputError] = field(default_factory=list)
     unchecked_rayclusters: int = 0  # RayCluster objects not validated against the KubeRay CRD (none given)
+    # (apiVersion, kind) -> objects of a kind with no bundled schema: shape-checked only, said once per kind
+    unchecked_kinds: Counter = field(default_factory=Counter)
 
 
 @dataclass
@@ -50,7 +53,7 @@ class Options:
     release: str = DEFAULT_RELEASE
     namespace: str = DEFAULT_NAMESPACE
     kuberay_crd: str | None = None
-    config: list[ConfigSuppression] = field(default_factory=list)
+    config: LintConfig = field(default_factory=LintConfig)
     select: frozenset[str] | None = None  # only these codes
 
 
@@ -106,7 +109,7 @@ def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str
     except RenderError as exc:
         return LintResult(input_errors=[InputError(paths[-1], f"helm render failed: {exc}")])
     ctx = LintContext(paths[-1], release, namespace, list(rendered.objects), values_file=files[-1],
-                      merged=merged, rendered=rendered)
+                      merged=merged, rendered=rendered, extra=dict(opts.config.settings))
     try:
         ctx.job_spec = job_spec(rendered)
         ctx.built = build(ctx.job_spec)
@@ -114,14 +117,15 @@ def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str
         ctx.build_error = exc
     except RenderError:
         pass
-    hits = [h[:4] for h in _object_schema_hits(ctx.objects, opts)] + _rule_hits(ctx, opts)
+    unchecked_kinds: Counter = Counter()
+    hits = [h[:4] for h in _object_schema_hits(ctx.objects, opts, unchecked_kinds)] + _rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     # Values the builder refuses fail the lint, as they fail grpo-render --job: a rule explains most of them
     # (GRPO102 ...); one that no error finding covers is unusable input, exit 2 at the key the builder names.
     explained = any(f.severity is Severity.ERROR for f in findings)
     errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
     return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
-                      unchecked_rayclusters=_unchecked(ctx.objects, opts))
+                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds)
 
 
 def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
@@ -135,28 +139,16 @@ def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
 
 def lint_manifests(path: str, namespace: str | None = None, text: str | None = None, docs: list[Any] | None = None,
                    **kw: Any) -> LintResult:
-    """Lint a plain manifest stream with the object rules (no values, no job). Objects of the wrong shape get
+    """Lint one plain manifest stream: a release of one file (lint/release.py). Objects of the wrong shape get
     object-schema findings and are kept from the rules, which read objects by their Kubernetes shape."""
-    opts = Options(**kw)
+    from .release import ManifestFile, lint_release
+
     try:
         text = read_text(path) if text is None else text
         docs = load_documents(text, path) if docs is None else docs
     except InputError as exc:
         return LintResult(input_errors=[exc])
-    objects = [RenderedObject(path, i, d) for i, d in enumerate(docs)]
-    schema_hits = _object_schema_hits(objects, opts)
-    malformed = {id(h[3].obj) for h in schema_hits if h[4]}
-    wellformed = [o for o in objects if id(o) not in malformed]
-    ns = namespace or next((o.obj["metadata"]["namespace"] for o in wellformed
-                            if isinstance(o.obj.get("metadata"), dict) and o.obj["metadata"].get("namespace")),
-                           "default")
-    ctx = LintContext(path, "", ns, wellformed)
-    locator = Locator([], manifest_docs={path: _positions(text)})
-    hits = [h[:4] for h in schema_hits] + _rule_hits(ctx, opts)
-    findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
-    sup = inline_suppressions(path, text)
-    return LintResult(findings=_apply(findings, sup, opts.config, {}),
-                      unchecked_rayclusters=_unchecked(objects, opts))
+    return lint_release([ManifestFile(path, text, docs)], namespace=namespace, **kw)
 
 
 def _unchecked(objects: list[RenderedObject], opts: Options) -> int:
@@ -174,12 +166,17 @@ def _positions(text: str) -> list[Any] | None:
         return None
 
 
-def _object_schema_hits(objects: list[RenderedObject], opts: Options) -> list[tuple]:
+def _object_schema_hits(objects: list[RenderedObject], opts: Options, unchecked_kinds: Counter) -> list[tuple]:
+    """Object-schema errors as hits. A kind with no bundled schema is not an error in the object: it is counted
+    in `unchecked_kinds` (the CLI says once per kind that those objects were not schema-checked)."""
     if opts.select is not None and OBJECT_SCHEMA[0] not in opts.select:
         return []
     out = []
     for o in objects:
         for err in validate_object(o.obj, opts.kuberay_crd):
+            if err.no_schema:
+                unchecked_kinds[(o.obj["apiVersion"], o.obj["kind"])] += 1
+                continue
             hit = Hit(err.path, f"{_describe(o)}: {err.message}", obj=o,
                       remediation="fix the template or values that produce this field")
             out.append((*OBJECT_SCHEMA, Severity.ERROR, hit, err.structural))
@@ -253,7 +250,7 @@ class Locator:
 
 def _suppress(findings: list[Finding], files: list[ValuesFile], opts: Options) -> list[Finding]:
     sup = [s for f in files for s in inline_suppressions(f.path, f.text)]
-    return _apply(findings, sup, opts.config, {f.path: f for f in files})
+    return _apply(findings, sup, opts.config.disable, {f.path: f for f in files})
 
 
 def _apply(findings, sup, config, files_by_path) -> list[Finding]:

@@ -1,4 +1,5 @@
-"""Suppressions, only with a reason: inline `# grpo-lint: disable=GRPO123 <reason>` or a config file.
+"""Suppressions, only with a reason: inline `# grpo-lint: disable=GRPO123 <reason>` or a config file; and the
+config file's per-rule settings (a rule module that declares CONFIG_KEY and read_config owns that section).
 
 An inline comment applies to the key on its line (trailing comment) or to the key on the next line (a
 comment on its own line), and to everything under that key.
@@ -7,8 +8,9 @@ comment on its own line), and to everything under that key.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..safeyaml import load_documents, read_text
@@ -49,16 +51,42 @@ class ConfigSuppression:
     paths: tuple[str, ...]  # glob patterns of files it applies to; empty = all
 
 
-def load_config(path: str | Path) -> list[ConfigSuppression]:
-    """`.grpo-lint.yaml`: `disable: [{code: GRPO123, reason: "...", paths: ["values/x.yaml"]}]`."""
+@dataclass(frozen=True)
+class LintConfig:
+    """`.grpo-lint.yaml`: suppressions, and settings keyed by a rule's CONFIG_KEY (the rule reads them from
+    ctx.extra[CONFIG_KEY])."""
+
+    disable: tuple[ConfigSuppression, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def _rule_sections() -> dict[str, Any]:
+    from .rules import RULES
+
+    return {r.CONFIG_KEY: r for r in RULES.values() if hasattr(r, "CONFIG_KEY")}
+
+
+def load_config(path: str | Path) -> LintConfig:
+    """`.grpo-lint.yaml`: `disable: [{code: GRPO123, reason: "...", paths: ["values/x.yaml"]}]`, plus one
+    section per configurable rule (`image-pinning: {floating: [...], pinned: [...]}`)."""
     name = str(path)
     docs = load_documents(read_text(path), name)
     if len(docs) > 1:
         raise InputError(name, "lint config must be one YAML document")
     data = docs[0] if docs else {}
-    if not isinstance(data, dict) or set(data) - {"disable"}:
-        raise InputError(name, "lint config must be a mapping with only the key `disable`")
-    entries = data.get("disable") or []
+    sections = _rule_sections()
+    allowed = ["disable", *sorted(sections)]
+    if not isinstance(data, dict):
+        raise InputError(name, f"lint config must be a mapping with the keys {', '.join(allowed)}")
+    unknown = sorted(str(k) for k in set(data) - set(allowed))
+    if unknown:
+        raise InputError(name, f"unknown lint config key (known: {', '.join(allowed)})", key_path=unknown[0])
+    settings = {key: sections[key].read_config(data[key], name) for key in sorted(sections) if key in data}
+    return LintConfig(_disable_entries(data.get("disable"), name), settings)
+
+
+def _disable_entries(entries: Any, name: str) -> tuple[ConfigSuppression, ...]:
+    entries = entries or []
     if not isinstance(entries, list):
         raise InputError(name, "expected a list of {code, reason, paths}", key_path="disable")
     out = []
@@ -69,4 +97,4 @@ def load_config(path: str | Path) -> list[ConfigSuppression]:
         if not isinstance(paths, list) or not all(isinstance(g, str) for g in paths):
             raise InputError(name, "expected a list of file globs", key_path=f"disable.{i}.paths")
         out.append(ConfigSuppression(str(entry["code"]), str(entry.get("reason") or "").strip(), tuple(paths)))
-    return out
+    return tuple(out)

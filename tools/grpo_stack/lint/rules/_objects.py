@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..controllers import label_matches
+
 # Pod-template component label -> the values section that shapes that pod (for locating findings).
 COMPONENT_VALUES = {
     "ray-head": "raycluster.head",
@@ -35,17 +37,19 @@ def containers(pod_spec: dict[str, Any]):
             yield field, i, c
 
 
-def selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    """Kubernetes LabelSelector semantics (matchLabels AND matchExpressions)."""
+def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
+    """Kubernetes LabelSelector semantics (matchLabels AND matchExpressions), against the labels of a template's
+    pods (a frozenset value: the pods carry one of those values each; empty: a value picked at run time)."""
+    values_of = {k: (v if isinstance(v, frozenset) else frozenset({v})) for k, v in labels.items()}
     for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != str(v):
+        if not label_matches(labels, k, str(v)):
             return False
     for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
+        key, op, values = expr.get("key"), expr.get("operator"), {str(v) for v in expr.get("values") or []}
         present = key in labels
-        if op == "In" and not (present and labels[key] in values):
+        if op == "In" and not (present and values_of[key] & values):
             return False
-        if op == "NotIn" and present and labels[key] in values:
+        if op == "NotIn" and present and values_of[key] and values_of[key] <= values:
             return False
         if op == "Exists" and not present:
             return False

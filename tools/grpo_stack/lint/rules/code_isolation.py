@@ -2,25 +2,38 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import containers, pod_component, selector_matches
+from .image_pinning import split as split_image
 
 CODE = "GRPO801"
 NAME = "code-execution-isolation"
 SEVERITY = Severity.ERROR
 SUMMARY = "A pod that runs model-written code has an API token, a writable checkpoint mount or no NetworkPolicy."
 DOC = """## What it does
-Finds the pods that execute model-written programs: the SandboxFusion pods and the lm-eval pods (and any pod
-with `HF_ALLOW_CODE_EVAL=1`). Each must set `automountServiceAccountToken: false`, mount the shared volume only
-read-only (one `subPath` mount for its own output is allowed), and be selected by a NetworkPolicy that
-restricts egress. A privileged sandbox is a warning: allowed when asked for, never by default.
+Finds the pods that execute model-written programs by what they run, whatever their labels:
+- a code-sandbox image (SandboxFusion: `volcengine/sandbox-fusion`, `…/code-sandbox`, `…/sandbox-fusion`);
+- `HF_ALLOW_CODE_EVAL=1` in `env`, or set inside a shell script (`export HF_ALLOW_CODE_EVAL=1`,
+  `HF_ALLOW_CODE_EVAL=1 lm_eval …`);
+- lm-eval run with `--confirm_run_unsafe_code` or with code tasks (`humaneval`, `mbpp`, `apps`, `ds1000`,
+  `livecodebench`, `bigcodebench` and their variants), in argv or in a shell script;
+- this chart's sandbox-fusion and lm-eval components.
+
+Each such pod must set `automountServiceAccountToken: false`, must not mount a persistent or host volume
+writable by any route — the whole volume, a `subPath` that names or contains a model or checkpoint tree
+(`models`, `checkpoints`, `ckpt`, `weights`, …) or a parent of one; a writable `subPath` of its own for output
+is allowed — and must be selected by a NetworkPolicy that restricts egress. A privileged code-executing
+container is an error: a suppression with the reason is the only way to keep it.
 
 ## Why is this bad?
 The predecessor's lm-eval driver ran generated programs with a default service-account token and the whole FSx
 volume mounted read-write, where every checkpoint and result lived: strictly less isolated than the sandbox
-deployed for the same purpose during training. A privileged executor is a node-level escape path.
+deployed for the same purpose during training. Other projects label these pods their own way and switch code
+execution on inside a shell command, so a label-based check misses exactly those. A privileged executor is a
+node-level escape path.
 
 ## Example
 ```yaml
@@ -34,43 +47,82 @@ sandbox-fusion:
 ```
 
 ## Fix
-Keep the chart's defaults: no token, read-only storage with a single output subPath, the shipped
-NetworkPolicy; turn `privileged` on only with the reason written next to it.
+No service-account token, the shared volume read-only with a single output subPath, a NetworkPolicy that
+restricts egress; privileged only on a dedicated node group, with the reason in a suppression.
 """
 
 CODE_RUNNERS = {"sandbox-fusion", "lm-eval"}
+SANDBOX_IMAGE = re.compile(r"(^|/)(sandbox-fusion|code-sandbox|code_sandbox)$")
+CODE_TASK = re.compile(r"\b(humaneval|mbpp|apps|ds1000|livecodebench|bigcodebench)\w*", re.IGNORECASE)
+# Subpath segments that hold what a run trains or serves.
+PROTECTED = re.compile(r"(^|/)(models?|checkpoints?|ckpts?|weights|hf_cache|huggingface)(/|$)", re.IGNORECASE)
+EPHEMERAL = ("emptyDir", "configMap", "secret", "projected", "downwardAPI", "ephemeral")
 
 
-def _runs_model_code(ctx, o, pod_path, pod) -> bool:
+def _runs_model_code(ctx, o, pod_path, pod) -> str | None:
+    """Why this pod runs model-written code, or None."""
     if o.is_test_hook:
-        return False
+        return None
     if pod_component(ctx, o, pod_path) in CODE_RUNNERS:
-        return True
-    return any(e.get("name") == "HF_ALLOW_CODE_EVAL" and str(e.get("value")) == "1"
-               for _, _, c in containers(pod) for e in c.get("env") or [])
+        return "its component runs model-written code"
+    for _, _, c in containers(pod):
+        if SANDBOX_IMAGE.search(split_image(str(c.get("image", "")))[0]):
+            return f"image {c.get('image')} is a code sandbox"
+        for e in c.get("env") or []:
+            if isinstance(e, dict) and e.get("name") == "HF_ALLOW_CODE_EVAL" and _truthy(e.get("value")):
+                return "env HF_ALLOW_CODE_EVAL enables code execution"
+        argv = " ".join(str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])])
+        why = _argv_reason(argv)
+        if why:
+            return why
+    return None
+
+
+def _argv_reason(argv: str) -> str | None:
+    if re.search(r"\bHF_ALLOW_CODE_EVAL=[\"']?(1|true|yes)\b", argv, re.IGNORECASE):
+        return "its command sets HF_ALLOW_CODE_EVAL"
+    if "lm_eval" in argv or "lm-eval" in argv:
+        if "--confirm_run_unsafe_code" in argv:
+            return "it runs lm-eval with --confirm_run_unsafe_code"
+        for tasks in re.findall(r"--tasks[= ]+(\S+)", argv):
+            m = CODE_TASK.search(tasks)
+            if m:
+                return f"it runs the lm-eval code task {m.group(0)}"
+    return None
+
+
+def _truthy(value) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes")
 
 
 def check(ctx) -> Iterator[Hit]:
     policies = [((p.obj.get("spec") or {}), p) for p in ctx.of_kind("NetworkPolicy")]
     for o, pod_path, pod in ctx.pod_templates():
-        if not _runs_model_code(ctx, o, pod_path, pod):
+        why = _runs_model_code(ctx, o, pod_path, pod)
+        if not why:
             continue
-        label = f"{o.kind} {o.name} runs model-written code"
+        label = f"{o.kind} {o.name} runs model-written code ({why})"
         if pod.get("automountServiceAccountToken") is not False:
             yield Hit(f"{pod_path}.automountServiceAccountToken", f"{label} with a service-account token", obj=o)
-        pvc_volumes = {v["name"] for v in pod.get("volumes") or [] if "persistentVolumeClaim" in v}
+        durable = {v.get("name") for v in pod.get("volumes") or [] if isinstance(v, dict)
+                   and not any(k in v for k in EPHEMERAL)}
         for field, i, c in containers(pod):
             for j, m in enumerate(c.get("volumeMounts") or []):
-                if m.get("name") in pvc_volumes and not m.get("readOnly") and not m.get("subPath"):
-                    yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{label} with shared volume "
-                              f"{m['name']} mounted read-write at {m.get('mountPath')}", obj=o,
-                              remediation="mount it readOnly and add one subPath mount for the output")
+                if not isinstance(m, dict) or m.get("name") not in durable or m.get("readOnly"):
+                    continue
+                sub = str(m.get("subPath") or m.get("subPathExpr") or "").strip("/")
+                if sub and sub != "." and not PROTECTED.search(sub):
+                    continue  # its own output directory
+                what = f"subPath {sub!r}" if sub else "the whole volume"
+                yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{label} with {what} of {m['name']} "
+                          f"mounted read-write at {m.get('mountPath')}", obj=o,
+                          remediation="mount it readOnly and add one subPath mount for the output")
             if (c.get("securityContext") or {}).get("privileged"):
                 key = "sandbox-fusion.privileged" if ctx.has_values else f"{pod_path}.{field}.{i}.securityContext"
                 yield Hit(key, f"{label} in a privileged container (node-level escape path)",
-                          severity=Severity.WARNING, obj=None if ctx.has_values else o,
-                          remediation="set privileged: false unless SandboxFusion's cgroup isolation is required "
-                          "and the node group is dedicated; document why")
+                          obj=None if ctx.has_values else o,
+                          remediation="set privileged: false; where SandboxFusion's cgroup isolation is required on a "
+                          "dedicated node group, suppress this finding with the reason")
         labels = ctx.pod_labels(o, pod_path)
         restricting = [p for spec, p in policies if selector_matches(spec.get("podSelector") or {}, labels)
                        and "Egress" in (spec.get("policyTypes") or [])]

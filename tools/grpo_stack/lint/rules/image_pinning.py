@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterator
 
+from ...errors import InputError
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
 
@@ -14,10 +16,26 @@ SEVERITY = Severity.ERROR
 SUMMARY = ("An image is not pinned (latest, no tag, floating tag), is re-pulled on every start, "
            "or differs where it must not.")
 DOC = """## What it does
-Checks every container image in the rendered objects. It must carry a digest (`@sha256:`) or an exact tag: one
-containing a full `x.y.z` version or an 8-digit date stamp (`v0.20.2`, `3.11.15-slim`, `server-20250609`).
-`latest`, a missing tag and floating tags such as `3.11-slim` are errors. Pinned images must use
-`imagePullPolicy: IfNotPresent`. The Ray head and every Ray worker group must run the same image reference.
+Checks every container image in every pod template (workloads, CronJobs, Ray groups of RayCluster, RayJob and
+RayService, JobSet, LeaderWorkerSet, custom resources with a pod template). An image is **floating** when:
+
+- it has neither tag nor digest (Kubernetes pulls `latest`);
+- its tag contains a moving word (`latest`, `main`, `master`, `nightly`, `edge`, `dev`, `develop`, `head`,
+  `canary`, `stable`, `rolling`, or a distribution name such as `slim`, `alpine`, `bookworm`, `jammy`) and no
+  immutable marker;
+- its tag is a bare major or major.minor version (`3`, `v2`, `3.11`, `3.11-slim`, `12.4-runtime`) with no immutable
+  marker: upstreams move these to every new patch release (Docker Official Images document `3.11` as following
+  `3.11.x`);
+- it matches a `floating` pattern in the lint config.
+
+An **immutable marker** is a digest, a full `x.y.z` version, a date stamp (`20250609`, `2025-06-09`), a commit hash
+(7–40 hex digits with at least one digit), or a `-rN` build revision. Any other project-built tag
+(`server-20250609`, `a1b2c3d`, `build-417`, `verl-0.9.1-cu128`) is taken as pinned; list tags your registry
+moves in the config. Pinned images must use `imagePullPolicy: IfNotPresent`. The Ray head and every Ray worker
+group must run the same image reference.
+
+Config (`.grpo-lint.yaml`): `image-pinning: {floating: ["myrepo/base:prod"], pinned: ["myrepo/app:release"]}`,
+shell-style patterns matched against `repository:tag`; `pinned` wins over everything but a missing tag.
 
 ## Why is this bad?
 A floating tag changes under a running cluster: the predecessor's driver images drifted between Python 3.11 and
@@ -39,7 +57,34 @@ fsx-utils:
 Pin the tag to an exact release (or set `digest`), and keep `IfNotPresent`.
 """
 
-PINNED_TAG = re.compile(r"\d+\.\d+\.\d+|\d{8}")
+# Words that name a moving target; distribution names (`slim`, `bookworm`) follow their base image's updates.
+MOVING_WORDS = frozenset({"latest", "main", "master", "nightly", "edge", "dev", "develop", "head", "canary",
+                          "stable", "rolling", "slim", "alpine", "bookworm", "bullseye", "trixie", "jammy", "noble"})
+FULL_VERSION = re.compile(r"(?<![0-9.])v?\d+\.\d+\.\d+")
+DATE_STAMP = re.compile(r"(?<!\d)(\d{8}|\d{4}-\d{2}-\d{2})(?!\d)")
+COMMIT = re.compile(r"(?<![0-9a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![0-9a-f])")
+REVISION = re.compile(r"-r\d+$")
+BARE_VERSION = re.compile(r"^v?\d+(\.\d+)?([-_.]|$)")
+
+
+CONFIG_KEY = "image-pinning"  # the `.grpo-lint.yaml` section this rule reads from ctx.extra
+
+
+def read_config(section: object, file: str) -> dict[str, tuple[str, ...]]:
+    """The `image-pinning` section: {floating: [globs], pinned: [globs]}, both optional."""
+    if section is None:
+        return {}
+    if not isinstance(section, dict) or set(section) - {"floating", "pinned"}:
+        raise InputError(file, "expected a mapping with `floating` and/or `pinned` lists of image patterns",
+                         key_path=CONFIG_KEY)
+    out = {}
+    for key, patterns in section.items():
+        patterns = patterns or []
+        if not isinstance(patterns, list) or not all(isinstance(p, str) and p.strip() for p in patterns):
+            raise InputError(file, "expected a list of `repository:tag` patterns (shell-style globs)",
+                             key_path=f"{CONFIG_KEY}.{key}")
+        out[key] = tuple(patterns)
+    return out
 
 
 def split(image: str) -> tuple[str, str | None, str | None]:
@@ -52,7 +97,32 @@ def split(image: str) -> tuple[str, str | None, str | None]:
     return repo, tag, digest or None
 
 
+def floating_reason(image: str, config: dict | None = None) -> str | None:
+    """Why `image` is floating, or None when it is pinned (the rule in DOC)."""
+    repo, tag, digest = split(image)
+    if digest:
+        return None
+    if not tag:
+        return "no tag"
+    config = config or {}
+    ref = f"{repo}:{tag}"
+    if any(fnmatch.fnmatchcase(ref, pat) for pat in config.get("pinned") or ()):
+        return None
+    if any(fnmatch.fnmatchcase(ref, pat) for pat in config.get("floating") or ()):
+        return f"tag {tag!r} is listed as floating in the lint config"
+    if any(rx.search(tag) for rx in (FULL_VERSION, DATE_STAMP, COMMIT, REVISION)):
+        return None
+    words = {w.lower() for w in re.split(r"[-_.]", tag)}
+    moving = sorted(words & MOVING_WORDS)
+    if moving:
+        return f"`{tag}` is a moving tag ({moving[0]})"
+    if BARE_VERSION.match(tag):
+        return f"floating tag {tag!r} (a bare major/minor version moves with each release)"
+    return None
+
+
 def check(ctx) -> Iterator[Hit]:
+    config = ctx.extra.get("image-pinning") or {}
     ray_images: dict[str, set[str]] = {}
     for o, pod_path, pod in ctx.pod_templates():
         section = values_section(ctx, o, pod_path)
@@ -60,19 +130,18 @@ def check(ctx) -> Iterator[Hit]:
             section = "raycluster"
         for field, i, c in containers(pod):
             image, path = str(c.get("image", "")), f"{pod_path}.{field}.{i}"
-            repo, tag, digest = split(image)
             key, where = (f"{section}.image.tag", {}) if section else (f"{path}.image", {"obj": o})
-            pinned = bool(digest) or bool(tag and tag != "latest" and PINNED_TAG.search(tag))
-            if not pinned:
-                why = "no tag" if not tag else ("`latest`" if tag == "latest" else f"floating tag {tag!r}")
+            why = floating_reason(image, config)
+            if why:
                 yield Hit(key, f"{o.kind} {o.name}: image {image} is not pinned ({why})", **where)
-            elif c.get("imagePullPolicy", "IfNotPresent" if tag != "latest" else "Always") != "IfNotPresent":
+            elif c.get("imagePullPolicy", "IfNotPresent") != "IfNotPresent":
                 yield Hit(f"{path}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} uses imagePullPolicy "
                           f"{c.get('imagePullPolicy')}; use IfNotPresent", obj=o)
-            if o.kind == "RayCluster":
-                ray_images.setdefault(o.name, set()).add(image)
-    for name, images in ray_images.items():
+            if "headGroupSpec" in pod_path or "workerGroupSpecs" in pod_path:
+                ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(image)
+    for ref, images in ray_images.items():
         if len(images) > 1:
-            o = next(x for x in ctx.of_kind("RayCluster") if x.name == name)
-            yield Hit("spec", f"RayCluster {name} runs different images on head and workers: "
+            kind, name = ref.split("/", 1)
+            o = next(x for x in ctx.of_kind(kind) if x.name == name)
+            yield Hit("spec", f"{kind} {name} runs different images on head and workers: "
                       f"{', '.join(sorted(images))}", obj=o)

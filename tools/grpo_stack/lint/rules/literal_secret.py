@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 
@@ -15,8 +17,11 @@ SUMMARY = "A credential is written as a literal value instead of a Secret refere
 DOC = """## What it does
 Looks for credentials in two places: any string in the values that looks like a token (`hf_...`, `AKIA...`,
 `ghp_...`, `sk-...`, `xox?-...`, a PEM private key), and any container env var whose name contains TOKEN,
-SECRET, PASSWORD or KEY and that has a literal `value` instead of `valueFrom.secretKeyRef`. Rendered Secret
-objects are reported too: the chart only ever references Secrets you create out of band.
+SECRET, PASSWORD or KEY and that has a literal `value` instead of `valueFrom.secretKeyRef` — an empty string
+included: a pod that starts with an empty credential fails authentication hours into the run. Secret objects in
+the set are read key by key: a token-shaped or other real value is an error (the credential is in the manifest);
+an empty value is an error; a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`) is a warning to fill
+it in out of band, not a leak.
 
 ## Why is this bad?
 A literal in a pod spec is stored in etcd and readable by anyone with `get pod` in the namespace; on the
@@ -49,6 +54,10 @@ TOKEN_PATTERNS = {
     "Slack token": re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
     "private key": re.compile(r"-----BEGIN ([A-Z]+ )?PRIVATE KEY-----"),
 }
+# Values that say "fill me in": templates never rendered, angle-bracket hints, conventional stand-ins.
+PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|x{3,}|\*{3,}"
+                         r"|(change|replace|fill)[-_ ]?(me|it|this)|todo|tbd|placeholder|your[-_ ].*[-_ ]here"
+                         r"|dummy)\s*$", re.IGNORECASE)
 SENSITIVE_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
 # Env names that contain KEY but hold no secret.
 NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|TOKENIZER.*)$", re.I)
@@ -63,20 +72,54 @@ def check(ctx) -> Iterator[Hit]:
                 seen.add(text)
                 yield Hit(path, f"looks like a {kind} written in the values ({_mask(text)})")
     for o in ctx.of_kind("Secret"):
-        if o.obj.get("data") or o.obj.get("stringData"):
-            yield Hit("data", f"Secret {o.name} is rendered with its contents", obj=o)
+        yield from _secret_values(o)
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
             for j, env in enumerate(c.get("env") or []):
-                name, value = env.get("name", ""), env.get("value")
-                if value is None or value == "" or str(value) in seen:
+                name, value = str(env.get("name", "")), env.get("value")
+                if value is None or str(value) in seen:
                     continue
-                if SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name):
+                sensitive = SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name)
+                if sensitive and str(value).strip() == "":
+                    yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
+                              f"{o.kind} {o.name}: env {name} is an empty literal; the pod starts without the "
+                              "credential; use valueFrom.secretKeyRef", obj=o)
+                elif sensitive:
                     yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
                               f"{o.kind} {o.name}: env {name} has a literal value; use valueFrom.secretKeyRef", obj=o)
                 elif _token_kind(str(value)):
                     yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
                               f"{o.kind} {o.name}: env {name} holds a {_token_kind(str(value))}", obj=o)
+
+
+def _secret_values(o) -> Iterator[Hit]:
+    """Each key of a Secret in the set: leaked, empty, or a placeholder to fill in."""
+    for field in ("data", "stringData"):
+        entries = o.obj.get(field)
+        if not isinstance(entries, dict):
+            continue
+        for key, raw in entries.items():
+            value = _decoded(raw) if field == "data" else str(raw if raw is not None else "")
+            path = f"{field}.{key}"
+            if value is None:
+                continue  # not base64: the object schema reports it
+            if value.strip() == "":
+                yield Hit(path, f"Secret {o.name}: {key} is empty; whatever mounts it starts without the credential",
+                          obj=o)
+            elif PLACEHOLDER.match(value):
+                yield Hit(path, f"Secret {o.name}: {key} is a placeholder ({_mask(value)}); create the Secret out of "
+                          "band with the real value and drop it from the manifests", obj=o, severity=Severity.WARNING)
+            else:
+                kind = _token_kind(value)
+                yield Hit(path, f"Secret {o.name}: {key} holds " + (f"a {kind}" if kind else "a literal value")
+                          + f" ({_mask(value)}) in the manifests", obj=o)
+
+
+def _decoded(raw) -> str | None:
+    try:
+        return base64.b64decode(str(raw if raw is not None else ""), validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _token_kind(text: str) -> str | None:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..context import walk_strings
+from ..controllers import controller_services
 from ..finding import Hit, Severity
 
 CODE = "GRPO101"
@@ -16,7 +17,10 @@ DOC = """## What it does
 Finds every in-cluster DNS name (`<svc>.<ns>`, `<svc>.<ns>.svc`, `<svc>.<ns>.svc.cluster.local`) in the values
 and in the rendered objects (env values, arguments, ConfigMap data), and every `claimName`. Each name must be in
 the release namespace and name a Service the release renders (or the KubeRay head Service); each claim must be
-the PVC declared in `global.storage.claimName`.
+the PVC declared in `global.storage.claimName`. In plain manifests (not rendered from values), a name in another
+namespace is reported only when the manifests define a Service of that name themselves — the predecessor's bug —
+since a shared service (monitoring, another team's gateway) legitimately lives elsewhere;
+`kubernetes.default.svc` is the API server and is never reported.
 
 ## Why is this bad?
 The predecessor hard-coded `sandbox-fusion.default.svc.cluster.local` while the sandbox was applied to whatever
@@ -51,7 +55,7 @@ DNS = re.compile(r"\b([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-
 
 def check(ctx) -> Iterator[Hit]:
     services = {o.name for o in ctx.of_kind("Service")}
-    services |= {f"{o.name}-head-svc" for o in ctx.of_kind("RayCluster")}
+    services |= controller_services(ctx.objects)  # KubeRay head/serve, JobSet and LeaderWorkerSet Services
     from_values = set()
     if ctx.has_values:
         for path, text in ctx.value_strings():
@@ -77,6 +81,10 @@ def check(ctx) -> Iterator[Hit]:
 def _check_text(ctx, text: str, services: set[str]) -> Iterator[str]:
     for m in DNS.finditer(text):
         svc, ns = m.group(1), m.group(3)
+        if (svc, ns) == ("kubernetes", "default"):
+            continue  # the API server, reachable from every namespace
+        if ns != ctx.namespace and not ctx.has_values and svc not in services:
+            continue  # a shared service in its own namespace (monitoring, a team's gateway): not ours to judge
         if ns != ctx.namespace:
             yield (f"{m.group(0)} is in namespace {ns!r}, the release is in {ctx.namespace!r}; "
                    "a Service of this release would resolve as "

@@ -16,7 +16,11 @@ DOC = """## What it does
 Checks every pod affinity / anti-affinity term, NetworkPolicy pod selector and Service selector in the rendered
 objects. A term that targets Ray pods must use KubeRay's real labels (`ray.io/node-type`, `ray.io/cluster`,
 `ray.io/group`, `ray.io/is-ray-node`) and include `ray.io/cluster` so it is scoped to this release's cluster.
-Every selector must match at least one pod the release creates, counting the labels KubeRay adds to Ray pods.
+Every selector must match at least one pod the release creates, counting the labels controllers add to the pods
+they create (KubeRay, JobSet, LeaderWorkerSet, Job, StatefulSet): a Service that selects a JobSet's or a
+RayJob's pods by those labels is not dangling. A RayJob's or RayService's cluster is named `<name>-<random>`, so
+`ray.io/cluster: <RayJob name>` matches nothing; scope such selectors with a label of the pod template instead.
+A selector that adds any label of its own to the Ray keys is taken as scoped.
 
 ## Why is this bad?
 The predecessor's anti-affinity selected `ray-node-type: head`. KubeRay labels pods `ray.io/node-type`, so the
@@ -43,42 +47,45 @@ Select on `ray.io/node-type` together with `ray.io/cluster: <RayCluster name>`; 
 
 LEGACY = {"ray-node-type", "ray-cluster", "ray-node-name", "rayNodeType", "node-type", "ray-group"}
 RAY_KEYS = {"ray.io/node-type", "ray.io/group", "ray.io/is-ray-node", "ray.io/identifier"}
+# Labels every KubeRay pod carries whatever its cluster: they scope nothing.
+KUBERAY_COMMON = RAY_KEYS | {"ray.io/serve", "app.kubernetes.io/name", "app.kubernetes.io/created-by"}
 
 
 def check(ctx) -> Iterator[Hit]:
     pods = [(o, p, ctx.pod_labels(o, p)) for o, p, _ in ctx.pod_templates()]
     all_labels = [labels for _, _, labels in pods]
     clusters = {o.name for o in ctx.of_kind("RayCluster")}
+    generated = {o.name: o.kind for o in ctx.of_kind("RayJob", "RayService")}
     for o, pod_path, pod in ctx.pod_templates():
         affinity = pod.get("affinity") or {}
         for kind in ("podAffinity", "podAntiAffinity"):
             rules = affinity.get(kind) or {}
             for i, term in enumerate(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
                 yield from _term(o, f"{pod_path}.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution.{i}",
-                                 term, all_labels, clusters)
+                                 term, all_labels, clusters, generated)
             for i, weighted in enumerate(rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
                 path = f"{pod_path}.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution.{i}.podAffinityTerm"
-                yield from _term(o, path, weighted.get("podAffinityTerm") or {}, all_labels, clusters)
+                yield from _term(o, path, weighted.get("podAffinityTerm") or {}, all_labels, clusters, generated)
     for o in ctx.of_kind("NetworkPolicy"):
         spec = o.obj.get("spec") or {}
-        yield from _selector(o, "spec.podSelector", spec.get("podSelector") or {}, all_labels, clusters)
+        yield from _selector(o, "spec.podSelector", spec.get("podSelector") or {}, all_labels, clusters, generated)
         for d in ("ingress", "egress"):
             for i, rule in enumerate(spec.get(d) or []):
                 for j, peer in enumerate(rule.get("from" if d == "ingress" else "to") or []):
                     if "podSelector" in peer and "namespaceSelector" not in peer:
                         path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
-                        yield from _selector(o, path, peer["podSelector"], all_labels, clusters, peer_ok_empty=True)
+                        yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated)
     for o in ctx.of_kind("Service"):
         sel = (o.obj.get("spec") or {}).get("selector")
         if sel:
-            yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters)
+            yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters, generated)
 
 
-def _term(o, path, term, all_labels, clusters) -> Iterator[Hit]:
-    yield from _selector(o, f"{path}.labelSelector", term.get("labelSelector") or {}, all_labels, clusters)
+def _term(o, path, term, all_labels, clusters, generated) -> Iterator[Hit]:
+    yield from _selector(o, f"{path}.labelSelector", term.get("labelSelector") or {}, all_labels, clusters, generated)
 
 
-def _selector(o, path, selector, all_labels, clusters, peer_ok_empty=False) -> Iterator[Hit]:
+def _selector(o, path, selector, all_labels, clusters, generated) -> Iterator[Hit]:
     keys = selector_keys(selector)
     if not keys:
         return
@@ -87,12 +94,18 @@ def _selector(o, path, selector, all_labels, clusters, peer_ok_empty=False) -> I
         yield Hit(path, f"{o.kind} {o.name}: selects on {', '.join(legacy)}, a label KubeRay never sets "
                   "(it sets ray.io/node-type, ray.io/cluster, ray.io/group)", obj=o)
         return
-    if any(k in RAY_KEYS for k in keys) and "ray.io/cluster" not in keys:
+    if any(k in RAY_KEYS for k in keys) and all(k in KUBERAY_COMMON for k in keys):
         yield Hit(path, f"{o.kind} {o.name}: selects Ray pods without ray.io/cluster, so it also matches other "
                   "Ray clusters in the namespace", obj=o,
                   remediation=f"add ray.io/cluster: {next(iter(clusters), '<RayCluster name>')}")
         return
     cluster = (selector.get("matchLabels") or {}).get("ray.io/cluster")
+    if cluster in generated and cluster not in clusters:
+        yield Hit(path, f"{o.kind} {o.name}: ray.io/cluster={cluster}, but KubeRay names the cluster of "
+                  f"{generated[cluster]} {cluster} `{cluster}-<5 random characters>`, so this matches nothing",
+                  obj=o, remediation="select on a label of the RayJob/RayService pod template instead of "
+                  "ray.io/cluster")
+        return
     if cluster and clusters and cluster not in clusters:
         yield Hit(path, f"{o.kind} {o.name}: ray.io/cluster={cluster} but this release's RayCluster is "
                   f"{', '.join(sorted(clusters))}", obj=o)

@@ -1,0 +1,119 @@
+"""The result cache: identical output with and without it; any changed input misses."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from grpo_stack.cli.lint import main
+from grpo_stack.lint import cache
+from grpo_stack.lint.cache import run_lint
+from grpo_stack.paths import REPO_ROOT
+
+from tests.lint.fixtures import FIXTURES
+
+BASE = str(REPO_ROOT / "values" / "qwen3-235b.yaml")
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("GRPO_LINT_CACHE_DIR", str(d))
+    return d
+
+
+@pytest.fixture
+def inputs(tmp_path) -> list[str]:
+    """Values with findings, a clean values file, two manifest files (one release) with findings, a bad file."""
+    short = tmp_path / "short.yaml"
+    short.write_text("vllm:\n  maxModelLen: 12288\n")
+    shutil.copy(FIXTURES / "GRPO850" / "bad-mixed-namespaces.yaml", tmp_path / "m1.yaml")
+    shutil.copy(FIXTURES / "GRPO851" / "bad-envsubst-template.yaml", tmp_path / "m2.yaml")
+    (tmp_path / "broken.yaml").write_text("a: [\n")
+    return [str(short), str(REPO_ROOT / "values" / "qwen3-8b.yaml"), str(tmp_path / "m1.yaml"),
+            str(tmp_path / "m2.yaml"), str(tmp_path / "broken.yaml")]
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "sarif"])
+def test_findings_identical_with_and_without_cache(capsys, inputs, cache_dir, fmt):
+    """A cache that changed a single finding would make grpo-lint lie about a file; cold, warm and --no-cache
+    runs must print the same bytes and exit the same way."""
+    argv = ["--format", fmt, "--base", BASE, *inputs]
+    uncached = cli(capsys, "--no-cache", *argv)
+    assert not cache_dir.exists(), "--no-cache must not write the cache"
+    cold = cli(capsys, *argv)
+    warm = cli(capsys, *argv)
+    assert uncached[0] == 2 and "GRPO502" in uncached[1] and "GRPO850" in uncached[1] and "GRPO851" in uncached[1]
+    assert cold == uncached and warm == uncached
+
+
+def run(paths, **kw):
+    opts = {"base": [BASE], "release": "grpo", "namespace": None, "crd": None, "config_path": None,
+            "select": None, **kw}
+    return run_lint(paths, **opts)
+
+
+def test_warm_run_answers_every_unit_from_the_cache(inputs):
+    first = run(inputs)
+    second = run(inputs)
+    assert (first.hits, first.misses) == (0, 4)  # 3 single files + 1 manifest release (m1 + m2)
+    assert (second.hits, second.misses) == (4, 0)
+    assert second.findings == first.findings
+
+
+def test_a_changed_file_misses(inputs, tmp_path):
+    """Editing a file must never return the stale result (here: fixing the eval context clears GRPO502)."""
+    run(inputs)
+    Path(inputs[0]).write_text("vllm:\n  maxModelLen: 40960\n")
+    again = run(inputs)
+    assert again.misses >= 1 and not [f for f in again.findings if f.code == "GRPO502"]
+
+
+def test_a_changed_manifest_misses_the_whole_release(inputs):
+    """Manifests are one release: editing one file re-lints the set (a URL's Service may be in another file)."""
+    before = sum(f.code == "GRPO851" and f.file == inputs[3] for f in run(inputs).findings)
+    Path(inputs[3]).write_text(Path(inputs[3]).read_text().replace("${VERL_TAG}", "0.9.1"))
+    again = run(inputs)
+    assert (again.misses, again.hits) == (1, 3)  # the values files still hit
+    assert sum(f.code == "GRPO851" and f.file == inputs[3] for f in again.findings) == before - 1
+
+
+@pytest.mark.parametrize("change", ["base", "config", "namespace", "select", "tool", "chart"])
+def test_every_key_part_is_part_of_the_key(inputs, tmp_path, monkeypatch, change):
+    run(inputs)
+    kw = {}
+    if change == "base":
+        base = tmp_path / "base.yaml"
+        base.write_text(Path(BASE).read_text() + "\n")
+        kw["base"] = [str(base)]
+    elif change == "config":
+        cfg = tmp_path / "cfg.yaml"
+        cfg.write_text("disable: []\n")
+        kw["config_path"] = str(cfg)
+    elif change == "namespace":
+        kw["namespace"] = "verl"
+    elif change == "select":
+        kw["select"] = frozenset({"GRPO502"})
+    elif change == "tool":
+        monkeypatch.setattr(cache, "tool_digest", lambda: "another version")
+    else:
+        chart = tmp_path / "chart"
+        shutil.copytree(REPO_ROOT / "charts" / "grpo-stack", chart)
+        (chart / "templates" / "NOTES.txt").write_text((chart / "templates" / "NOTES.txt").read_text() + "\n")
+        monkeypatch.setattr(cache, "chart_dir", lambda: chart)
+    assert run(inputs, **kw).hits == 0
+
+
+def test_corrupt_entries_are_misses(inputs, cache_dir):
+    first = run(inputs)
+    for p in cache_dir.rglob("*.json"):
+        p.write_text("{not json")
+    again = run(inputs)
+    assert again.hits == 0 and again.findings == first.findings

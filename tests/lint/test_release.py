@@ -1,0 +1,118 @@
+"""Manifest mode models a release: the manifest files of one run are linted together."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from grpo_stack.cli.lint import main
+from grpo_stack.paths import REPO_ROOT
+
+SERVICE = "apiVersion: v1\nkind: Service\nmetadata: {{name: sandbox{ns}}}\nspec:\n  type: ExternalName\n" \
+          "  externalName: sandbox.example.com\n"
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}{ns}}}
+spec:
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+        - name: c
+          image: "registry.example/app:1.2.3"
+          imagePullPolicy: IfNotPresent
+          env:
+            - {{name: SANDBOX_URL, value: "{url}"}}
+"""
+
+
+def ns(value: str | None) -> str:
+    return f", namespace: {value}" if value else ""
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def lint(capsys, *argv) -> tuple[int, list[dict]]:
+    code = main(["--format", "json", *argv])
+    out = capsys.readouterr().out
+    return code, json.loads(out)["findings"]
+
+
+def codes(findings) -> list[tuple[str, str]]:
+    return sorted((f["code"], Path(f["file"]).name) for f in findings)
+
+
+def test_namespace_mix_across_files_is_found_only_when_linted_together(capsys, tmp_path):
+    """The predecessor's sandbox Service set `namespace: verl` in one file and its Deployment none in another:
+    each file alone is consistent, the release is not."""
+    a = write(tmp_path, "svc.yaml", SERVICE.format(ns=ns("verl")))
+    b = write(tmp_path, "deploy.yaml", DEPLOYMENT.format(name="sandbox", ns="", url="http://x.example.com"))
+    assert lint(capsys, a) == (0, []) and lint(capsys, b) == (0, [])
+    code, findings = lint(capsys, a, b)
+    assert code == 1 and codes(findings) == [("GRPO850", "deploy.yaml")]
+
+
+def test_url_checked_against_services_of_every_file(capsys, tmp_path):
+    """A URL in one file resolves against a Service another file defines; the predecessor's hard-coded
+    `default` namespace is caught when that Service is in the release."""
+    svc = write(tmp_path, "svc.yaml", SERVICE.format(ns=ns("verl")))
+    good = write(tmp_path, "good.yaml", DEPLOYMENT.format(
+        name="trainer", ns=ns("verl"), url="http://sandbox.verl.svc.cluster.local:8080"))
+    assert lint(capsys, svc, good) == (0, [])
+    bad = write(tmp_path, "bad.yaml", DEPLOYMENT.format(
+        name="trainer", ns=ns("verl"), url="http://sandbox.default.svc.cluster.local:8080"))
+    assert lint(capsys, bad)[0] == 0  # alone: a shared service in another namespace, not ours to judge
+    code, findings = lint(capsys, svc, bad)
+    assert code == 1 and codes(findings) == [("GRPO101", "bad.yaml")]
+    missing = write(tmp_path, "missing.yaml", DEPLOYMENT.format(
+        name="trainer", ns=ns("verl"), url="http://sandbox-fusion.verl.svc.cluster.local:8080"))
+    code, findings = lint(capsys, svc, missing)
+    assert code == 1 and codes(findings) == [("GRPO101", "missing.yaml")]
+    assert "no Service named 'sandbox-fusion'" in findings[0]["message"]
+
+
+def test_namespace_option_sets_the_expectation(capsys, tmp_path):
+    """--namespace NS: objects elsewhere are refused by `kubectl apply -n NS`; objects without one take NS."""
+    a = write(tmp_path, "svc.yaml", SERVICE.format(ns=ns("team")))
+    b = write(tmp_path, "deploy.yaml", DEPLOYMENT.format(name="sandbox", ns="", url="http://x.example.com"))
+    code, findings = lint(capsys, "--namespace", "verl", a, b)
+    assert code == 1 and codes(findings) == [("GRPO850", "svc.yaml")]
+    assert "kubectl apply -n verl" in findings[0]["message"]
+    assert lint(capsys, "--namespace", "team", a, b) == (0, [])
+
+
+def test_helm_template_output_without_namespaces_is_clean(capsys, tmp_path):
+    """`helm template` without --namespace writes no metadata.namespace and renders .Release.Namespace as
+    `default`: applied with -n, it is one consistent release."""
+    svc = write(tmp_path, "svc.yaml", SERVICE.format(ns=""))
+    dep = write(tmp_path, "deploy.yaml", DEPLOYMENT.format(
+        name="trainer", ns="", url="http://sandbox.default.svc.cluster.local:8080"))
+    assert lint(capsys, svc, dep) == (0, [])
+
+
+def test_placeholders_in_an_envsubst_template_are_found(capsys, tmp_path):
+    p = write(tmp_path, "tpl.yaml", SERVICE.format(ns=ns("'${NAMESPACE}'")))
+    code, findings = lint(capsys, p)
+    assert code == 1 and [f["code"] for f in findings] == ["GRPO851"] and "${NAMESPACE}" in findings[0]["message"]
+
+
+@pytest.mark.parametrize("values", ["qwen3-235b.yaml", "miles-qwen3-4b.yaml"])
+def test_chart_output_lints_clean_in_manifest_mode(capsys, tmp_path, values):
+    """The two modes agree: what the chart renders from a shipped values file is a clean release."""
+    out = tmp_path / "rendered"
+    subprocess.run([str(Path(sys.executable).parent / "grpo-render"), str(REPO_ROOT / "values" / values),
+                    "--namespace", "grpo", "-o", str(out)], check=True, capture_output=True)
+    files = sorted(str(p) for p in out.glob("*.yaml"))
+    assert len(files) > 5
+    assert lint(capsys, *files) == (0, [])
+    assert lint(capsys, "--namespace", "grpo", *files) == (0, [])

@@ -1,0 +1,61 @@
+"""GRPO846 device-limits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._objects import containers
+
+CODE = "GRPO846"
+NAME = "device-limits"
+SEVERITY = Severity.ERROR
+SUMMARY = "A container requests GPUs or EFA interfaces without an equal limit, or a GPU pod sets no memory limit."
+DOC = """## What it does
+For every container in every pod template: an extended device resource (`nvidia.com/gpu`,
+`vpc.amazonaws.com/efa`, `aws.amazon.com/neuron*`) in `requests` must appear in `limits` with the same count,
+and a container that gets GPUs must set a memory limit.
+
+## Why is this bad?
+Extended resources cannot be overcommitted: the API server rejects a request without an equal limit, so the
+object fails at apply (after the rest of the release went in), or — with a limit lower than the request — is
+refused with a message far from the values that produced it. A GPU pod without a memory limit can take the
+node's memory from the NCCL and EFA daemons beside it; the OOM kill then lands on another pod.
+
+## Example
+```yaml
+resources:
+  requests: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 16}
+```
+Use instead:
+```yaml
+resources:
+  requests: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 16, cpu: "180", memory: 1800Gi}
+  limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 16, memory: 1800Gi}
+```
+
+## Fix
+Put every device count in `limits` (equal to the request) and give GPU containers a memory limit.
+"""
+
+DEVICE_PREFIXES = ("nvidia.com/gpu", "vpc.amazonaws.com/efa", "aws.amazon.com/neuron")
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        for field, i, c in containers(pod):
+            res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+            requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+            limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+            path = f"{pod_path}.{field}.{i}.resources"
+            name = c.get("name", i)
+            for key in sorted(set(requests) | set(limits)):
+                if not str(key).startswith(DEVICE_PREFIXES):
+                    continue
+                if key in requests and str(requests.get(key)) != str(limits.get(key, "")):
+                    shown = f"limit {limits[key]}" if key in limits else "no limit"
+                    yield Hit(f"{path}.requests", f"{o.kind} {o.name}: container {name} requests {key} "
+                              f"{requests[key]} with {shown}; extended resources need an equal limit", obj=o)
+            gpus = limits.get("nvidia.com/gpu", requests.get("nvidia.com/gpu"))
+            if gpus not in (None, 0, "0") and "memory" not in limits:
+                yield Hit(path, f"{o.kind} {o.name}: container {name} gets {gpus} GPU(s) and no memory limit", obj=o)

@@ -1,0 +1,55 @@
+"""GRPO847 writable-host-path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._objects import containers
+
+CODE = "GRPO847"
+NAME = "writable-host-path"
+SEVERITY = Severity.ERROR
+SUMMARY = "A container mounts a hostPath volume writable."
+DOC = """## What it does
+Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`.
+Device-plugin sockets and the like belong to DaemonSets that manage the node; suppress with the reason there.
+
+## Why is this bad?
+A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet
+files. On shared GPU nodes that is one bad rollout or one model-written program away from a node-wide incident,
+and it survives the pod.
+
+## Example
+```yaml
+volumes:
+  - name: cache
+    hostPath: {path: /var/cache/models}
+containers:
+  - volumeMounts:
+      - {name: cache, mountPath: /cache}
+```
+Use instead:
+```yaml
+volumes:
+  - name: cache
+    emptyDir: {}
+```
+
+## Fix
+Use an emptyDir, a PVC, or mount the host path `readOnly: true`.
+"""
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        host = {v.get("name"): (v.get("hostPath") or {}).get("path") for v in pod.get("volumes") or []
+                if isinstance(v, dict) and "hostPath" in v}
+        if not host:
+            continue
+        for field, i, c in containers(pod):
+            for j, m in enumerate(c.get("volumeMounts") or []):
+                if isinstance(m, dict) and m.get("name") in host and not m.get("readOnly"):
+                    yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{o.kind} {o.name}: container "
+                              f"{c.get('name', i)} mounts host path {host[m['name']]} writable at "
+                              f"{m.get('mountPath')}", obj=o)

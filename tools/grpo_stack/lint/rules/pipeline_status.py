@@ -1,0 +1,81 @@
+"""GRPO842 pipeline-hides-failure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ..shell import command_name, in_condition, scripts, set_changes, text, walk
+
+CODE = "GRPO842"
+NAME = "pipeline-hides-failure"
+SEVERITY = Severity.ERROR
+SUMMARY = "A pipeline in a pod script hides its first command's failure (no `pipefail`)."
+DOC = """## What it does
+Tracks the shell options of every pod script (the shell's flags, then each `set`) and reports a pipeline whose
+exit status hides a failure: under `set -e` without `pipefail`, any pipeline (`pip install … | tail -1`), and,
+with or without `set -e`, a pipeline that is the script's last command (`python train.py | tee log`: the Job's
+exit status is `tee`'s). Pipelines in `if`/`while` conditions or before `&&`/`||` are the script's own checks
+and are skipped; so are pipelines fed only by `echo`, `printf`, `cat`, `yes` or `seq`.
+
+## Why is this bad?
+Without `pipefail` a pipeline's status is its last command's. The predecessor's utility pod ran
+`pip install … 2>&1 | tail -1` under `set -e`: a failed install looked like success and the pod went Ready
+without the packages. A training entrypoint piped into `tee` reports success to Kubernetes after a crash.
+
+## Example
+```yaml
+args:
+  - |
+    set -eu
+    pip install --no-cache-dir datasets 2>&1 | tail -1
+```
+Use instead:
+```yaml
+args:
+  - |
+    set -euo pipefail
+    pip install --no-cache-dir datasets
+```
+
+## Fix
+Add `set -o pipefail` (with `set -e`), or drop the pipe.
+"""
+
+HARMLESS_PRODUCERS = frozenset({"echo", "printf", "cat", "yes", "seq", "true"})
+
+
+def check(ctx) -> Iterator[Hit]:
+    for s in scripts(ctx):
+        options = set(s.invocation_options)
+        last = _last_statement(s.root)
+        for node in walk(s.root):
+            for opt, on in set_changes(node):
+                (options.add if on else options.discard)(opt)
+            if node.type != "pipeline" or "pipefail" in options or _skipped(node):
+                continue
+            shown = " ".join(text(node).split())[:80]
+            if "e" in options:
+                yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: under set -e without pipefail, `{shown}` (script line "
+                          f"{s.line_of(node)} of {s.where}) succeeds when its first command fails", obj=s.obj)
+            elif last is not None and node.start_byte == last.start_byte and node.end_byte == last.end_byte:
+                yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: the exit status of {s.where} is that of the last "
+                          f"command of `{shown}` (script line {s.line_of(node)}); a failure before the pipe is "
+                          "reported as success", obj=s.obj)
+
+
+def _skipped(pipeline) -> bool:
+    if in_condition(pipeline):
+        return True
+    parent = pipeline.parent
+    while parent is not None:
+        if parent.type in ("command_substitution", "process_substitution"):
+            return True
+        parent = parent.parent
+    producers = [c for c in pipeline.named_children if c.type != "comment"][:-1]
+    return all(command_name(c) in HARMLESS_PRODUCERS for c in producers)
+
+
+def _last_statement(root):
+    named = [c for c in root.named_children if c.type != "comment"]
+    return named[-1] if named else None

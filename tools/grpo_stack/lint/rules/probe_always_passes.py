@@ -1,0 +1,70 @@
+"""GRPO844 probe-always-passes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ..shell import command_name, command_words, commands_in, parse, walk
+from ._objects import containers
+
+CODE = "GRPO844"
+NAME = "probe-always-passes"
+SEVERITY = Severity.ERROR
+SUMMARY = "A readiness or startup probe checks nothing: `true`, `echo`, `exit 0`."
+DOC = """## What it does
+Reads every readiness and startup probe's `exec` command, in every pod template. A probe whose command cannot
+fail — `true`, `:`, `echo …`, `printf …`, `exit 0`, or a shell script made only of those — is reported.
+Liveness probes are left alone (an always-passing liveness probe only disables restarts).
+
+## Why is this bad?
+Readiness is what Services, `kubectl wait` and other pods rely on. A probe that always passes marks a pod Ready
+before it can serve: a trainer or an eval job that waited on it talks to nothing, and fails later, far from
+the cause (the predecessor's utility pod was "Ready" while its pip install was still running or had failed).
+
+## Example
+```yaml
+readinessProbe:
+  exec:
+    command: ["sh", "-c", "echo ready"]
+```
+Use instead:
+```yaml
+readinessProbe:
+  exec:
+    command: ["test", "-f", "/tmp/ready"]   # written by the entrypoint when set-up succeeded
+```
+
+## Fix
+Probe what the pod provides: an HTTP health endpoint that exercises the service, or a file the entrypoint writes
+only after set-up succeeded.
+"""
+
+NO_OP = frozenset({"true", ":", "echo", "printf"})
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        for field, i, c in containers(pod):
+            for probe in ("readinessProbe", "startupProbe"):
+                argv = ((c.get(probe) or {}).get("exec") or {}).get("command")
+                if isinstance(argv, list) and argv and _always_passes([str(a) for a in argv]):
+                    yield Hit(f"{pod_path}.{field}.{i}.{probe}.exec.command",
+                              f"{o.kind} {o.name}: the {probe} of container {c.get('name', i)} always passes "
+                              f"({' '.join(str(a) for a in argv)[:80]})", obj=o)
+
+
+def _always_passes(argv: list[str]) -> bool:
+    name = argv[0].rsplit("/", 1)[-1]
+    if name in NO_OP:
+        return True
+    if name in ("sh", "bash", "ash", "dash") and len(argv) >= 3 and argv[-2].startswith("-") and "c" in argv[-2]:
+        tree = parse(argv[-1])
+        if tree.root_node.has_error:
+            return False
+        cmds = list(commands_in(tree.root_node))
+        if not cmds or any(n.type in ("pipeline", "list", "if_statement") for n in walk(tree.root_node)):
+            return False
+        return all(command_name(c) in NO_OP or (command_name(c) == "exit" and command_words(c) in ([], ["0"]))
+                   for c in cmds)
+    return False

@@ -1,0 +1,81 @@
+"""GRPO849 utility-pod-readiness."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ..shell import command_name, command_words, scripts, text
+
+CODE = "GRPO849"
+NAME = "utility-pod-readiness"
+SEVERITY = Severity.ERROR
+SUMMARY = "A utility pod sets itself up and then idles, but has no readiness probe: it is Ready before set-up ends."
+DOC = """## What it does
+Finds containers whose shell entrypoint does some set-up (installs, downloads, copies) and then idles —
+its last command is `sleep infinity`, `tail -f /dev/null` or a `while true; do sleep …; done` loop — and
+requires a `readinessProbe` on them (a file the script writes after set-up, tested by the probe).
+
+## Why is this bad?
+Such a pod is what people `kubectl wait` on and `kubectl exec` into. Without a readiness probe it reports Ready
+the moment the container starts, while the set-up is still running or has failed: the predecessor's fsx-utils
+pod was Ready while its `pip install` was still in progress, and the staging commands exec'd into it failed
+with missing modules.
+
+## Example
+```yaml
+command: ["bash", "-c"]
+args: ["set -euo pipefail; pip install --no-cache-dir huggingface_hub==0.36.0; sleep infinity"]
+```
+Use instead:
+```yaml
+command: ["bash", "-c"]
+args: ["set -euo pipefail; pip install --no-cache-dir huggingface_hub==0.36.0; touch /tmp/ready; sleep infinity"]
+readinessProbe:
+  exec: {command: ["test", "-f", "/tmp/ready"]}
+```
+
+## Fix
+Write a marker file at the end of set-up and add a readinessProbe that tests it (or bake the set-up into the
+image).
+"""
+
+
+def check(ctx) -> Iterator[Hit]:
+    for s in scripts(ctx):
+        if not s.where.startswith("container "):
+            continue
+        statements = [c for c in s.root.named_children if c.type != "comment"]
+        if len(statements) < 2 or not _idles(statements[-1]):
+            continue
+        if all(_is_option_setting(c) for c in statements[:-1]):
+            continue  # nothing to wait for: it only idles
+        container = _container(s)
+        if container is not None and not container.get("readinessProbe"):
+            yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: {s.where} sets itself up and then idles, without a "
+                      "readinessProbe; it is Ready before its set-up has finished or failed", obj=s.obj)
+
+
+def _idles(node) -> bool:
+    words = text(node).split()
+    if command_name(node) == "sleep" and command_words(node) in (["infinity"], ["inf"]):
+        return True
+    if words[:3] == ["tail", "-f", "/dev/null"] or words[:2] == ["exec", "sleep"] and words[2:3] == ["infinity"]:
+        return True
+    return node.type == "while_statement" and text(node.child_by_field_name("condition")).strip(" ;") in (
+        "true", ":") and "sleep" in text(node)
+
+
+def _is_option_setting(node) -> bool:
+    return command_name(node) in ("set", "echo", "trap")
+
+
+def _container(script):
+    parts = script.path.split(".")
+    node = script.obj.obj
+    # the path runs ...containers.<i>.(command|args).<j>: the container is two segments above the list
+    for part in parts[:-2]:
+        node = node.get(part) if isinstance(node, dict) else (node[int(part)] if isinstance(node, list) else None)
+        if node is None:
+            return None
+    return node if isinstance(node, dict) else None

@@ -1,0 +1,98 @@
+"""GRPO841 wait-loop-cannot-fail."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ..shell import command_name, command_words, commands_in, scripts, text, walk
+
+CODE = "GRPO841"
+NAME = "wait-loop-cannot-fail"
+SEVERITY = Severity.ERROR
+SUMMARY = "A shell loop that waits for something (sleep + retry) never fails when it gives up, or waits forever."
+DOC = """## What it does
+Finds polling loops in pod scripts — a `for`/`while`/`until` loop whose body sleeps and that stops on success
+(`break`, or an `until`/`while` condition) — and requires a failing exit when the wait is over: an `exit N`
+(N ≠ 0), `return N` or `false` inside the loop (typically on the last attempt), or right after it. A loop whose
+only exit is success (`until curl …; do sleep 5; done`) waits forever and is reported too. A keep-alive loop
+(`while true; do sleep 3600; done`, no `break`) is not a wait and is left alone.
+
+## Why is this bad?
+The predecessor's lm-eval Job polled vLLM 120 times at 15 s; when vLLM never came up, the loop fell out after
+30 minutes and the script went straight on into lm_eval against a dead endpoint, failing much later with an
+asyncio timeout instead of at the readiness gate with the URL in the message. A loop that waits forever never
+fails the Job at all.
+
+## Example
+```yaml
+args:
+  - |
+    for i in $(seq 1 120); do
+      curl -sf "$URL/v1/models" && break
+      sleep 15
+    done
+    lm_eval --model local-completions ...
+```
+Use instead:
+```yaml
+args:
+  - |
+    for i in $(seq 1 120); do
+      curl -sf "$URL/v1/models" && break
+      if [ "$i" -eq 120 ]; then echo "never ready: $URL" >&2; exit 1; fi
+      sleep 15
+    done
+    lm_eval --model local-completions ...
+```
+
+## Fix
+Exit non-zero, naming what never became ready, after the last attempt.
+"""
+
+LOOPS = ("for_statement", "c_style_for_statement", "while_statement", "until_statement")
+ALWAYS_TRUE = ("true", ":")
+
+
+def check(ctx) -> Iterator[Hit]:
+    for s in scripts(ctx):
+        for loop in (n for n in walk(s.root) if n.type in LOOPS):
+            body = loop.child_by_field_name("body")
+            if body is None or not any(command_name(c) == "sleep" for c in commands_in(body)):
+                continue
+            breaks = any(n.type == "break" or command_name(n) == "break" for n in walk(body))
+            conditional = loop.type in ("while_statement", "until_statement") and not _always_true(loop)
+            if not breaks and not conditional:
+                continue  # keep-alive, not a wait
+            if _fails(body) or _fails_after(loop):
+                continue
+            unbounded = conditional and not breaks or (loop.type == "while_statement" and _always_true(loop))
+            what = ("waits forever when the awaited thing never comes" if unbounded
+                    else "carries on as if ready after its last attempt")
+            yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: the wait loop at script line {s.line_of(loop)} of "
+                      f"{s.where} {what}; exit non-zero when it gives up", obj=s.obj)
+
+
+def _always_true(loop) -> bool:
+    cond = loop.child_by_field_name("condition")
+    return cond is not None and text(cond).strip().rstrip(";").strip() in ALWAYS_TRUE
+
+
+def _fails(node) -> bool:
+    """An `exit N` / `return N` (N != 0, or a variable) or a `false` somewhere under `node`."""
+    for c in commands_in(node):
+        name = command_name(c)
+        if name == "false":
+            return True
+        if name in ("exit", "return"):
+            words = command_words(c)
+            if not words or words[0] not in ("0",):
+                return True
+    return False
+
+
+def _fails_after(loop) -> bool:
+    nxt = loop.next_named_sibling
+    while nxt is not None and nxt.type == "comment":
+        nxt = nxt.next_named_sibling
+    return nxt is not None and _fails(nxt)

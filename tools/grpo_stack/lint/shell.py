@@ -1,0 +1,183 @@
+"""Shell scripts inside manifests, parsed with tree-sitter's bash grammar (a real parser, not patterns).
+
+A container runs a script when its command + args is `sh|bash|… [flags] -c SCRIPT` (flags may be combined:
+`-ec`, `-xeuc`). The same applies to exec probes and lifecycle hooks. Rules read `Script` objects: the source,
+where it sits in the object, the shell options its invocation sets, and the parse tree.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser, Tree
+
+from .rules._objects import containers
+
+SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
+# Shell options a `set` (or the invocation) can turn on, by their one-letter and long names.
+LONG_OPTIONS = {"errexit": "e", "xtrace": "x", "pipefail": "pipefail", "nounset": "u"}
+MAX_SCRIPT = 200_000  # characters; a longer "script" is data, not something these rules read
+
+
+@dataclass
+class Script:
+    obj: object  # the RenderedObject
+    path: str  # dotted path of the string holding the script
+    where: str  # "container train" / "readinessProbe of container train"
+    source: str
+    invocation_options: frozenset[str]  # options set by the shell's own flags (`bash -ec`)
+    tree: Tree
+
+    @property
+    def root(self) -> Node:
+        return self.tree.root_node
+
+    def line_of(self, node: Node) -> int:
+        return node.start_point[0] + 1
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def parse(source: str) -> Tree:
+    return _parser().parse(source.encode("utf-8", "replace"))
+
+
+def scripts(ctx) -> Iterator[Script]:
+    """Every shell script a pod template runs: entrypoints, exec probes and lifecycle hooks."""
+    for o, pod_path, pod in ctx.pod_templates():
+        for field, i, c in containers(pod):
+            base = f"{pod_path}.{field}.{i}"
+            name = c.get("name", i)
+            argv = [*(c.get("command") or []), *(c.get("args") or [])]
+            n_cmd = len(c.get("command") or [])
+            found = _script_in(argv)
+            if found:
+                index, opts = found
+                path = f"{base}.command.{index}" if index < n_cmd else f"{base}.args.{index - n_cmd}"
+                yield _script(o, path, f"container {name}", argv[index], opts)
+            for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+                cmd = ((c.get(probe) or {}).get("exec") or {}).get("command") or []
+                found = _script_in(cmd)
+                if found:
+                    yield _script(o, f"{base}.{probe}.exec.command.{found[0]}", f"{probe} of container {name}",
+                                  cmd[found[0]], found[1])
+            for hook in ("postStart", "preStop"):
+                cmd = (((c.get("lifecycle") or {}).get(hook) or {}).get("exec") or {}).get("command") or []
+                found = _script_in(cmd)
+                if found:
+                    yield _script(o, f"{base}.lifecycle.{hook}.exec.command.{found[0]}", f"{hook} of container {name}",
+                                  cmd[found[0]], found[1])
+
+
+def _script(obj, path: str, where: str, source: str, opts: frozenset[str]) -> Script:
+    return Script(obj, path, where, source, opts, parse(source))
+
+
+def _script_in(argv: list) -> tuple[int, frozenset[str]] | None:
+    """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`."""
+    if not argv or not isinstance(argv[0], str) or posixpath.basename(argv[0]) not in SHELLS:
+        return None
+    opts: set[str] = set()
+    i = 1
+    while i < len(argv) and isinstance(argv[i], str) and argv[i].startswith("-"):
+        flag = argv[i]
+        if flag == "-o" and i + 1 < len(argv):
+            opts.add(LONG_OPTIONS.get(str(argv[i + 1]), str(argv[i + 1])))
+            i += 2
+            continue
+        letters = flag[1:]
+        opts |= set(letters) - {"c"}
+        if "c" in letters:
+            j = i + 1
+            if j < len(argv) and isinstance(argv[j], str) and len(argv[j]) <= MAX_SCRIPT:
+                return j, frozenset(opts)
+            return None
+        i += 1
+    return None
+
+
+# --- walking the tree ---------------------------------------------------------------------------------------
+
+def walk(node: Node) -> Iterator[Node]:
+    yield node
+    for child in node.children:
+        yield from walk(child)
+
+
+def command_name(node: Node) -> str:
+    """`pip` for a `command` node running pip (path stripped); '' otherwise."""
+    if node.type != "command":
+        return ""
+    name = node.child_by_field_name("name")
+    return posixpath.basename(_text(name)) if name is not None else ""
+
+
+def command_words(node: Node) -> list[str]:
+    return [_text(c) for c in node.children if c.type not in ("command_name", "file_redirect", "herestring_redirect")
+            and c.is_named]
+
+
+def commands_in(node: Node) -> Iterator[Node]:
+    return (n for n in walk(node) if n.type == "command")
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def text(node: Node | None) -> str:
+    return _text(node)
+
+
+SET_FLAGS = re.compile(r"^[-+][a-zA-Z]+$")
+
+
+def set_changes(node: Node) -> list[tuple[str, bool]]:
+    """(option, on) for a `set` command: `set -euo pipefail` -> e on, u on, pipefail on; `set +x` -> x off."""
+    if command_name(node) != "set":
+        return []
+    out: list[tuple[str, bool]] = []
+    words = command_words(node)
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("-o", "+o") and i + 1 < len(words):
+            out.append((LONG_OPTIONS.get(words[i + 1], words[i + 1]), w == "-o"))
+            i += 2
+            continue
+        if SET_FLAGS.match(w):
+            on = w[0] == "-"
+            letters = w[1:]
+            if letters.endswith("o") and i + 1 < len(words):  # `-euo pipefail`
+                out += [(ch, on) for ch in letters[:-1]]
+                out.append((LONG_OPTIONS.get(words[i + 1], words[i + 1]), on))
+                i += 2
+                continue
+            out += [(ch, on) for ch in letters]
+        i += 1
+    return out
+
+
+def in_condition(node: Node) -> bool:
+    """True when `node` is (inside) the condition of an if/while/until, or a non-final member of an && / ||
+    list: set -e does not stop the script there, so a failure is handled by the script itself."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type not in ("program",):
+        if parent.type in ("if_statement", "elif_clause", "while_statement", "until_statement"):
+            for cond in parent.children_by_field_name("condition"):
+                if cond.start_byte <= child.start_byte and child.end_byte <= cond.end_byte:
+                    return True
+        if parent.type == "list" and child.start_byte != parent.children[-1].start_byte:
+            return True
+        if parent.type in ("do_group", "compound_statement", "subshell", "function_definition"):
+            return False
+        child, parent = parent, parent.parent
+    return False
