@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle lint-values render-values schemas clean
+.PHONY: main test setup oracle startup lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,11 @@ main: setup
 oracle:
 	bash tests/oracle/setup_oracle_venv.sh
 
-test: setup oracle
+# The start-up tier's venv: images/verl/requirements.txt with CPU builds (tests/startup, docs/startup.md).
+startup:
+	bash tests/startup/setup_startup_venv.sh
+
+test: setup oracle startup
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup
