@@ -22,13 +22,14 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 VOCAB_SIZE = 512  # 256 byte tokens + specials, padded to a multiple every TP size divides
+# head_dim 64: a size vLLM's attention kernels accept, so recipes/grpo/gpu-smoke.sh can serve the same model.
 SHAPE = {
-    "hidden_size": 64,
-    "intermediate_size": 128,
+    "hidden_size": 512,
+    "intermediate_size": 256,
     "num_hidden_layers": 4,
     "num_attention_heads": 8,
     "num_key_value_heads": 8,
-    "head_dim": 8,
+    "head_dim": 64,
     "max_position_embeddings": 32768,
     "vocab_size": VOCAB_SIZE,
     "tie_word_embeddings": False,
