@@ -12,7 +12,6 @@ holding the tokenised prompt and response, as the reward loop worker calls it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -63,7 +62,8 @@ def main() -> int:
                 out.append({"error": f"{type(exc).__name__}: {exc}"})
         return out
 
-    results = asyncio.run(score_all())
+    # The manager captured its event loop at construction (verl.utils.ray_utils.get_event_loop); run on it.
+    results = manager.loop.run_until_complete(score_all())
     print(json.dumps({"function": f"{fn.__code__.co_filename}:{fn.__name__}",
                       "manager": type(manager).__name__, "results": results}, default=float))
     return 0
