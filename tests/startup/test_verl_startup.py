@@ -173,17 +173,23 @@ def test_reward_file_the_image_bakes_is_the_one_the_command_names():
     assert repo_path.is_file()
 
 
-@pytest.mark.parametrize("path_name", sorted(PATHS))
-def test_modules_used_after_the_stop_are_installed(path_name):
-    """Each module the path imports after its stop point is present and imports, or fails only in loading a
-    CUDA library (an ImportError is never acceptable: the image would hit it on GPUs)."""
+@pytest.fixture(scope="module")
+def later_imports():
+    """One probe process for every path's modules (imports cost tens of seconds on 2 cores)."""
     python = startup_python()
     probe = Path(__file__).with_name("import_probe.py")
-    out = subprocess.run([str(python), str(probe), *PATHS[path_name].later_imports], capture_output=True,
-                         text=True, timeout=300, env=ray_env())
+    modules = sorted({m for p in PATHS.values() for m in p.later_imports})
+    out = subprocess.run([str(python), str(probe), *modules], capture_output=True, text=True, timeout=400,
+                         env=ray_env())
     assert out.returncode == 0, out.stderr[-3000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("path_name", sorted(PATHS))
+def test_modules_used_after_the_stop_are_installed(path_name, later_imports):
+    """Each module the path imports after its stop point is present and imports, or fails only in loading a
+    CUDA library (an ImportError is never acceptable: the image would hit it on GPUs)."""
+    results = {m: later_imports[m] for m in PATHS[path_name].later_imports}
     bad = {m: r for m, r in results.items() if r["verdict"] not in ("imported", "cuda-library")}
     print(f"[startup] {path_name} later imports: " + ", ".join(f"{m}={r['verdict']}" for m, r in results.items()))
     assert not bad, json.dumps(bad, indent=1)
-
