@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle helm chart-deps lint-values render-values schemas clean
+.PHONY: main test setup oracle startup helm chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +43,11 @@ chart-deps: helm
 	  "$$($(BIN)/python -m tests.helm_binaries | sed -n 's/^GRPO_HELM=//p')" dependency build "$$c" || exit 2; \
 	done
 
-test: setup oracle helm
+# The start-up tier's venv: images/verl/requirements.txt with CPU builds (tests/startup, docs/startup.md).
+startup:
+	bash tests/startup/setup_startup_venv.sh
+
+test: setup oracle helm startup
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SKIP_DIRS = {".git", ".venv", ".venv-oracle", "node_modules", "out", "__pycache__", ".pytest_cache",
+SKIP_DIRS = {".git", ".venv", ".venv-oracle", ".venv-startup", "node_modules", "out", "__pycache__", ".pytest_cache",
              ".ruff_cache", ".hypothesis"}
 SHELLS = ("bash", "sh")
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -11,6 +11,11 @@ AR = "actor_rollout_ref"
 REMOTE_REWARD_FN = "/opt/grpo-stack/verl_remote_reward.py"
 GRPO_DEFAULT = "default: grpo-stack GRPO recipe"
 V = "values: global.job."
+# vLLM's LoRA kernels use programmatic dependent launch (PDL), which breaks LoRA rollouts on Blackwell GPUs;
+# VLLM_LORA_DISABLE_PDL=1 turns it off. It must reach the vLLM server actors, so it goes into the Ray runtime env
+# verl passes to ray.init (inherited by every actor of the job), not into one pod's shell.
+BLACKWELL_INSTANCES = ("p6-b200.", "p6-b300.", "p6e-gb200.", "p6e-gb300.")
+LORA_PDL_ENV = "ray_kwargs.ray_init.runtime_env.env_vars.VLLM_LORA_DISABLE_PDL"
 
 
 def build_verl(spec: Spec) -> BuiltJob:
@@ -194,6 +199,10 @@ def _lora(spec: Spec, out: ArgList, megatron: bool) -> None:
     if lora is None:  # null or absent: full fine-tuning
         return
     v = "values: global.job.lora."
+    instance = str(spec.cluster.get("gpuInstanceType", "")).removeprefix("ml.")
+    if instance.startswith(BLACKWELL_INSTANCES):
+        # '+': verl's config has no env_vars key; quoted: Ray requires string env values.
+        out.add("+" + LORA_PDL_ENV, "'1'", "derived: LoRA rollouts on Blackwell (global.cluster.gpuInstanceType)")
     if megatron:
         out.add(f"{AR}.model.lora.rank", lora["rank"], v + "rank")
         out.add(f"{AR}.model.lora.alpha", lora["alpha"], v + "alpha")
