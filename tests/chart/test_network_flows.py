@@ -22,7 +22,7 @@ EVERYTHING = {
     "global.components.fsxUtils": True, "global.components.vllm": True, "global.components.lmEval": True,
     "global.job.trainer.logger": ["console", "wandb"],
     "global.job.reward.kind": "external", "global.job.reward.url": "https://reward.example.com:8443/score",
-    "raycluster.dashboard.exposed": True,
+    "raycluster.dashboard.exposed": True, "lm-eval.allowPublicHttps": True,
 }
 
 
