@@ -285,7 +285,7 @@ def _holdout(args) -> int:
 
 
 def _sha256(path: Path) -> str:
-    from ..data.load import sha256_file
+    from ..digest import sha256_file
 
     return sha256_file(path)
 

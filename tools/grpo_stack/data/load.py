@@ -4,7 +4,6 @@ files, so the rows the tests check are read exactly as the cluster reads them.""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ import huggingface_hub
 import pyarrow.parquet as pq
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 
+from ..digest import sha256_file
 from .adapters.base import COMMIT, Adapter
 from .errors import DataInputError
 
@@ -103,9 +103,3 @@ def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir:
     return Loaded(adapter, split, revision, mutable, commit, files, rows)
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

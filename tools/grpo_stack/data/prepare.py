@@ -77,7 +77,7 @@ def convert(loaded: Loaded, weight: float, dedupe: bool, pass_filter: PassRateFi
 def from_prepared_file(path: Path, weight: float, dedupe: bool, pass_filter: PassRateFilter | None,
                        progress: bool) -> tuple[list[Example], SourceReport]:
     """An already prepared verl-layout parquet file (several training files become one prepared file)."""
-    from .load import sha256_file
+    from ..digest import sha256_file
 
     try:
         rows = pq.read_table(path).to_pylist()

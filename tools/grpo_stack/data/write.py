@@ -11,9 +11,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..digest import sha256_file
 from .errors import DataInputError
 from .example import Example, miles_row, verl_row
-from .load import sha256_file
 
 # Fixed schema: every row has the same struct fields whatever its source, so files mix and concatenate.
 VERL_SCHEMA = pa.schema([

@@ -3,27 +3,19 @@ byte-for-byte reproducibly (sorted keys, two-space indent, trailing newline) so 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
+from ..digest import sha256_file
 from .checks import MANIFEST, model_files
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def file_table(root: Path, progress: bool) -> list[dict[str, Any]]:
     files = model_files(root)
-    return [{"path": rel, "size": (root / rel).stat().st_size, "sha256": sha256(root / rel)}
+    return [{"path": rel, "size": (root / rel).stat().st_size, "sha256": sha256_file(root / rel)}
             for rel in tqdm(files, desc="sha256", unit="file", disable=not progress)]
 
 
@@ -53,6 +45,6 @@ def compare(root: Path, manifest: dict[str, Any], progress: bool) -> dict[str, l
         size = path.stat().st_size
         if size != want.get("size"):
             bad[rel] = [f"size {size}, manifest {want.get('size')}"]
-        elif sha256(path) != want.get("sha256"):
+        elif sha256_file(path) != want.get("sha256"):
             bad[rel] = ["sha256 differs from the manifest"]
     return bad
