@@ -110,13 +110,26 @@ def split_flags(words: list[str]) -> tuple[list[str], list[str]]:
     return sub, flags
 
 
+FLAG_TOOLS = ("kubectl", "helm", "ray", *RUN_TOOLS, "grpo-data", "grpo-models", "grpo-eval")
+
+
 def check_flags(command: Command, report: list[str]) -> None:
-    """Every flag of the command exists in the tool's --help for its subcommand."""
+    """Every flag of the command exists in the tool's --help for its subcommand; for `kubectl exec POD -- CMD`
+    kubectl's flags are kubectl's, and the command run in the pod is checked against its own tool."""
     words = command.words
+    if words and Path(words[0]).name == "kubectl" and "--" in words:
+        cut = words.index("--")
+        _check_tool_flags(command, words[:cut], report)
+        _check_tool_flags(command, words[cut + 1:], report)
+        return
+    _check_tool_flags(command, words, report)
+
+
+def _check_tool_flags(command: Command, words: list[str], report: list[str]) -> None:
     if not words:
         return
     name = Path(words[0]).name
-    if name not in ("kubectl", "helm", "ray", *RUN_TOOLS):
+    if name not in FLAG_TOOLS:
         report.append(f"flags not checked: {name} is not one of the tools this test knows")
         return
     binary = tool(name)
@@ -150,8 +163,11 @@ def recipe_dry_run(command: Command, tmp_path: Path) -> subprocess.CompletedProc
              "labels": {**labels, "ray.io/node-type": "head"}}]
     pods += [{"name": f"{rc.name}-worker-{i}", "namespace": namespace, "ready": True,
               "labels": {**labels, "ray.io/node-type": "worker"}} for i in range(sum(replicas))]
+    configmaps = [{"name": o.name, "namespace": namespace, "labels": o.obj["metadata"]["labels"],
+                   "data": o.obj["data"]} for o in rendered.of_kind("ConfigMap")
+                  if "job.json" in (o.obj.get("data") or {})]
     state = {"rayclusters": [{"name": rc.name, "namespace": namespace, "replicas": replicas,
-                              "labels": rc.obj["metadata"]["labels"]}], "pods": pods}
+                              "labels": rc.obj["metadata"]["labels"]}], "pods": pods, "configmaps": configmaps}
     shim_bin = tmp_path / "bin"
     shim_bin.mkdir()
     kubectl = shim_bin / "kubectl"
@@ -159,7 +175,9 @@ def recipe_dry_run(command: Command, tmp_path: Path) -> subprocess.CompletedProc
     kubectl.write_text(f'#!/bin/sh\nexec {sys.executable} {shim} "$@"\n')
     kubectl.chmod(0o755)
     (tmp_path / "state.json").write_text(json.dumps(state))
-    (tmp_path / "job.json").write_text(json.dumps(job_spec(rendered)))
+    # The pod's mount holds what the release's ConfigMap holds (the submit refuses a stale one).
+    mounted = configmaps[0]["data"]["job.json"] if configmaps else json.dumps(job_spec(rendered))
+    (tmp_path / "job.json").write_text(mounted)
     env = {**env_for_run(tmp_path), "KUBECTL_SHIM_STATE": str(tmp_path / "state.json"),
            "KUBECTL_SHIM_LOG": str(tmp_path / "calls.log"), "KUBECTL_SHIM_ROOT": str(tmp_path / "pod"),
            "GRPO_JOB_SPEC": str(tmp_path / "job.json"), "PATH": f"{shim_bin}:{env_for_run(tmp_path)['PATH']}"}

@@ -107,6 +107,8 @@ def expected_manifest(step: PrepareStep) -> tuple[dict[str, Any], str]:
         try:
             with open(os.path.join(src, "config.json"), "rb") as fh:
                 out["hfConfigSha256"] = hashlib.sha256(fh.read(1 << 20)).hexdigest()
+        except FileNotFoundError:
+            return out, f"the model is not staged yet: {src} has no config.json (NOTES step 2 stages it)"
         except OSError as exc:
             return out, (f"cannot read {src}/config.json ({exc.strerror or exc}); "
                          "is the model staged on the shared storage?")
