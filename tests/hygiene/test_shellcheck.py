@@ -80,13 +80,21 @@ def _containers(obj: dict) -> list[dict]:
     return [c for t in templates for c in (t.get("initContainers") or []) + (t.get("containers") or [])]
 
 
-def test_embedded_scripts_are_found(rendered_all):
-    """The scan below is not vacuous: the shipped files render bash -c scripts (helm test hooks, lm-eval)."""
-    assert any(_embedded_scripts(r) for r in rendered_all.values())
+# The evaluation release of a shipped file (values/eval/eval.yaml on top): the lm-eval Job's script.
+EVAL_RELEASE = {"global.components.raycluster": False, "global.components.sandboxFusion": False,
+                "global.components.rewardService": False, "global.components.fsxUtils": False,
+                "global.components.vllm": True, "global.components.lmEval": True}
 
 
-def test_embedded_shell_scripts_parse(values_name, rendered_all):
-    scripts = _embedded_scripts(rendered_all[values_name])
+def test_embedded_scripts_are_found(render_values):
+    """The scan below is not vacuous: the evaluation release renders the lm-eval Job's bash -c script."""
+    assert _embedded_scripts(render_values("qwen3-8b", EVAL_RELEASE))
+
+
+@pytest.mark.parametrize("release", ["training", "evaluation"])
+def test_embedded_shell_scripts_parse(values_name, release, rendered_all, render_values):
+    rendered = rendered_all[values_name] if release == "training" else render_values(values_name, EVAL_RELEASE)
+    scripts = _embedded_scripts(rendered)
     bad = []
     for where, script in scripts:
         proc = subprocess.run(["bash", "-n", "-c", script], check=False, capture_output=True, text=True, timeout=30)

@@ -46,13 +46,13 @@ def test_error_finding_exits_1_and_names_file_line_key(capsys, short_context):
 
 
 def test_warning_only_passes_unless_strict(capsys, tmp_path):
-    p = tmp_path / "priv.yaml"
-    p.write_text("sandbox-fusion:\n  privileged: true\n  dedicatedNodes:\n"
-                 "    nodeSelector: {grpo-stack/sandbox: 'true'}\n"
-                 "    tolerations: [{key: grpo-stack/sandbox, operator: Exists, effect: NoSchedule}]\n")
-    assert run(capsys, "--base", BASE, str(p))[0] == 0
-    code, out, _ = run(capsys, "--strict", "--base", BASE, str(p))
-    assert code == 1 and "GRPO801 [warning]" in out
+    """A warning alone (staging another model than the preset describes) passes, and fails with --strict."""
+    p = tmp_path / "stage.yaml"
+    p.write_text("fsx-utils:\n  model:\n    repo: Qwen/Qwen3-4B\n")
+    base = str(REPO_ROOT / "values" / "qwen3-8b.yaml")
+    assert run(capsys, "--base", base, str(p))[0] == 0
+    code, out, _ = run(capsys, "--strict", "--base", base, str(p))
+    assert code == 1 and "GRPO561 [warning]" in out
 
 
 def test_json_format(capsys, short_context):
