@@ -39,7 +39,7 @@ def test_all_linear_matches_the_projection_list(tmp_path):
 
 def test_adapter_for_a_run_without_lora(tmp_path, capsys):
     d = adapter(tmp_path, r=4, lora_alpha=8, target_modules="all-linear")
-    assert main(["check-adapter", str(d), "--values", str(write_values(tmp_path / "v.yaml", rank=0))]) == 1
+    assert main(["check-adapter", str(d), "--values", str(write_values(tmp_path / "v.yaml", rank=None))]) == 1
     assert "train without LoRA" in capsys.readouterr().err
 
 

@@ -37,9 +37,10 @@ def _oracle() -> str:
 
 
 def write_values(path: Path, rank=4, alpha=8, targets="all-linear") -> Path:
+    """qwen3-8b with LoRA rank/alpha/targets; rank None: full fine-tuning (global.job.lora null)."""
     data = yaml.safe_load((REPO / "values" / "qwen3-8b.yaml").read_text())
     job = data["global"]["job"]
-    job["lora"] = {"rank": rank, "alpha": alpha, "targetModules": targets}
+    job["lora"] = None if rank is None else {"rank": rank, "alpha": alpha, "targetModules": targets}
     job["trainer"]["checkpointDir"] = "ckpt"
     job["model"]["path"] = "base"
     path.write_text(yaml.safe_dump(data, sort_keys=False))

@@ -24,11 +24,14 @@ class AdapterMismatch(Exception):
 
 
 def run_identity(job: dict[str, Any]) -> dict[str, Any]:
-    """The fields that name a run: the checkpoint tree, the base model and the LoRA shape."""
-    lora = job["lora"]
+    """The fields that name a run: the checkpoint tree, the base model and the LoRA shape (null: full
+    fine-tuning, global.job.lora unset)."""
+    lora = job.get("lora")
+    shape = ({"rank": int(lora["rank"]), "alpha": int(lora["alpha"]), "targetModules": lora["targetModules"]}
+             if lora else None)
     return {"experiment": job["trainer"]["experiment"], "checkpointDir": job["trainer"]["checkpointDir"],
             "modelPath": job["model"]["path"], "framework": job["framework"], "backend": job["backend"],
-            "lora": {"rank": int(lora["rank"]), "alpha": int(lora["alpha"]), "targetModules": lora["targetModules"]}}
+            "lora": shape}
 
 
 def sha256(path: Path) -> str:
@@ -58,11 +61,12 @@ def adapter_targets(config: dict[str, Any]) -> frozenset[str] | str:
 def check_adapter(adapter_dir: Path, job: dict[str, Any]) -> dict[str, Any]:
     """Raises AdapterMismatch unless adapter_config.json has the values' rank, alpha and target modules."""
     config = read_adapter_config(adapter_dir)
-    lora = job["lora"]
+    lora = job.get("lora")
     where = adapter_dir / "adapter_config.json"
+    if not lora:
+        raise AdapterMismatch(f"{where}: the values train without LoRA (global.job.lora is unset), yet there is "
+                              "an adapter")
     problems = []
-    if int(lora["rank"]) <= 0:
-        problems.append(f"the values train without LoRA (global.job.lora.rank {lora['rank']}), yet there is an adapter")
     if config.get("r") != lora["rank"]:
         problems.append(f"r {config.get('r')!r} != global.job.lora.rank {lora['rank']}")
     if config.get("lora_alpha") != lora["alpha"]:

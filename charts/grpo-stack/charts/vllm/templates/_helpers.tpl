@@ -29,5 +29,7 @@ Usage: {{ include "vllm.runIdentity" . }}
 */}}
 {{- define "vllm.runIdentity" -}}
 {{- $job := .Values.global.job -}}
-{{- toJson (dict "experiment" $job.trainer.experiment "checkpointDir" $job.trainer.checkpointDir "modelPath" $job.model.path "framework" $job.framework "backend" $job.backend "lora" (dict "rank" (int $job.lora.rank) "alpha" (int $job.lora.alpha) "targetModules" $job.lora.targetModules)) -}}
+{{- $lora := dict -}}
+{{- with $job.lora }}{{ $lora = dict "rank" (int .rank) "alpha" (int .alpha) "targetModules" .targetModules }}{{ end -}}
+{{- toJson (dict "experiment" $job.trainer.experiment "checkpointDir" $job.trainer.checkpointDir "modelPath" $job.model.path "framework" $job.framework "backend" $job.backend "lora" (ternary $lora nil (not (empty $lora)))) -}}
 {{- end -}}
