@@ -27,11 +27,13 @@ def cache_dir(tmp_path, monkeypatch):
 def inputs(tmp_path) -> list[str]:
     """Values with findings, a clean values file, two manifest files (one release) with findings, a bad file."""
     short = tmp_path / "short.yaml"
-    short.write_text("vllm:\n  maxModelLen: 12288\n")
+    short.write_text("global:\n  components:\n    vllm: true\nvllm:\n  maxModelLen: 12288\n")
+    clean = tmp_path / "clean.yaml"
+    clean.write_text("global:\n  storage:\n    mountPath: /fsx\n")
     shutil.copy(FIXTURES / "GRPO850" / "bad-mixed-namespaces.yaml", tmp_path / "m1.yaml")
     shutil.copy(FIXTURES / "GRPO851" / "bad-envsubst-template.yaml", tmp_path / "m2.yaml")
     (tmp_path / "broken.yaml").write_text("a: [\n")
-    return [str(short), str(REPO_ROOT / "values" / "qwen3-8b.yaml"), str(tmp_path / "m1.yaml"),
+    return [str(short), str(clean), str(tmp_path / "m1.yaml"),
             str(tmp_path / "m2.yaml"), str(tmp_path / "broken.yaml")]
 
 

@@ -42,8 +42,12 @@ def write(tmp_path: Path, name: str, text: str) -> str:
     return str(p)
 
 
+# What these tests are about; the pod-security rules (GRPO81x) would report the minimal fixtures' pods too.
+RELEASE_CODES = "GRPO002,GRPO101,GRPO850,GRPO851"
+
+
 def lint(capsys, *argv) -> tuple[int, list[dict]]:
-    code = main(["--format", "json", *argv])
+    code = main(["--format", "json", "--select", RELEASE_CODES, *argv])
     out = capsys.readouterr().out
     return code, json.loads(out)["findings"]
 

@@ -33,7 +33,9 @@ spec:
 
 
 def lint(capsys, *argv):
-    code = main(["--format", "json", *argv])
+    # Object schemas and image pinning are what these tests are about; the pod-security rules (GRPO81x) would
+    # report the minimal fixtures' pods too.
+    code = main(["--format", "json", "--select", "GRPO002,GRPO701", *argv])
     out = capsys.readouterr()
     return code, json.loads(out.out), out.err
 
@@ -75,7 +77,7 @@ def test_removed_api_version_or_misspelt_kind_of_kubernetes_is_still_an_error(ca
     code, doc, err = lint(capsys, str(p))
     schema = [f for f in doc["findings"] if f["code"] == "GRPO002"]
     assert code == 1 and len(schema) == 2 and not notes(err)
-    assert "extensions/v1beta1 Deployment" in schema[0]["message"] and "Deploymnet" in schema[1]["message"]
+    assert "extensions/v1beta1" in schema[0]["message"] and "Deploymnet" in schema[1]["message"]
 
 
 def test_no_note_when_every_kind_has_a_schema(capsys, tmp_path):
