@@ -26,10 +26,10 @@ class FrameworkImage:
 
 IMAGES: dict[str, FrameworkImage] = {
     "verl": FrameworkImage(
-        framework="verl", version="0.9.1", rollout_engine="vllm", rollout_engine_version="0.20.2",
+        framework="verl", version="0.9.1", rollout_engine="vllm", rollout_engine_version="0.24.0",
         ray_version="2.53.0", repository="grpo-stack/verl", tag="0.9.1-ray2.53.0-r1",
         dockerfile="images/verl/Dockerfile",
-        source="images/verl/requirements.txt (verl==0.9.1, ray==2.53.0); FROM vllm/vllm-openai:v0.20.2",
+        source="images/verl/requirements.txt (verl==0.9.1, ray==2.53.0); FROM vllm/vllm-openai:v0.24.0",
     ),
     "miles": FrameworkImage(
         framework="miles", version="dec268f7", rollout_engine="sglang", rollout_engine_version="bundled",
