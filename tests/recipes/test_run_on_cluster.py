@@ -249,7 +249,7 @@ def test_resume_from_step_n_is_announced(tmp_path, ray_head):
     """A run that will resume says so, with the step and directory, before it is submitted."""
     address, env = ray_head
     storage = tmp_path / "fsx"
-    state, spec = cluster_state("qwen3-8b.yaml", storage=storage)
+    state, spec = cluster_state("qwen3-8b.yaml", storage=storage, job={"resume": {"mode": "auto"}})
     ckpt = storage / spec["job"]["trainer"]["checkpointDir"]
     (ckpt / "global_step_40").mkdir(parents=True)
     (ckpt / "latest_checkpointed_iteration.txt").write_text("40")
@@ -266,7 +266,7 @@ def test_unreadable_tracker_refuses_to_submit(tmp_path, ray_head, tracker):
     step 0 and overwrite the checkpoints. Nothing reaches Ray; exit 2 (a FIFO must not hang the check)."""
     address, env = ray_head
     storage = tmp_path / "fsx"
-    state, spec = cluster_state("qwen3-8b.yaml", storage=storage)
+    state, spec = cluster_state("qwen3-8b.yaml", storage=storage, job={"resume": {"mode": "auto"}})
     ckpt = storage / spec["job"]["trainer"]["checkpointDir"]
     ckpt.mkdir(parents=True)
     t = ckpt / "latest_checkpointed_iteration.txt"

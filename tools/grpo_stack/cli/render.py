@@ -15,7 +15,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..job import BuildError, build
 from ..job.__main__ import render as render_job
-from ..lint.engine import build_input_error
+from ..lint.engine import build_input_error, render_input_errors
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
@@ -53,7 +53,12 @@ def _render(args) -> int:
             for err in violations:
                 print(f"grpo-render: {err}", file=sys.stderr)
             return 2
-        rendered = render(user, release=args.release, namespace=args.namespace)
+        try:
+            rendered = render(user, release=args.release, namespace=args.namespace)
+        except RenderError as exc:
+            for err in render_input_errors(files, exc):
+                print(f"grpo-render: {err}", file=sys.stderr)
+            return 2
         if args.job:
             try:
                 built = build(job_spec(rendered))

@@ -9,6 +9,7 @@ A stage that finds the input unusable stops with input errors (exit 2); otherwis
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,7 +108,7 @@ def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str
     try:
         rendered = render(user, release=release, namespace=namespace)
     except RenderError as exc:
-        return LintResult(input_errors=[InputError(paths[-1], f"helm render failed: {exc}")])
+        return LintResult(input_errors=render_input_errors(files, exc))
     ctx = LintContext(paths[-1], release, namespace, list(rendered.objects), values_file=files[-1],
                       merged=merged, rendered=rendered, extra=dict(opts.config.settings))
     try:
@@ -126,6 +127,22 @@ def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str
     errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
     return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
                       unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds)
+
+
+# Helm's own schema check names a key as a JSON pointer: "- at '/lm-eval/tasks': got null, want array".
+HELM_SCHEMA_LINE = re.compile(r"^- at '(/[^']*)': (.+)$", re.MULTILINE)
+
+
+def render_input_errors(files: list[ValuesFile], exc: RenderError) -> list[InputError]:
+    """Helm's refusal as input errors located at the keys its schema messages name (a subchart Helm validates
+    that grpo-lint's own schema pass does not, e.g. a disabled one), else one error on the last file."""
+    text = str(exc)
+    out = []
+    for pointer, why in HELM_SCHEMA_LINE.findall(text):
+        key = ".".join(part for part in pointer.strip("/").split("/") if part)
+        file, line, col = locate(files, key, defaults=False)
+        out.append(InputError(file, f"{why} (Helm's schema)", line, col, key_path=key or None))
+    return out or [InputError(files[-1].path, f"helm render failed: {text}")]
 
 
 def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
