@@ -83,5 +83,12 @@ def check(outcome: Outcome, where: str) -> None:
 
 
 def related(error_path: str | None, mutated: str) -> bool:
-    """An error is located at the mutated key when it names that key path or a key inside the mutated value."""
-    return error_path is not None and (error_path == mutated or error_path.startswith(mutated + "."))
+    """An error is located at the mutated key when it names that key path, a key inside the mutated value, or a
+    sibling key: a switch that changes which of its siblings apply (useDynamicBsz, colocate, reward.kind) is
+    answered at the sibling that no longer applies, whose message names the switch."""
+    if error_path is None:
+        return False
+    if error_path == mutated or error_path.startswith(mutated + "."):
+        return True
+    parent = mutated.rsplit(".", 1)[0] if "." in mutated else ""
+    return bool(parent) and error_path.rsplit(".", 1)[0] == parent

@@ -59,6 +59,7 @@ LIST_SEEDS: dict[str, list] = {
 }
 # Maps other than job.verl.overrides, by path: one valid alternative each.
 DICT_SEEDS: dict[str, list[dict]] = {
+    "reward-service.routes": [{"openai/gsm8k": "exact_match"}],
     "fsx-utils.data.revisions": [{"apps": "a" * 40}],
     "sandbox-fusion.dedicatedNodes.nodeSelector": [{"node-group": "sandbox"}],
 }
@@ -297,6 +298,16 @@ def refusal(values: dict) -> list[str] | None:
     return [v.message for v in found] or None
 
 
+# Settings whose only consumer exists when another component is installed, with that component's switch: the
+# reward service's sandbox client is started only for code routes, which need SandboxFusion (GRPO550).
+GATED_BY_COMPONENT = {"reward-service.sandbox.": "sandboxFusion"}
+
+
+def _gated_off(path: str, components: dict, defaults: dict) -> bool:
+    return any(path.startswith(prefix) and not components.get(switch, defaults["global"]["components"][switch])
+               for prefix, switch in GATED_BY_COMPONENT.items())
+
+
 def all_leaves(values: dict) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
     job = values["global"]["job"]
     seeded: dict[str, Any] = {}
@@ -312,7 +323,8 @@ def all_leaves(values: dict) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
         if section != "raycluster" and not components.get(COMPONENT[section], defaults["global"]["components"][
                 COMPONENT[section]]):
             continue  # not installed: grpo-lint GRPO611 reports any key set there (the schema cannot: see the rule)
-        out += leaves(model, section, defaults, seeded)
+        out += [(path, ann) for path, ann in leaves(model, section, defaults, seeded)
+                if not _gated_off(path, components, defaults)]
     return out, seeded
 
 
