@@ -17,7 +17,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from ..errors import InputError
+from ..errors import MAX_MESSAGE, InputError, clip
 from ..job import BuildError, build
 from ..objectschema import is_raycluster, validate_object
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
@@ -262,7 +262,9 @@ class Locator:
             file, line, col = self.locate(hit.key_path, ctx)
         rule = registry.get(code)
         remediation = hit.remediation or (fix_text(rule) if rule else "")
-        return Finding(file, line, col, code, name, severity, hit.key_path, hit.message, remediation)
+        # Messages quote values (a namespace, an image); a hostile value must not flood the output.
+        return Finding(file, line, col, code, name, severity, hit.key_path and clip(hit.key_path, MAX_MESSAGE),
+                       clip(hit.message, MAX_MESSAGE), clip(remediation, MAX_MESSAGE))
 
 
 def _suppress(findings: list[Finding], files: list[ValuesFile], opts: Options) -> list[Finding]:

@@ -50,27 +50,38 @@ def parse(source: str) -> Tree:
     return _parser().parse(source.encode("utf-8", "replace"))
 
 
+def _at(node, *keys):
+    """node[k1][k2]..., or None where a level is missing or not a mapping (hostile input must not crash a rule)."""
+    for k in keys:
+        node = node.get(k) if isinstance(node, dict) else None
+    return node
+
+
 def scripts(ctx) -> Iterator[Script]:
     """Every shell script a pod template runs: entrypoints, exec probes and lifecycle hooks."""
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
             base = f"{pod_path}.{field}.{i}"
             name = c.get("name", i)
-            argv = [*(c.get("command") or []), *(c.get("args") or [])]
-            n_cmd = len(c.get("command") or [])
+            command = c.get("command") if isinstance(c.get("command"), list) else []
+            args = c.get("args") if isinstance(c.get("args"), list) else []
+            argv = [*command, *args]
+            n_cmd = len(command)
             found = _script_in(argv)
             if found:
                 index, opts = found
                 path = f"{base}.command.{index}" if index < n_cmd else f"{base}.args.{index - n_cmd}"
                 yield _script(o, path, f"container {name}", argv[index], opts)
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-                cmd = ((c.get(probe) or {}).get("exec") or {}).get("command") or []
+                cmd = _at(c, probe, "exec", "command")
+                cmd = cmd if isinstance(cmd, list) else []
                 found = _script_in(cmd)
                 if found:
                     yield _script(o, f"{base}.{probe}.exec.command.{found[0]}", f"{probe} of container {name}",
                                   cmd[found[0]], found[1])
             for hook in ("postStart", "preStop"):
-                cmd = (((c.get("lifecycle") or {}).get(hook) or {}).get("exec") or {}).get("command") or []
+                cmd = _at(c, "lifecycle", hook, "exec", "command")
+                cmd = cmd if isinstance(cmd, list) else []
                 found = _script_in(cmd)
                 if found:
                     yield _script(o, f"{base}.lifecycle.{hook}.exec.command.{found[0]}", f"{hook} of container {name}",

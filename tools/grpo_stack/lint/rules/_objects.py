@@ -33,8 +33,10 @@ def values_section(ctx, obj, pod_path: str) -> str | None:
 def containers(pod_spec: dict[str, Any]):
     """(list name, index, container) for init and regular containers."""
     for field in ("initContainers", "containers"):
-        for i, c in enumerate(pod_spec.get(field) or []):
-            yield field, i, c
+        items = pod_spec.get(field) if isinstance(pod_spec, dict) else None
+        for i, c in enumerate(items if isinstance(items, list) else []):
+            if isinstance(c, dict):  # anything else is the object schema's finding, not a rule's crash
+                yield field, i, c
 
 
 def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:

@@ -76,6 +76,8 @@ def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
             for j, env in enumerate(c.get("env") or []):
+                if not isinstance(env, dict):
+                    continue  # the object schema reports it
                 name, value = str(env.get("name", "")), env.get("value")
                 if value is None or str(value) in seen:
                     continue

@@ -47,7 +47,8 @@ def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
             for probe in ("readinessProbe", "startupProbe"):
-                argv = ((c.get(probe) or {}).get("exec") or {}).get("command")
+                probe_spec = c.get(probe) if isinstance(c.get(probe), dict) else {}
+                argv = probe_spec.get("exec").get("command") if isinstance(probe_spec.get("exec"), dict) else None
                 if isinstance(argv, list) and argv and _always_passes([str(a) for a in argv]):
                     yield Hit(f"{pod_path}.{field}.{i}.{probe}.exec.command",
                               f"{o.kind} {o.name}: the {probe} of container {c.get('name', i)} always passes "
