@@ -26,8 +26,11 @@ CONSOLE_EXAMPLES = int(os.environ.get("GRPO_FUZZ_CONSOLE_EXAMPLES", "12"))
 VALUES = {p.stem: [load_values_file(p).data] for p in VALUES_FILES}
 # No shrinking: a failing case is already one mutation of a real file, and shrinking re-runs the whole pipeline
 # hundreds of times. The failure report names the source, key path, mutation and variant.
+# Derandomized: CI runs the same cases every time, so a red run reproduces here and a green one is not luck;
+# GRPO_FUZZ_RANDOM=1 explores new cases (then a failure prints the blob to replay it).
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), print_blob=True,
-                phases=[Phase.explicit, Phase.reuse, Phase.generate])
+                phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                derandomize=os.environ.get("GRPO_FUZZ_RANDOM") != "1")
 
 
 @pytest.fixture(scope="session")

@@ -137,8 +137,22 @@ def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     return list(_MEMO[key])
 
 
+def _null_items(node: Any, path: str = "") -> list[ObjectError]:
+    """A `null` list item: kubectl refuses it, and the bundled schemas (nullable everywhere) do not say so. The
+    object is kept from the rules, which read list items as mappings."""
+    out: list[ObjectError] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _null_items(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            where = f"{path}.{i}" if path else str(i)
+            out += [ObjectError(where, "a null list item", structural=True)] if v is None else _null_items(v, where)
+    return out
+
+
 def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
-    shape = _errors(_object_shape(), obj)
+    shape = _errors(_object_shape(), obj) or _null_items(obj)
     if shape:
         return shape
     kind, api_version = obj["kind"], obj["apiVersion"]
