@@ -182,6 +182,7 @@ def _note_unchecked_kinds(counts: Counter) -> None:
     """Kinds with no bundled schema (custom resources): one line per kind, never one error per object. A note,
     not a finding: nothing in the objects is known to be wrong, and their pod templates were still linted."""
     for (api_version, kind), n in sorted(counts.items()):
+        kind, api_version = clip(str(kind), 100), clip(str(api_version), 100)  # hostile names stay one line
         print(f"grpo-lint: note: not schema-checked: {n} object(s) of kind {kind} ({api_version}); no bundled "
               "schema for this kind (their pod templates were linted)", file=sys.stderr)
 
