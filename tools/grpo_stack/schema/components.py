@@ -195,7 +195,8 @@ class RewardSandbox(Strict):
     """How the reward service calls SandboxFusion's /run_code for `code` routes (global.components.sandboxFusion)."""
 
     concurrency: int = Field(ge=1, le=1024, description="Concurrent /run_code calls per reward pod; the sandbox "
-                             "enforces no limit of its own, so keep it near 2x the sandbox's cores.")
+                             "enforces no limit of its own, so keep replicas x this at most 2x the sandbox pods' "
+                             "CPUs (GRPO521).")
     retries: int = Field(ge=0, le=10, description="Retries of a failed call (5xx, refused, timeout, SandboxError) "
                          "before the sample is answered 502 sandbox_unavailable.")
     runTimeoutSeconds: float = Field(ge=1, le=300, description="run_timeout and compile_timeout per test case.")
@@ -209,7 +210,9 @@ class RewardService(Strict):
     instanceType: InstanceType = Field(description="CPU node type.")
     resources: Resources
     backend: Literal["math_verify"] = Field(description="REWARD_BACKEND (allow-list).")
-    workers: int = Field(ge=1, le=256, description="Scoring worker processes per pod (one per CPU).")
+    workers: int = Field(ge=1, le=256, description="Scoring worker processes per pod: one per CPU of "
+                         "`resources.cpu`, less one for the HTTP process; memory at least workers x 2 GiB + "
+                         "0.5 GiB (GRPO520).")
     hardTimeoutSeconds: float = Field(gt=0, le=30, description="Per-sample kill deadline.")
     routes: dict[DataSource, RewardScorer] = Field(
         min_length=1,

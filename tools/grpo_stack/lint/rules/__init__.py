@@ -15,6 +15,7 @@ from . import (
     default_sa_rbac,
     device_limits,
     disabled_component,
+    eval_checkpoint_step,
     eval_phase,
     eval_server_heads,
     framework_image,
@@ -37,6 +38,8 @@ from . import (
     ray_storage,
     release_namespace,
     reward_routing,
+    reward_workers,
+    sandbox_concurrency,
     service_account_token,
     shell_syntax,
     staging_datasets,
@@ -47,6 +50,7 @@ from . import (
     tracking_secret,
     unrendered_placeholder,
     utility_pod_readiness,
+    vllm_server_gpus,
     wait_loop,
     xtrace_secret,
 )
@@ -95,6 +99,10 @@ _MODULES: list[ModuleType] = [
     disabled_component,
     partial_node,
     storage_capacity,
+    reward_workers,
+    sandbox_concurrency,
+    eval_checkpoint_step,
+    vllm_server_gpus,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
