@@ -1,7 +1,8 @@
-"""Every place where one component's setting must agree with another's or with the hardware, and the rule that
-checks it (rendered into docs/rules.md by docs.py; tests/lint/test_promises.py checks every row's rule is
-registered and its fixtures exist). A row without a rule is a gap, listed as such: a misconfiguration there lints
-clean today.
+"""Every place where one component's setting must agree with another's or with the hardware, and what keeps it:
+the rule that checks it, or the construction that makes a mismatch impossible and the test that proves it
+(rendered into docs/rules.md by docs.py; tests/lint/test_promises.py checks every row's rule is registered, its
+fixtures exist and every named test exists). A row with neither is a gap, listed as such: a misconfiguration there
+lints clean today.
 """
 
 from __future__ import annotations
@@ -16,13 +17,30 @@ class Check:
     bad: str
 
 
+GUARD_KINDS = {
+    "schema": "by schema",  # no values key can express the mismatch (a file that tries is refused)
+    "template": "by construction",  # the chart or the builder derives both sides from one value
+    "runtime": "at start",  # a gate in the pod refuses the mismatch before the work starts
+}
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A promise kept without a lint rule, and the test that proves it is kept."""
+
+    kind: str  # a key of GUARD_KINDS
+    how: str
+    test: str  # tests/<path>.py::<test function>
+
+
 @dataclass(frozen=True)
 class Promise:
     area: str
     promise: str
     between: str
     checks: tuple[Check, ...] = ()
-    gap: str = ""  # for a row no rule checks yet: what a rule would have to compare
+    guards: tuple[Guard, ...] = ()
+    gap: str = ""  # for a row nothing keeps yet: what a rule would have to compare
 
 
 WAITS = "waits vs budgets"
@@ -39,6 +57,16 @@ PROMISES: tuple[Promise, ...] = (
             (Check("GRPO501", "good-long-startup.yaml", "bad-manifest-default-deadline.yaml"),)),
     Promise(WAITS, "A shell loop that waits for another component fails when it gives up", "waiting pod ↔ the "
             "component it waits on", (Check("GRPO841", "good-wait-loops.yaml", "bad-wait-loops.yaml"),)),
+    Promise(WAITS, "lm-eval waits for the vLLM server exactly as long as the server may take to start, then fails "
+            "naming it", "lm-eval Job readiness loop ↔ vLLM startupProbe budget",
+            (Check("GRPO841", "good-wait-loops.yaml", "bad-wait-loops.yaml"),),
+            (Guard("template", "the Job reads its wait from the vllm ConfigMap's `startupBudgetSeconds`, which the "
+                   "vllm chart computes from the same startupProbe values the Deployment renders",
+                   "tests/eval/test_eval_phase.py::test_lm_eval_waits_exactly_as_long_as_vllm_may_start"),)),
+    Promise(WAITS, "The training submit waits for the Ray pods as long as they take to come up",
+            "run-on-cluster.sh `--wait-timeout` ↔ GPU node provisioning + image pull of the RayCluster pods",
+            gap="the wait is a command-line flag (30m default; it fails naming the cluster when spent), and no rule "
+            "compares it with the node provisioning and image pull the values imply"),
     Promise(WAITS, "A utility pod others wait on is Ready only after its set-up", "fsx-utils ↔ whoever waits "
             "for it", (Check("GRPO849", "good-utility-pod.yaml", "bad-utility-pod.yaml"),)),
     Promise(WAITS, "A readiness or startup probe checks the service it gates", "probe ↔ the server in the pod",
@@ -46,8 +74,42 @@ PROMISES: tuple[Promise, ...] = (
     Promise(SERVED, "The eval server's context holds what training generates and what lm-eval asks for",
             "vllm.maxModelLen ↔ job lengths ↔ lm-eval.maxLength",
             (Check("GRPO502", "good-covers-training.yaml", "bad-short-eval-context.yaml"),)),
-    Promise(SERVED, "The eval server serves the checkpoint the job trains", "vllm.modelPath ↔ job checkpoint "
-            "directory", gap="no rule compares vllm.modelPath with the trainer's checkpoint/export path"),
+    Promise(SERVED, "The eval server serves a checkpoint the job saves, from the job's own checkpoint directory",
+            "global.eval.checkpointStep ↔ trainer.saveFreq / framework ↔ `<checkpointDir>/global_step_<N>/merged`",
+            (Check("GRPO903", "good-saved-step.yaml", "bad-step-never-saved.yaml"),
+             Check("GRPO903", "good-saved-step.yaml", "bad-run-saves-nothing.yaml"),
+             Check("GRPO903", "good-miles-base-model.yaml", "bad-miles-checkpoint.yaml")),
+            (Guard("schema", "no values key names the served model (a `vllm.modelPath` is refused); the chart mounts "
+                   "`<global.job.trainer.checkpointDir>/global_step_<N>/merged` of the values file the run trained "
+                   "with, or the base model `global.job.model.path`",
+                   "tests/eval/test_eval_wiring.py::test_served_model_is_derived_never_typed"),)),
+    Promise(SERVED, "The served model was merged from this run, at this step, with this LoRA shape",
+            "merged model's grpo-provenance.json ↔ the evaluation release's run identity and step",
+            guards=(Guard("runtime", "the vLLM init container refuses a merged model whose provenance names another "
+                          "experiment, checkpointDir, base model, framework, backend, step or LoRA rank/alpha/targets",
+                          "tests/eval/test_merge.py::"
+                          "test_fsdp_lora_checkpoint_merges_to_a_model_that_matches_base_plus_adapter"),
+                    Guard("template", "the identity the gate expects is rendered from the same values as the one "
+                          "`grpo-eval merge` writes", "tests/eval/test_eval_phase.py::"
+                          "test_provenance_run_identity_is_the_charts"))),
+    Promise(SERVED, "A LoRA run is evaluated with its own adapter folded in, never as the bare base model",
+            "global.job.lora ↔ the checkpoint's adapter ↔ the weights vLLM serves",
+            guards=(Guard("template", "vLLM serves only the merged directory, with no adapter arguments "
+                          "(`--enable-lora`, `--lora-modules`)",
+                          "tests/eval/test_eval_wiring.py::test_vllm_serves_only_merged_weights"),
+                    Guard("runtime", "`grpo-eval merge` refuses an adapter whose rank, alpha or targets differ from "
+                          "global.job.lora", "tests/eval/test_merge.py::test_mismatched_adapter_is_refused"),
+                    Guard("runtime", "`grpo-eval merge` refuses a LoRA checkpoint whose adapter would scale to "
+                          "nothing (no lora_train_meta.json)",
+                          "tests/eval/test_merge.py::test_verl_checkpoint_without_lora_metadata_is_refused"))),
+    Promise(SERVED, "lm-eval asks for the model vLLM serves, and the served model's own tokenizer reads the prompts",
+            "lm-eval model_args ↔ vLLM --served-model-name ↔ the merged directory's tokenizer",
+            guards=(Guard("template", "both names come from one helper (grpo-common.servedModelName); lm-eval sends "
+                          "text (`tokenized_requests=False`, no tokenizer of its own) and vLLM loads no `--tokenizer` "
+                          "but the model directory's", "tests/eval/test_eval_wiring.py::"
+                          "test_lm_eval_asks_for_the_served_model_in_text"),)),
+    Promise(SERVED, "The model staged on the volume is the model the job trains", "fsx-utils.model.repo ↔ "
+            "global.job.model.preset", (Check("GRPO561", "good-preset-repo.yaml", "bad-other-model.yaml"),)),
     Promise(SERVED, "The rollout engine's context fits the model and holds prompt + response",
             "rollout max_model_len ↔ model config ↔ job lengths",
             (Check("GRPO313", "good-max-model-len.yaml", "bad-max-model-len-truncates.yaml"),)),
@@ -55,23 +117,29 @@ PROMISES: tuple[Promise, ...] = (
             (Check("GRPO305", "good-lora-rank-served.yaml", "bad-lora-rank-rounded-up.yaml"),)),
     Promise(PARALLEL, "Training GPUs split into whole tp × pp × cp replicas", "trainer parallelism ↔ GPU count",
             (Check("GRPO301", "good-tp-divides-gpus.yaml", "bad-tp-does-not-divide-gpus.yaml"),)),
-    Promise(PARALLEL, "Training (Megatron) parallelism fits the model: heads ÷ tp, layers ÷ pp (and vpp), "
-            "experts ÷ ep, sequence ÷ 2·cp", "trainer tp/pp/ep/cp ↔ model config",
+    Promise(PARALLEL, "Training (Megatron: verl's megatron backend and miles) parallelism fits the model: heads ÷ "
+            "tp, layers ÷ pp (and vpp), experts ÷ ep, sequence ÷ 2·cp", "trainer tp/pp/ep/cp ↔ model config",
             (Check("GRPO315", "good-heads-tp.yaml", "bad-heads-tp.yaml"),
+             Check("GRPO315", "good-miles-heads-tp.yaml", "bad-miles-heads-tp.yaml"),
              Check("GRPO316", "good-layers-pp.yaml", "bad-layers-pp.yaml"),
              Check("GRPO317", "good-experts-ep.yaml", "bad-experts-ep.yaml"),
              Check("GRPO323", "good-cp4.yaml", "bad-cp3.yaml"))),
     Promise(PARALLEL, "Training (FSDP Ulysses) sequence parallelism fits the heads and the GPUs",
             "trainer ulysses sp ↔ model heads ↔ GPU count",
             (Check("GRPO314", "good-ulysses-heads.yaml", "bad-ulysses-heads.yaml"),)),
-    Promise(PARALLEL, "Rollout engine tensor parallelism fits the model's heads", "rollout tp ↔ model config",
-            (Check("GRPO319", "good-rollout-heads.yaml", "bad-rollout-heads.yaml"),)),
+    Promise(PARALLEL, "Rollout engine tensor parallelism fits the model's heads (verl's vLLM, miles' SGLang)",
+            "rollout tp ↔ model config",
+            (Check("GRPO319", "good-rollout-heads.yaml", "bad-rollout-heads.yaml"),
+             Check("GRPO319", "good-miles-sglang-heads.yaml", "bad-miles-sglang-heads.yaml"))),
     Promise(PARALLEL, "Rollout engines tile the GPUs and fill whole nodes", "rollout tp / placement ↔ GPUs per node",
             (Check("GRPO312", "good-rollout-tp.yaml", "bad-rollout-replica-straddles-nodes.yaml"),
              Check("GRPO322", "good-split-placement.yaml", "bad-engine-larger-than-rollout-gpus.yaml"))),
-    Promise(PARALLEL, "The eval server's tensor parallelism fits the served model's heads and its pod's GPUs",
-            "vllm.tensorParallel ↔ served model config ↔ vllm pod GPU limit",
-            gap="no rule checks the eval vLLM server's tensor parallel size against the served model's heads"),
+    Promise(PARALLEL, "The eval server's tensor parallelism fits the served model's heads, its container's GPUs and "
+            "its node's GPUs", "vllm.tensorParallel ↔ served model config ↔ vLLM container GPU limit ↔ "
+            "vllm.instanceType GPUs",
+            (Check("GRPO902", "good-eval-tp-divides-heads.yaml", "bad-eval-tp-splits-no-heads.yaml"),
+             Check("GRPO904", "good-manifest-vllm.yaml", "bad-manifest-vllm.yaml"),
+             Check("GRPO601", "good-eval-server-fits.yaml", "bad-eval-server-tp-above-node-gpus.yaml"))),
     Promise(WORKERS, "The training batch splits over the data-parallel ranks the GPUs give",
             "job batch sizes ↔ trainer GPUs and parallelism",
             (Check("GRPO302", "good-qwen25-72b-dp3-b384.yaml", "bad-qwen25-72b-dp3-b256.yaml"),
@@ -86,19 +154,65 @@ PROMISES: tuple[Promise, ...] = (
     Promise(WORKERS, "GPU and EFA requests equal their limits (Ray reads GPUs from limits)",
             "pod device requests ↔ limits ↔ Ray num-gpus",
             (Check("GRPO846", "good-device-limits.yaml", "bad-device-requests.yaml"),)),
-    Promise(WORKERS, "The reward service runs one scoring worker per CPU its pod requests",
-            "reward-service.workers ↔ reward-service.resources.cpu",
-            gap="no rule compares reward-service.workers with the pod's CPU request"),
+    Promise(WORKERS, "The reward service runs one scoring worker per CPU its pod requests (one CPU left for the HTTP "
+            "process)", "reward-service.workers ↔ reward-service.resources.cpu; REWARD_WORKERS ↔ the container's "
+            "CPU limit",
+            (Check("GRPO520", "good-worker-per-cpu.yaml", "bad-more-workers-than-cpus.yaml"),
+             Check("GRPO520", "good-manifest-reward-pods.yaml", "bad-manifest-reward-pods.yaml"))),
+    Promise(WORKERS, "The reward pod's memory holds every scoring worker's own memory cap",
+            "reward-service.workers × REWARD_WORKER_MEMORY_MB ↔ reward-service.resources.memory",
+            (Check("GRPO520", "good-worker-per-cpu.yaml", "bad-memory-below-worker-caps.yaml"),)),
+    Promise(WORKERS, "The code runs the reward service sends fit the sandbox's CPUs",
+            "reward-service.replicas × sandbox.concurrency ↔ sandbox-fusion.replicas × resources.cpu",
+            (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-runs-outnumber-sandbox-cpus.yaml"),)),
+    Promise(WORKERS, "The trainers' concurrent reward requests fit the reward service's workers within its queue "
+            "deadline", "rollout reward concurrency (verl workers, miles connections) ↔ reward-service.replicas × "
+            "workers ↔ REWARD_QUEUE_DEADLINE_S",
+            gap="no rule compares how many samples the rollout scores at once with the reward pods' workers; an "
+            "undersized service answers 503 overloaded past its queue deadline, a fault and never a reward"),
     Promise(IMAGES, "The framework image carries the framework version the values declare",
-            "values framework version ↔ image tag / contents",
-            gap="GRPO330 (framework image, values-format work) will check this once merged"),
+            "global.job.framework ↔ raycluster.image.tag / rayVersion ↔ images/ Dockerfiles",
+            (Check("GRPO330", "good-miles-image.yaml", "bad-verl-image-under-miles.yaml"),),
+            (Guard("template", "the catalogue GRPO330 reads is checked against the Dockerfiles and requirements "
+                   "that build each tag",
+                   "tests/job/test_image_catalog.py::test_verl_image_pins_the_catalogued_versions"),
+             Guard("template", "each catalogued tag is the one images/README.md builds from its Dockerfile",
+                   "tests/job/test_image_catalog.py::test_dockerfile_builds_the_catalogued_tag"))),
+    Promise(IMAGES, "The fsx-utils image carries the grpo-data / grpo-models of this chart's version",
+            "fsx-utils image tag ↔ chart appVersion ↔ installed tools",
+            (Check("GRPO849", "good-utility-pod.yaml", "bad-utility-pod.yaml"),),
+            (Guard("runtime", "the pod's readiness probe is `grpo-data version --expect <appVersion>`",
+                   "tests/data/test_where_they_run.py::test_pod_installs_nothing_and_is_ready_only_on_this_version"),
+             Guard("template", "the chart's appVersion, the image tag and the tools' version are one number",
+                   "tests/data/test_where_they_run.py::test_chart_image_and_tools_share_one_version"))),
+    Promise(IMAGES, "The reward routes name only scorers the reward-service image has",
+            "reward-service.routes ↔ the image's scorer registry",
+            guards=(Guard("schema", "the values schema's scorer list is the image's registry; an unknown scorer is "
+                          "refused",
+                          "tests/reward/test_reward_chart.py::test_schema_scorers_are_the_images_scorers"),)),
     Promise(IMAGES, "The Ray head and every worker group run the same image", "Ray head ↔ Ray workers",
             (Check("GRPO701", "good-project-built-tags.yaml", "bad-embedded-pod-templates.yaml"),)),
     Promise(NODES, "Every pod's requests fit the instance types it may schedule on; EFA all or nothing",
             "pod requests ↔ instance catalogue ↔ nodeSelector",
             (Check("GRPO601", "good-full-node.yaml", "bad-partial-efa-and-oversized.yaml"),)),
+    Promise(NODES, "The reward service, sandbox, fsx-utils, vLLM and lm-eval pods fit their own instance types",
+            "`<component>.resources` / `vllm.tensorParallel` ↔ `<component>.instanceType`",
+            (Check("GRPO601", "good-full-node.yaml", "bad-every-component-oversized.yaml"),)),
+    Promise(NODES, "The GPU workers take whole nodes: every GPU and EFA interface of the instance type",
+            "global.cluster.gpusPerNode / efaPerNode ↔ gpuInstanceType",
+            (Check("GRPO613", "good-hyperpod-p5en.yaml", "bad-half-a-p5en.yaml"),)),
+    Promise(NODES, "Evaluation takes no GPUs from the training release and never re-renders it",
+            "vllm / lm-eval ↔ the training RayCluster's nodes",
+            (Check("GRPO901", "good-eval-release.yaml", "bad-eval-in-training-release.yaml"),)),
+    Promise(NODES, "The shared volume holds the model, the retained checkpoints and the data",
+            "global.storage.capacity ↔ model size × checkpoints kept",
+            (Check("GRPO614", "good-keeps-three.yaml", "bad-keeps-too-many-checkpoints.yaml"),)),
     Promise(WIRING, "The job only calls components the values enable", "job reward/sandbox/eval ↔ components",
             (Check("GRPO102", "good-components-on.yaml", "bad-sandbox-disabled.yaml"),)),
+    Promise(WIRING, "The reward service routes every data source the prepared data carries, and `code` routes have "
+            "a sandbox", "reward-service.routes ↔ fsx-utils.data ↔ global.components.sandboxFusion",
+            (Check("GRPO550", "good-code-route-with-sandbox.yaml", "bad-code-route-without-sandbox.yaml"),
+             Check("GRPO550", "good-prepared-data-routed.yaml", "bad-prepared-data-unrouted.yaml"))),
     Promise(WIRING, "In-cluster URLs name the release's namespace and a Service it defines",
             "URLs in values/env/ConfigMaps ↔ Services ↔ namespace",
             (Check("GRPO101", "good-release-service.yaml", "bad-own-service-other-namespace.yaml"),)),
@@ -114,21 +228,23 @@ PROMISES: tuple[Promise, ...] = (
 
 
 def promises_markdown(rules: dict) -> list[str]:
-    """The table of promises (markdown lines): each row's rules with their fixtures, or the gap."""
+    """The table of promises (markdown lines): each row's rules with their fixtures, its guards with their tests,
+    or the gap."""
     out = ["## Cross-component promises", "",
-           "Every place where one component's setting must agree with another's or with the hardware, and the rule "
-           "that checks it, with its fixtures (under `tests/lint/rules/fixtures/<code>/`). A **gap** row has no "
-           "rule yet: a misconfiguration there lints clean.", "",
-           "| area | promise | between | rule | good fixture | bad fixture |", "|---|---|---|---|---|---|"]
+           "Every place where one component's setting must agree with another's or with the hardware, and what keeps "
+           "it: the rule that checks it, with its fixtures (under `tests/lint/rules/fixtures/<code>/`), or a guard "
+           "with the test that proves it. A guard is **by schema** (no values key can express the mismatch), **by "
+           "construction** (the chart or the builder derives both sides from one value) or **at start** (a gate in "
+           "the pod refuses the mismatch before the work starts: it is not caught by `grpo-lint`). A **gap** row has "
+           "neither: a misconfiguration there lints clean.", "",
+           "| area | promise | between | rule or guard | good fixture | bad fixture |", "|---|---|---|---|---|---|"]
     for p in PROMISES:
-        if p.checks:
-            names = "<br>".join(f"[{c.code}](#{c.code.lower()}-{rules[c.code].NAME}) {rules[c.code].NAME}"
-                                for c in p.checks)
-            good = "<br>".join(f"`{c.code}/{c.good}`" for c in p.checks)
-            bad = "<br>".join(f"`{c.code}/{c.bad}`" for c in p.checks)
-        else:
-            names, good, bad = f"**gap**: {p.gap}", "—", "—"
-        out.append(f"| {p.area} | {p.promise} | {p.between} | {names} | {good} | {bad} |")
-    gaps = [p for p in PROMISES if not p.checks]
+        names = [f"[{c.code}](#{c.code.lower()}-{rules[c.code].NAME}) {rules[c.code].NAME}" for c in p.checks]
+        names += [f"{GUARD_KINDS[g.kind]}: {g.how} (`{g.test}`)" for g in p.guards]
+        good = "<br>".join(f"`{c.code}/{c.good}`" for c in p.checks) or "—"
+        bad = "<br>".join(f"`{c.code}/{c.bad}`" for c in p.checks) or "—"
+        cell = "<br>".join(names) if names else f"**gap**: {p.gap}"
+        out.append(f"| {p.area} | {p.promise} | {p.between} | {cell} | {good} | {bad} |")
+    gaps = [p for p in PROMISES if not (p.checks or p.guards)]
     out += ["", f"Gaps ({len(gaps)}):", ""] + [f"- {p.promise} ({p.between}): {p.gap}." for p in gaps]
     return out
