@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
-from .capacity import quantity
+from ._quantity import quantity
 
 CODE = "GRPO520"
 NAME = "reward-workers-resources"
@@ -60,7 +60,8 @@ SERVER_MEMORY_MB = 512  # the HTTP process and the forkserver (docs/reward-servi
 def _env(container: dict) -> dict[str, object]:
     """name -> literal value (None where the value comes from a reference)."""
     out: dict[str, object] = {}
-    for item in container.get("env") or []:
+    items = container.get("env")
+    for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             out[item["name"]] = item.get("value") if "valueFrom" not in item else None
     return out
@@ -91,7 +92,7 @@ def _check_container(o, c: dict, env: dict, path: str, section: str | None) -> I
     limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
     requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
     cpu_text = limits.get("cpu", requests.get("cpu"))
-    cpu = quantity(cpu_text) if cpu_text is not None else None
+    cpu = quantity(cpu_text)
     who = f"{o.kind} {o.name}: container {c.get('name', '?')}"
 
     def at(values_key: str, object_path: str) -> dict:
@@ -99,8 +100,8 @@ def _check_container(o, c: dict, env: dict, path: str, section: str | None) -> I
 
     workers_set = "REWARD_WORKERS" in env
     workers = _int(env["REWARD_WORKERS"]) if workers_set and env["REWARD_WORKERS"] is not None else None
-    if workers_set and workers is None:
-        return  # from a reference or not a number: unknown here (the image refuses a non-number at start)
+    if workers_set and (workers is None or workers < 1):
+        return  # from a reference, or a value the image refuses at start: nothing to compare
     if workers is None:  # the image's default: one worker per CPU of the cgroup quota, rounded up
         if "cpu" not in limits:
             yield Hit(**at(f"{section}.workers", f"{path}.env"), severity=Severity.WARNING,
@@ -109,7 +110,7 @@ def _check_container(o, c: dict, env: dict, path: str, section: str | None) -> I
                       remediation="set REWARD_WORKERS to the CPU request less one, or give the container a CPU "
                       "limit")
             cpu = None
-        else:
+        elif quantity(limits["cpu"]):
             workers = max(1, math.ceil(quantity(limits["cpu"])))
     if workers is not None and cpu:
         cpu_at = at(f"{section}.workers", f"{path}.resources")
@@ -137,8 +138,8 @@ def _memory(env, limits, workers, who, at, path, section) -> Iterator[Hit]:
     if cap is None:
         return
     need_mib = workers * cap + SERVER_MEMORY_MB
-    have_mib = quantity(limits["memory"]) / 2**20
-    if have_mib < need_mib:
+    have = quantity(limits["memory"])
+    if have is not None and have / 2**20 < need_mib:
         yield Hit(**at(f"{section}.resources.memory", f"{path}.resources.limits.memory"),
                   related=(f"{section}.workers",) if section else (),
                   message=f"{who} has a {limits['memory']} memory limit for {workers} workers capped at {cap} MiB "

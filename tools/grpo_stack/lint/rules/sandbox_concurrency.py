@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from .capacity import quantity
+from ._quantity import quantity
 
 CODE = "GRPO521"
 NAME = "sandbox-oversubscribed"
@@ -56,9 +56,10 @@ def check(ctx) -> Iterator[Hit]:
         return  # no sample reaches the sandbox
     replicas, per_pod = ctx.get("reward-service.replicas"), ctx.get("reward-service.sandbox.concurrency")
     sandboxes, cpu_text = ctx.get("sandbox-fusion.replicas"), ctx.get("sandbox-fusion.resources.cpu")
-    if not all(isinstance(v, int) for v in (replicas, per_pod, sandboxes)) or cpu_text is None:
+    per_sandbox = quantity(cpu_text)
+    if not all(isinstance(v, int) for v in (replicas, per_pod, sandboxes)) or not per_sandbox:
         return
-    cpus = sandboxes * quantity(cpu_text)
+    cpus = sandboxes * per_sandbox
     calls = replicas * per_pod
     if cpus and calls > CALLS_PER_CPU * cpus:
         timeout = ctx.get("reward-service.sandbox.runTimeoutSeconds")

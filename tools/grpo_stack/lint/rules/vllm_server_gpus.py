@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
-from .capacity import quantity
+from ._quantity import quantity
 
 CODE = "GRPO904"
 NAME = "vllm-server-gpus"
@@ -78,7 +78,8 @@ def _sizes(words: list[str]) -> dict[str, int | None]:
         flag, eq, value = w.partition("=")
         if flag in FLAGS:
             text = value if eq else (words[i + 1] if i + 1 < len(words) else "")
-            sizes[FLAGS[flag]] = int(text) if text.isdigit() else None
+            number = int(text) if text.isascii() and text.isdigit() and len(text) <= 6 else 0
+            sizes[FLAGS[flag]] = number or None  # a variable, 0 or nonsense: vLLM decides, not this rule
     return sizes
 
 
@@ -98,11 +99,11 @@ def check(ctx) -> Iterator[Hit]:
             res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
             limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
             requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
-            gpu_text = limits.get("nvidia.com/gpu", requests.get("nvidia.com/gpu"))
+            gpu_count = quantity(limits.get("nvidia.com/gpu", requests.get("nvidia.com/gpu")))
             sizes = _sizes(words)
-            if gpu_text is None or None in sizes.values():
+            if not gpu_count or None in sizes.values():
                 continue  # a CPU server, or a size from a variable: unknown here
-            gpus, world = int(quantity(gpu_text)), sizes["tp"] * sizes["pp"] * sizes["dp"]
+            gpus, world = int(gpu_count), sizes["tp"] * sizes["pp"] * sizes["dp"]
             if world == gpus:
                 continue
             shown = " x ".join(f"{k} {v}" for k, v in sizes.items())

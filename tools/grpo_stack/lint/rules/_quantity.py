@@ -1,0 +1,20 @@
+"""Kubernetes quantities read defensively (not a rule: no CODE)."""
+
+from __future__ import annotations
+
+import math
+
+from .capacity import QTY, UNITS
+
+
+def quantity(value: object) -> float | None:
+    """A Kubernetes quantity (`4`, `2500m`, `6Gi`) as a number, or None where it is not one, so a rule compares
+    nothing rather than a made-up zero."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    found = QTY.match(str(value))
+    try:
+        number = float(found.group(1)) * UNITS[found.group(2) or ""] if found else None
+    except ValueError:  # "1.2.3" matches the pattern and is no number
+        return None
+    return number if number is not None and math.isfinite(number) else None
