@@ -213,7 +213,8 @@ class RewardService(Strict):
     workers: int = Field(ge=1, le=256, description="Scoring worker processes per pod: one per CPU of "
                          "`resources.cpu`, less one for the HTTP process; memory at least workers x 2 GiB + "
                          "0.5 GiB (GRPO520).")
-    hardTimeoutSeconds: float = Field(gt=0, le=30, description="Per-sample kill deadline.")
+    hardTimeoutSeconds: float = Field(gt=1, le=30, description="Per-sample kill deadline; above math-verify's 1 s "
+                                      "parse timeout, or the service refuses to start.")
     routes: dict[DataSource, RewardScorer] = Field(
         min_length=1,
         description="data_source -> scorer, matched exactly; a sample whose data_source is not listed is refused "

@@ -190,6 +190,11 @@ PROMISES: tuple[Promise, ...] = (
             guards=(Guard("schema", "the values schema's scorer list is the image's registry; an unknown scorer is "
                           "refused",
                           "tests/reward/test_reward_chart.py::test_schema_scorers_are_the_images_scorers"),)),
+    Promise(IMAGES, "Every reward-service value the schema accepts is one the service starts with",
+            "reward-service values schema ranges ↔ the image's start-up checks of its REWARD_* variables",
+            guards=(Guard("schema", "each numeric range lies inside the image's, and `hardTimeoutSeconds` must exceed "
+                          "math-verify's 1 s parse timeout; both ends of every range are rendered and started",
+                          "tests/reward/test_reward_values_fit_image.py::test_schema_range_ends_start_the_service"),)),
     Promise(IMAGES, "The Ray head and every worker group run the same image", "Ray head ↔ Ray workers",
             (Check("GRPO701", "good-project-built-tags.yaml", "bad-embedded-pod-templates.yaml"),)),
     Promise(NODES, "Every pod's requests fit the instance types it may schedule on; EFA all or nothing",

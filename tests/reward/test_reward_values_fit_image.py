@@ -1,0 +1,50 @@
+"""Every reward-service value the chart's schema accepts is one the service's own start-up check accepts: a value
+at either end of a schema range, rendered by the chart, must start the service (the predecessor's failure mode:
+a values file that lints clean and a pod that exits 2 at start, crash-looping until someone reads its log)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from grpo_stack.paths import REPO_ROOT
+from reward_service.config import ConfigError, Settings
+
+from tests.reward.test_reward_chart import _service_env
+
+SCHEMA = json.loads((REPO_ROOT / "charts/grpo-stack/charts/reward-service/values.schema.json").read_text())
+# Every reward-service key the chart renders into a REWARD_* variable with a numeric range.
+NUMERIC_KEYS = ["workers", "hardTimeoutSeconds", "sandbox.concurrency", "sandbox.retries",
+                "sandbox.runTimeoutSeconds", "sandbox.memoryMb", "sandbox.maxTests"]
+STEP = 0.001  # above an exclusive minimum
+
+
+def _property(key: str) -> dict:
+    node = SCHEMA
+    for part in key.split("."):
+        node = node["properties"][part]
+        if "$ref" in node:
+            node = SCHEMA["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def _ends(key: str) -> list[float]:
+    prop = _property(key)
+    integer = prop["type"] == "integer"
+    low = prop.get("minimum", prop.get("exclusiveMinimum", 0) + (1 if integer else STEP))
+    assert "maximum" in prop, f"reward-service.{key} has no maximum in the schema"
+    return [low, prop["maximum"]]
+
+
+CASES = [(key, value) for key in NUMERIC_KEYS for value in _ends(key)]
+
+
+@pytest.mark.parametrize("key, value", CASES, ids=[f"{k}={v:g}" for k, v in CASES])
+def test_schema_range_ends_start_the_service(render_values, key, value):
+    """A hardTimeoutSeconds the schema accepted (anything above 0) at or below math-verify's 1 s parse timeout
+    made the service refuse to start; every end of every range is rendered and started here instead."""
+    env = _service_env(render_values("qwen3-235b", {f"reward-service.{key}": value}))
+    try:
+        Settings.from_env(env)
+    except ConfigError as error:
+        pytest.fail(f"reward-service.{key}: {value:g} passes the values schema but the service refuses it: {error}")
