@@ -128,3 +128,18 @@ INSTANCE_TYPES: dict[str, InstanceType] = {row[0]: InstanceType(*row) for row in
 def lookup(name: str) -> InstanceType | None:
     """The capacity of an instance type; `ml.` SageMaker HyperPod names map to the EC2 type."""
     return INSTANCE_TYPES.get(name.removeprefix("ml."))
+
+
+# Memory of one GPU, MiB, per GPU instance family: EC2 DescribeInstanceTypes GpuInfo.Gpus[0].MemoryInfo.SizeInMiB,
+# which Karpenter labels `karpenter.k8s.aws/instance-gpu-memory` (K, per GPU; the reference table's "GPU mem / GPU"
+# column). Marketing figures (141 GB H200, 180 GB B200) differ and are not used.
+GPU_MEMORY_MIB: dict[str, int] = {
+    "p4d": 40960, "p4de": 81920, "p5": 81920, "p5e": 144384, "p5en": 144384, "p6-b200": 183359, "p6-b300": 275040,
+    "g5": 22888, "g6": 22888, "g6e": 45776,
+}
+
+
+def gpu_memory_mib(name: str) -> int | None:
+    """Memory of one GPU of an instance type (MiB), or None for a type without GPUs or not catalogued."""
+    node = lookup(name)
+    return GPU_MEMORY_MIB.get(node.name.split(".")[0]) if node and node.gpus else None

@@ -15,6 +15,7 @@ from . import (
     default_sa_rbac,
     device_limits,
     disabled_component,
+    engine_memory,
     eval_checkpoint_step,
     eval_phase,
     eval_server_heads,
@@ -103,6 +104,7 @@ _MODULES: list[ModuleType] = [
     sandbox_concurrency,
     eval_checkpoint_step,
     vllm_server_gpus,
+    engine_memory,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
