@@ -48,3 +48,16 @@ def test_schema_range_ends_start_the_service(render_values, key, value):
         Settings.from_env(env)
     except ConfigError as error:
         pytest.fail(f"reward-service.{key}: {value:g} passes the values schema but the service refuses it: {error}")
+
+
+def test_reward_clients_outwait_the_service(render_values):
+    """A client that gives up before the service answers retries a sample the service is still scoring: the
+    retry doubles the load exactly when the service is saturated. The verl client's per-attempt timeout must
+    outlast the service's queue deadline plus the longest per-sample kill the schema allows, and the chart must
+    leave the queue deadline at the image's default (it renders no REWARD_QUEUE_DEADLINE_S)."""
+    import verl_remote_reward
+
+    env = _service_env(render_values("qwen3-235b"))
+    assert "REWARD_QUEUE_DEADLINE_S" not in env
+    longest_kill = _property("hardTimeoutSeconds")["maximum"]
+    assert verl_remote_reward.DEFAULT_TIMEOUT_S > Settings.queue_deadline_s + longest_kill

@@ -67,6 +67,15 @@ PROMISES: tuple[Promise, ...] = (
             "run-on-cluster.sh `--wait-timeout` ↔ GPU node provisioning + image pull of the RayCluster pods",
             gap="the wait is a command-line flag (30m default; it fails naming the cluster when spent), and no rule "
             "compares it with the node provisioning and image pull the values imply"),
+    Promise(WAITS, "verl's reward client waits longer than the reward service may take to answer a sample",
+            "GRPO_REWARD_TIMEOUT_S (120 s) ↔ REWARD_QUEUE_DEADLINE_S (60 s) + reward-service.hardTimeoutSeconds",
+            guards=(Guard("schema", "the chart leaves the queue deadline at the image's default and the schema caps "
+                          "hardTimeoutSeconds at 30 s, below the client's timeout less the deadline",
+                          "tests/reward/test_reward_values_fit_image.py::test_reward_clients_outwait_the_service"),)),
+    Promise(WAITS, "miles' reward client waits longer than the reward service may take to answer a sample",
+            "miles `--rm-url` client timeout ↔ REWARD_QUEUE_DEADLINE_S + reward-service.hardTimeoutSeconds",
+            gap="miles' remote reward client and its timeout are upstream code in the miles image; no test here "
+            "reads that timeout"),
     Promise(WAITS, "A utility pod others wait on is Ready only after its set-up", "fsx-utils ↔ whoever waits "
             "for it", (Check("GRPO849", "good-utility-pod.yaml", "bad-utility-pod.yaml"),)),
     Promise(WAITS, "A readiness or startup probe checks the service it gates", "probe ↔ the server in the pod",
