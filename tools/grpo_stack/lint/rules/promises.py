@@ -81,8 +81,11 @@ PROMISES: tuple[Promise, ...] = (
     Promise(WAITS, "A readiness or startup probe checks the service it gates", "probe ↔ the server in the pod",
             (Check("GRPO844", "good-probes.yaml", "bad-probes.yaml"),)),
     Promise(SERVED, "The eval server's context holds what training generates and what lm-eval asks for",
-            "vllm.maxModelLen ↔ job lengths ↔ lm-eval.maxLength",
-            (Check("GRPO502", "good-covers-training.yaml", "bad-short-eval-context.yaml"),)),
+            "vllm.maxModelLen ↔ global.job.lengths ↔ lm-eval max_gen_toks / max_length",
+            (Check("GRPO502", "good-covers-training.yaml", "bad-short-eval-context.yaml"),),
+            (Guard("template", "lm-eval's generation budget and context are rendered from global.job.lengths, "
+                   "never typed in the lm-eval section",
+                   "tests/eval/test_eval_phase.py::test_lm_eval_budgets_are_trainings"),)),
     Promise(SERVED, "The eval server serves a checkpoint the job saves, from the job's own checkpoint directory",
             "global.eval.checkpointStep ↔ trainer.saveFreq / framework ↔ `<checkpointDir>/global_step_<N>/merged`",
             (Check("GRPO903", "good-saved-step.yaml", "bad-step-never-saved.yaml"),
