@@ -142,7 +142,7 @@ PROMISES: tuple[Promise, ...] = (
     Promise(PARALLEL, "Rollout engine tensor parallelism fits the model's heads (verl's vLLM, miles' SGLang)",
             "rollout tp ↔ model config",
             (Check("GRPO319", "good-rollout-heads.yaml", "bad-rollout-heads.yaml"),
-             Check("GRPO319", "good-miles-sglang-heads.yaml", "bad-miles-sglang-heads.yaml"))),
+             Check("GRPO319", "good-sglang-rollout-heads.yaml", "bad-sglang-rollout-heads.yaml"))),
     Promise(PARALLEL, "Rollout engines tile the GPUs and fill whole nodes", "rollout tp / placement ↔ GPUs per node",
             (Check("GRPO312", "good-rollout-tp.yaml", "bad-rollout-replica-straddles-nodes.yaml"),
              Check("GRPO322", "good-split-placement.yaml", "bad-engine-larger-than-rollout-gpus.yaml"))),
