@@ -42,6 +42,7 @@ from . import (
     reward_workers,
     sandbox_concurrency,
     service_account_token,
+    sglang_context,
     shell_syntax,
     staging_datasets,
     staging_model,
@@ -105,6 +106,7 @@ _MODULES: list[ModuleType] = [
     eval_checkpoint_step,
     vllm_server_gpus,
     engine_memory,
+    sglang_context,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -122,9 +122,10 @@ PROMISES: tuple[Promise, ...] = (
                           "test_lm_eval_asks_for_the_served_model_in_text"),)),
     Promise(SERVED, "The model staged on the volume is the model the job trains", "fsx-utils.model.repo ↔ "
             "global.job.model.preset", (Check("GRPO561", "good-preset-repo.yaml", "bad-other-model.yaml"),)),
-    Promise(SERVED, "The rollout engine's context fits the model and holds prompt + response",
-            "rollout max_model_len ↔ model config ↔ job lengths",
-            (Check("GRPO313", "good-max-model-len.yaml", "bad-max-model-len-truncates.yaml"),)),
+    Promise(SERVED, "The rollout engine's context fits the model and holds prompt + response (verl's vLLM, "
+            "miles' SGLang)", "rollout max_model_len / SGLang context ↔ model config ↔ job lengths",
+            (Check("GRPO313", "good-max-model-len.yaml", "bad-max-model-len-truncates.yaml"),
+             Check("GRPO906", "good-within-context.yaml", "bad-response-beyond-context.yaml"))),
     Promise(SERVED, "The LoRA rank trained is one vLLM serves", "job LoRA rank ↔ vLLM max_lora_rank list",
             (Check("GRPO305", "good-lora-rank-served.yaml", "bad-lora-rank-rounded-up.yaml"),)),
     Promise(PARALLEL, "Training GPUs split into whole tp × pp × cp replicas", "trainer parallelism ↔ GPU count",
