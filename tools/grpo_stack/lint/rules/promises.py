@@ -20,7 +20,7 @@ class Check:
 GUARD_KINDS = {
     "schema": "by schema",  # no values key can express the mismatch (a file that tries is refused)
     "template": "by construction",  # the chart or the builder derives both sides from one value
-    "runtime": "at start",  # a gate in the pod refuses the mismatch before the work starts
+    "runtime": "refused when run",  # the tool or a gate in the pod refuses the mismatch before any work starts
 }
 
 
@@ -262,12 +262,13 @@ def promises_markdown(rules: dict) -> list[str]:
            "Every place where one component's setting must agree with another's or with the hardware, and what keeps "
            "it: the rule that checks it, with its fixtures (under `tests/lint/rules/fixtures/<code>/`), or a guard "
            "with the test that proves it. A guard is **by schema** (no values key can express the mismatch), **by "
-           "construction** (the chart or the builder derives both sides from one value) or **at start** (a gate in "
-           "the pod refuses the mismatch before the work starts: it is not caught by `grpo-lint`). A **gap** row has "
-           "neither: a misconfiguration there lints clean.", "",
+           "construction** (the chart or the builder derives both sides from one value) or **refused when run** (the "
+           "tool or a gate in the pod refuses the mismatch before any work starts; `grpo-lint` does not see it). A "
+           "**gap** row has neither: a misconfiguration there lints clean.", "",
            "| area | promise | between | rule or guard | good fixture | bad fixture |", "|---|---|---|---|---|---|"]
     for p in PROMISES:
-        names = [f"[{c.code}](#{c.code.lower()}-{rules[c.code].NAME}) {rules[c.code].NAME}" for c in p.checks]
+        codes = list(dict.fromkeys(c.code for c in p.checks))  # a rule with several fixture pairs, named once
+        names = [f"[{code}](#{code.lower()}-{rules[code].NAME}) {rules[code].NAME}" for code in codes]
         names += [f"{GUARD_KINDS[g.kind]}: {g.how} (`{g.test}`)" for g in p.guards]
         good = "<br>".join(f"`{c.code}/{c.good}`" for c in p.checks) or "—"
         bad = "<br>".join(f"`{c.code}/{c.bad}`" for c in p.checks) or "—"
