@@ -67,6 +67,12 @@ PROMISES: tuple[Promise, ...] = (
             "run-on-cluster.sh `--wait-timeout` ↔ GPU node provisioning + image pull of the RayCluster pods",
             gap="the wait is a command-line flag (30m default; it fails naming the cluster when spent), and no rule "
             "compares it with the node provisioning and image pull the values imply"),
+    Promise(WAITS, "The training job's first reward and code-run calls come after the reward service and the "
+            "sandbox are Ready", "submit (run-on-cluster.sh) ↔ reward-service / sandbox-fusion readiness ↔ the "
+            "reward client's retries",
+            gap="run-on-cluster.sh waits for the Ray pods only; nothing compares the reward and sandbox pods' start "
+            "(CPU node provisioning, image pull) with the time to the first reward call, and verl's client gives "
+            "up after 6 attempts (about 31 s of backoff)"),
     Promise(WAITS, "verl's reward client waits longer than the reward service may take to answer a sample",
             "GRPO_REWARD_TIMEOUT_S (120 s) ↔ REWARD_QUEUE_DEADLINE_S (60 s) + reward-service.hardTimeoutSeconds",
             guards=(Guard("schema", "the chart leaves the queue deadline at the image's default and the schema caps "
