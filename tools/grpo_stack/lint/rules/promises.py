@@ -72,7 +72,7 @@ PROMISES: tuple[Promise, ...] = (
             "reward client's retries",
             gap="run-on-cluster.sh waits for the Ray pods only; nothing compares the reward and sandbox pods' start "
             "(CPU node provisioning, image pull) with the time to the first reward call, and verl's client gives "
-            "up after 6 attempts (about 31 s of backoff)"),
+            "up after 6 attempts (25 s of backoff in all)"),
     Promise(WAITS, "verl's reward client waits longer than the reward service may take to answer a sample",
             "GRPO_REWARD_TIMEOUT_S (120 s) ↔ REWARD_QUEUE_DEADLINE_S (60 s) + reward-service.hardTimeoutSeconds",
             guards=(Guard("schema", "the chart leaves the queue deadline at the image's default and the schema caps "
