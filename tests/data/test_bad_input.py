@@ -68,8 +68,10 @@ def test_zero_row_source(run, tmp_path):
 
 
 def test_missing_revision(run, tmp_path):
-    """A branch-pinned source without --revision: named, with the flag that fixes it."""
-    code, _, err = run("prepare", "--dataset", "taco", "--output", str(tmp_path / "o.parquet"))
+    """A branch given as revision (the parquet conversion branch here) without --allow-mutable: named, with the
+    flag that fixes it."""
+    code, _, err = run("prepare", "--dataset", "taco", "--revision", "taco=refs/convert/parquet",
+                       "--output", str(tmp_path / "o.parquet"))
     assert code == 2
     assert "taco: revision 'refs/convert/parquet' is a branch, not a commit" in _one_line(err)
 
