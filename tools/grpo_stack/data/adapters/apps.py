@@ -25,7 +25,8 @@ ADAPTER = Adapter(
     data_source="apps", ability="code",
     splits={"train": "train.jsonl", "test": "test.jsonl"},
     convert=convert, columns=("question", "input_output"),
-    provenance="main's head 21e74dd (\"update metadata\"), the 7 columns and 5,000 train / 5,000 test: confirmed "
+    provenance="21e74dd as the latest commit to README.md on main (\"update metadata\"), the 7 columns and "
+    "5,000 train / 5,000 test: confirmed "
     "from https://huggingface.co/datasets/codeparrot/apps/blob/main/README.md (7-hex prefix; the full hash is "
     "from public pins of main). Files train.jsonl (107,101,272 bytes) and test.jsonl (1,292,436,853 bytes) "
     "beside apps.py at this commit, with the key `id` where the script renamed it problem_id: from public "

@@ -28,7 +28,8 @@ ADAPTER = Adapter(
     data_source="DigitalLearningGmbH/MATH-lighteval", ability="math",
     splits={"train": "data/train-*.parquet", "test": "data/test-*.parquet"},
     convert=convert, columns=("problem", "solution"),
-    provenance="commit 0530c78 as main's head (\"Update README.md\"), config `default` with columns problem, "
+    provenance="commit 0530c78 as the latest commit to README.md on main (\"Update README.md\"), config "
+    "`default` with columns problem, "
     "level, solution, type (all strings), 7,500 train / 5,000 test: confirmed from "
     "https://hf-proxy.robus.us.kg/datasets/DigitalLearningGmbH/MATH-lighteval/blob/main/README.md (a Hub mirror "
     "page; it shows the 7-hex prefix, the full hash is from public pins). File "

@@ -27,7 +27,8 @@ ADAPTER = Adapter(
     provenance="config ALL with data_files ALL/train-* and ALL/test-*, 17 string columns, 25,443 train / 1,000 "
     "test: confirmed from the parquet conversion commit's card "
     "https://huggingface.co/datasets/BAAI/TACO/blob/1257571d3ae21509282a69a0e34d85cb6d85b594/README.md "
-    "(\"Convert dataset to Parquet (#2)\") and from main's later head d593ed0 (\"Update README.md\", same configs, "
+    "(\"Convert dataset to Parquet (#2)\") and from d593ed0, a later commit to README.md on main "
+    "(\"Update README.md\", same configs, "
     "with the test-set fix note) at https://shuiyin.accos.tk/datasets/BAAI/TACO/blob/main/README.md?code=true "
     "(a Hub mirror page; 7-hex prefix, the full hash from public pins). Shard names "
     "ALL/train-0000N-of-00009.parquet and ALL/test-00000-of-00001.parquet: from public pins of d593ed0",
