@@ -94,6 +94,9 @@ def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir:
     rows = sum(_count_rows(adapter, p) for p in matched)
     if rows == 0:
         raise DataInputError(f"{adapter.name} ({split}): empty dataset: {pattern} under {source_dir} has 0 rows")
+    # datasets logs a parse failure (a truncated JSON line) on its own before raising it; the raise becomes
+    # the one-line error below, so its log line would only be a second, noisier copy.
+    datasets.utils.logging.set_verbosity(datasets.utils.logging.CRITICAL)
     try:
         # The packaged builder, not the directory: a repository copy that still holds its loading script
         # (apps.py beside APPS' JSON lines) makes `load_dataset(<dir>)` refuse to run at all.
@@ -102,7 +105,11 @@ def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir:
             split=split, cache_dir=str(cache / "datasets"),
         )
     except Exception as exc:  # datasets raises many types for unreadable parquet; all are bad input here
-        raise DataInputError(f"{adapter.name}: cannot read {pattern} under {source_dir}: {exc}") from None
+        root = exc
+        while root.__cause__ is not None or root.__context__ is not None:  # datasets wraps the parser's error
+            root = root.__cause__ or root.__context__
+        why = str(exc) if root is exc else f"{exc}: {root}"
+        raise DataInputError(f"{adapter.name}: cannot read {pattern} under {source_dir}: {why}") from None
     missing = [c for c in adapter.columns if c not in ds.column_names]
     if missing:
         raise DataInputError(
