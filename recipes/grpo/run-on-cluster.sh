@@ -1,26 +1,28 @@
 #!/usr/bin/env bash
 # Submit the release's GRPO job from inside its Ray head pod.
 #
-#   recipes/grpo/run-on-cluster.sh --release grpo --namespace team-a [--dry-run] [--follow]
+#   recipes/grpo/run-on-cluster.sh --release grpo --namespace team-a [--dry-run] [--follow] [--overwrite-checkpoints]
 #
 # --follow streams the Ray job's logs and exits with the job's status (0 only when it SUCCEEDED).
+# --overwrite-checkpoints lets a resume.mode: disable run start at step 0 where an earlier run's checkpoints are.
 # Everything the job needs comes from the release itself: the RayCluster is found by the release's
 # app.kubernetes.io/instance label (never `.items[0]` of any head in the namespace), the command is built in the
 # head pod from the job ConfigMap the chart mounted there, by the same builder `grpo-render --job` uses.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 --release NAME --namespace NS [--dry-run] [--follow] [--wait-timeout 30m]" >&2
+  echo "usage: $0 --release NAME --namespace NS [--dry-run] [--follow] [--overwrite-checkpoints] [--wait-timeout 30m]" >&2
   exit 2
 }
 
-release="" namespace="" dry_run=0 follow=0 wait_timeout="30m"
+release="" namespace="" dry_run=0 follow=0 overwrite=0 wait_timeout="30m"
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) release="${2:-}"; shift 2 ;;
     --namespace) namespace="${2:-}"; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
     --follow) follow=1; shift ;;
+    --overwrite-checkpoints) overwrite=1; shift ;;
     --wait-timeout) wait_timeout="${2:-}"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
@@ -74,6 +76,7 @@ kubectl "${ns[@]}" cp "$here/submit.sh" "${head}:/tmp/grpo-stack/submit.sh"
 args=(--expect-spec-sha256 "$spec_sha")
 [ "$dry_run" -eq 1 ] && args+=(--dry-run)
 [ "$follow" -eq 1 ] && args+=(--follow)
+[ "$overwrite" -eq 1 ] && args+=(--overwrite-checkpoints)
 echo "run-on-cluster: submitting from ${namespace}/${head} (${want} workers Ready)"
 # kubectl exec returns the in-pod submit's exit status: with --follow, the job's.
 exec kubectl "${ns[@]}" exec "$head" -- bash /tmp/grpo-stack/submit.sh "${args[@]}"

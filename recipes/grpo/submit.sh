@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs INSIDE the Ray head pod (run-on-cluster.sh copies it there with the grpo_stack package):
 #
-#   bash /tmp/grpo-stack/submit.sh [--dry-run] [--follow] [--expect-spec-sha256 HEX]
+#   bash /tmp/grpo-stack/submit.sh [--dry-run] [--follow] [--overwrite-checkpoints] [--expect-spec-sha256 HEX]
 #
 # Refuses a stale job spec, prints the run's banner (framework, model, cluster, batch sizes, where it resumes),
 # runs the preparation steps the builder lists (miles: HF -> torch_dist conversion, skipped when done), submits

@@ -62,32 +62,42 @@ def aime(root: Path, items: list[tuple[str, int]]) -> Path:
 
 
 def _apps_row(i: int, question: str, io: dict | None, starter: str = "") -> dict:
-    return {"problem_id": i, "question": question, "solutions": json.dumps(["print(input())"]),
+    return {"id": i, "question": question, "solutions": json.dumps(["print(input())"]),
             "input_output": json.dumps(io) if io is not None else "", "difficulty": "interview",
             "url": f"https://codeforces.com/problemset/problem/{i}", "starter_code": starter}
 
 
-def apps(root: Path, train: list[tuple[str, dict | None]], test: list[tuple[str, dict | None]],
-         config: str = "all") -> Path:
-    """codeparrot/apps on refs/convert/parquet: all/{train,test}/NNNN.parquet; input_output is a JSON string."""
+def apps(root: Path, train: list[tuple[str, dict | None]], test: list[tuple[str, dict | None]]) -> Path:
+    """codeparrot/apps at main: train.jsonl and test.jsonl at the root beside apps.py, one JSON object a line,
+    key `id` (the script renamed it problem_id); solutions and input_output are JSON strings."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "apps.py").write_text("# the loading script current datasets releases refuse to run\n")
     for split, items in (("train", train), ("test", test)):
-        _write(root / config / split / "0000.parquet", [_apps_row(i, q, io) for i, (q, io) in enumerate(items)])
+        with (root / f"{split}.jsonl").open("w") as f:
+            for i, (q, io) in enumerate(items):
+                f.write(json.dumps(_apps_row(i, q, io)) + "\n")
     return root
 
 
+TACO_COLUMNS = ("question", "solutions", "starter_code", "input_output", "difficulty", "raw_tags", "name", "source",
+                "tags", "skill_types", "url", "Expected Auxiliary Space", "time_limit", "date", "picture_num",
+                "memory_limit", "Expected Time Complexity")
+TACO_SCHEMA = pa.schema([(c, pa.string()) for c in TACO_COLUMNS])  # the card declares every feature a string
+
+
 def taco(root: Path, train: list[tuple[str, dict | None]], test: list[tuple[str, dict | None]]) -> Path:
-    """BAAI/TACO on refs/convert/parquet: ALL/{train,test}/NNNN.parquet with TACO's extra columns."""
-    for split, items in (("train", train), ("test", test)):
+    """BAAI/TACO at its parquet commit: ALL/train-NNNNN-of-00009.parquet, ALL/test-00000-of-00001.parquet."""
+    for name, items in (("train-00000-of-00009", train), ("test-00000-of-00001", test)):
         rows = []
         for i, (q, io) in enumerate(items):
             row = _apps_row(i, q, io)
-            row.pop("problem_id")
+            row.pop("id")
             row.update({"raw_tags": "['math']", "name": f"p{i}", "source": "codeforces", "tags": "['Math']",
                         "skill_types": "[]", "Expected Auxiliary Space": None, "time_limit": "1 second",
                         "date": "2020-01-01", "picture_num": "0", "memory_limit": "256 megabytes",
                         "Expected Time Complexity": None, "difficulty": "EASY"})
             rows.append(row)
-        _write(root / "ALL" / split / "0000.parquet", rows)
+        _write(root / "ALL" / f"{name}.parquet", rows, TACO_SCHEMA)
     return root
 
 
@@ -104,8 +114,12 @@ CC_SCHEMA = pa.schema([
 ])
 
 
+# valid and test are the real shard hashes; train has 39 shards whose names were not read, so a stand-in.
+CC_SHARD_HASH = {"train": "0123456789abcdef", "valid": "5e672c5751f060d3", "test": "9c49eeff30aacaa8"}
+
+
 def codecontests(root: Path, splits: dict[str, list[tuple[str, list[tuple[str, str]]]]]) -> Path:
-    """deepmind/code_contests: data/<split>-NNNNN-of-NNNNN.parquet, tests as {input: [...], output: [...]} structs."""
+    """deepmind/code_contests: data/<split>-NNNNN-of-NNNNN-<hash>.parquet, tests as {input, output} structs."""
     for split, items in splits.items():
         rows = []
         for i, (desc, cases) in enumerate(items):
@@ -122,5 +136,6 @@ def codecontests(root: Path, splits: dict[str, list[tuple[str, list[tuple[str, s
                 "time_limit": {"seconds": 2, "nanos": 0}, "memory_limit_bytes": 256000000,
                 "input_file": "", "output_file": "",
             })
-        _write(root / "data" / f"{split}-00000-of-00001.parquet", rows, CC_SCHEMA)
+        # Shard names carry a content hash, as at the pinned commit (data/valid-00000-of-00001-5e672c5751f060d3...).
+        _write(root / "data" / f"{split}-00000-of-00001-{CC_SHARD_HASH[split]}.parquet", rows, CC_SCHEMA)
     return root

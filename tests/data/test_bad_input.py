@@ -68,8 +68,10 @@ def test_zero_row_source(run, tmp_path):
 
 
 def test_missing_revision(run, tmp_path):
-    """A branch-pinned source without --revision: named, with the flag that fixes it."""
-    code, _, err = run("prepare", "--dataset", "taco", "--output", str(tmp_path / "o.parquet"))
+    """A branch given as revision (the parquet conversion branch here) without --allow-mutable: named, with the
+    flag that fixes it."""
+    code, _, err = run("prepare", "--dataset", "taco", "--revision", "taco=refs/convert/parquet",
+                       "--output", str(tmp_path / "o.parquet"))
     assert code == 2
     assert "taco: revision 'refs/convert/parquet' is a branch, not a commit" in _one_line(err)
 
@@ -87,6 +89,23 @@ def test_wrong_layout_names_the_missing_columns(run, tmp_path):
     code, _, err = run("prepare", "--dataset", "gsm8k", "--source-dir", f"gsm8k={src}",
                        "--output", str(tmp_path / "o.parquet"))
     assert code == 2 and "lacks column(s) question, answer" in _one_line(err)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"<html>rate limited</html>\n", "train.jsonl: not a JSON-lines file"),
+    (b"\n\n", "apps (train): empty dataset: train.jsonl under"),
+    # the parser's own reason follows datasets' generic message (its wording is the JSON parser's)
+    (b'{"id": 0, "question": "q"}\n{"id": 1, "question"\n', "apps: cannot read train.jsonl under"),
+])
+def test_bad_json_lines_source(run, tmp_path, content, message):
+    """APPS is read from JSON lines: an HTML error page saved in its place, an empty file or a truncated line is
+    one clear line, never a traceback."""
+    src = sources.apps(tmp_path / "apps", [("q", {"inputs": ["1"], "outputs": ["1"]})], [])
+    (src / "train.jsonl").write_bytes(content)
+    code, _, err = run("prepare", "--dataset", "apps", "--source-dir", f"apps={src}",
+                       "--output", str(tmp_path / "o.parquet"))
+    assert code == 2 and message in _one_line(err), err
+    assert not err.rstrip().endswith("while generating the dataset"), "the parser's reason is left out"
 
 
 def test_no_files_for_split(run, tmp_path):

@@ -37,15 +37,30 @@ def test_pinned_dataset_downloaded_and_prepared(online, run, tmp_path):
 
 
 def test_branch_resolved_and_recorded(online, run, tmp_path):
-    repo = sources.apps(tmp_path / "repo", [("q.", {"inputs": ["1"], "outputs": ["1"]})], [])
+    repo = sources.gsm8k(tmp_path / "repo", [("a?", "1")], [("t?", "3")])
     out = tmp_path / "train.parquet"
-    with FakeHub(repo, "codeparrot/apps", COMMIT, branches={"refs/convert/parquet": COMMIT},
-                 repo_type="dataset") as hub:
-        code, _, err = run("prepare", "--dataset", "apps", "--allow-mutable", "--endpoint", hub.url,
-                           "--output", str(out))
+    with FakeHub(repo, "openai/gsm8k", COMMIT, branches={"main": COMMIT}, repo_type="dataset") as hub:
+        code, _, err = run("prepare", "--dataset", "gsm8k", "--revision", "gsm8k=main", "--allow-mutable",
+                           "--endpoint", hub.url, "--output", str(out))
     assert code == 0, err
     src = json.loads((tmp_path / "train.parquet.manifest.json").read_text())["sources"][0]
-    assert (src["revision"], src["commit"], src["mutable"]) == ("refs/convert/parquet", COMMIT, True)
+    assert (src["revision"], src["commit"], src["mutable"]) == ("main", COMMIT, True)
+
+
+def test_apps_reads_its_json_lines_at_the_pinned_commit(online, run, tmp_path):
+    """APPS has no parquet at any commit of main: its train.jsonl is fetched alone (not apps.py, which current
+    datasets refuses to run, nor the 1.3 GB test.jsonl) and read without the loading script."""
+    repo = sources.apps(tmp_path / "repo", [("Echo.", {"inputs": ["1\n"], "outputs": ["1\n"]})],
+                        [("t", {"inputs": ["2\n"], "outputs": ["2\n"]})])
+    out = tmp_path / "train.parquet"
+    with FakeHub(repo, "codeparrot/apps", "21e74ddf8de1a21436da12e3e653065c5213e9d1", repo_type="dataset") as hub:
+        code, _, err = run("prepare", "--dataset", "apps", "--endpoint", hub.url, "--output", str(out))
+    assert code == 0, err
+    (row,) = pq.read_table(out).to_pylist()
+    assert row["data_source"] == "apps" and row["extra_info"]["source_id"] == "0"
+    src = json.loads((tmp_path / "train.parquet.manifest.json").read_text())["sources"][0]
+    assert [f["path"] for f in src["files"]] == ["train.jsonl"]
+    assert (src["commit"], src["mutable"]) == ("21e74ddf8de1a21436da12e3e653065c5213e9d1", False)
 
 
 def test_unknown_revision_is_one_line(online, run, tmp_path):

@@ -121,13 +121,15 @@ def test_codecontests_public_and_private_tests(run, tmp_path):
 
 
 def test_branch_revision_needs_a_pin_or_allow_mutable(run, tmp_path):
-    """A loading-script dataset's refs/convert/parquet branch moves; it is never used silently."""
+    """A branch (APPS' parquet conversion branch refs/convert/parquet moves whenever the Hub re-converts) is never
+    used silently: refused with the fix named, or recorded as mutable."""
     src = sources.apps(tmp_path / "apps", [("q", {"inputs": ["1"], "outputs": ["1"]})], [])
-    code, _, err = run("prepare", "--dataset", "apps", "--source-dir", f"apps={src}",
+    branch = ("--revision", "apps=refs/convert/parquet")
+    code, _, err = run("prepare", "--dataset", "apps", "--source-dir", f"apps={src}", *branch,
                        "--output", str(tmp_path / "o.parquet"))
     assert code == 2
     assert err.count("\n") == 1 and "pin it with --revision apps=<40-hex commit>" in err
-    pq_path, _ = _prepare(run, tmp_path, "apps", src, "--allow-mutable")
+    pq_path, _ = _prepare(run, tmp_path, "apps", src, *branch, "--allow-mutable")
     manifest = json.loads((tmp_path / "out" / "train.parquet.manifest.json").read_text())
     assert manifest["sources"][0]["revision"] == "refs/convert/parquet"
     assert manifest["sources"][0]["mutable"] is True
@@ -199,4 +201,5 @@ def test_pass_rate_filter_where_the_column_exists(run, tmp_path):
 def test_registry_has_every_supported_source():
     assert sorted(REGISTRY) == ["aime", "apps", "codecontests", "dapo-math-17k", "gsm8k", "math", "taco"]
     for a in REGISTRY.values():
-        assert a.pinned or a.revision == "refs/convert/parquet", a.name
+        assert a.pinned, f"{a.name}: {a.revision} is not a 40-hex commit"
+        assert "confirmed" in a.provenance, f"{a.name}: provenance says neither confirmed nor unconfirmed"

@@ -67,10 +67,22 @@ def test_fresh_when_nothing_is_there(tmp_path):
     assert resume_state("miles", str(ckpt(tmp_path)), "auto", None).kind == "fresh"
 
 
-def test_disable_is_fresh_and_warns_about_overwriting(tmp_path):
-    root = ckpt(tmp_path, b"garbage", ["iter_0000001"])
-    s = resume_state("miles", str(root), "disable", None)
-    assert s.kind == "fresh" and "will be overwritten" in s.detail
+@pytest.mark.parametrize("framework, tracker, dirs, held", [
+    ("miles", b"garbage", ["iter_0000001"], "iter_0000001"),
+    ("verl", None, ["global_step_9", "global_step_10", "global_step_100"], "global_step_100 and 2 more"),
+    ("verl", b"5", [], TRACKER),
+])
+def test_disable_over_an_earlier_run_is_flagged(tmp_path, framework, tracker, dirs, held):
+    """resume.mode disable starts at step 0: where an earlier run's checkpoints are, its saves would overwrite them
+    one by one, so the state is `overwrite` (the submit refuses it unless told), naming the newest step."""
+    root = ckpt(tmp_path, tracker, dirs)
+    s = resume_state(framework, str(root), "disable", None)
+    assert s.kind == "overwrite" and f"already holds {held}" in s.detail
+
+
+def test_disable_in_an_empty_or_missing_directory_is_fresh(tmp_path):
+    assert resume_state("verl", str(ckpt(tmp_path)), "disable", None).kind == "fresh"
+    assert resume_state("miles", str(tmp_path / "none"), "disable", None).kind == "fresh"
 
 
 def test_from_path(tmp_path):

@@ -288,20 +288,28 @@ def test_unreadable_tracker_refuses_to_submit(tmp_path, ray_head, tracker):
     assert job_ids(address) == before
 
 
-def test_resume_disabled_starts_fresh_over_an_unreadable_tracker(tmp_path, ray_head):
-    """The values can say otherwise: resume.mode disable starts fresh and says the old checkpoints get overwritten."""
+def test_resume_disabled_over_old_checkpoints_is_refused_unless_overwrite(tmp_path, ray_head):
+    """resume.mode disable where an earlier run left checkpoints: the run would start at step 0 and overwrite them,
+    so the submit refuses (exit 2, nothing reaches Ray) and names the ways out; --overwrite-checkpoints, passed
+    through run-on-cluster.sh, lets it start fresh."""
     address, env = ray_head
     storage = tmp_path / "fsx"
     state, spec = cluster_state("qwen3-8b.yaml", storage=storage)
     ckpt = storage / spec["job"]["trainer"]["checkpointDir"]
-    ckpt.mkdir(parents=True)
+    (ckpt / "global_step_40").mkdir(parents=True)
     (ckpt / "latest_checkpointed_iteration.txt").write_text("garbage")
     spec_text = json.loads(state["configmaps"][0]["data"]["job.json"])
     spec_text["job"]["resume"] = {"mode": "disable"}
     state["configmaps"][0]["data"]["job.json"] = json.dumps(spec_text)
-    proc, _ = run_recipe(tmp_path, state, spec_text, "--dry-run", env={**env, "RAY_ADDRESS": address})
+    env = {**env, "RAY_ADDRESS": address}
+    before = job_ids(address)
+    proc, _ = run_recipe(tmp_path, state, spec_text, env=env)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "would start fresh over an earlier run's checkpoints" in proc.stdout
+    assert "--overwrite-checkpoints" in proc.stderr and "resume.mode: auto" in proc.stderr
+    assert job_ids(address) == before
+    proc, _ = run_recipe(tmp_path, state, spec_text, "--dry-run", "--overwrite-checkpoints", env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "starts fresh (resume.mode: disable; checkpoints already in" in proc.stdout
 
 
 def test_stale_job_spec_is_refused(tmp_path, ray_head):

@@ -27,7 +27,7 @@ class FrameworkImage:
 IMAGES: dict[str, FrameworkImage] = {
     "verl": FrameworkImage(
         framework="verl", version="0.9.1", rollout_engine="vllm", rollout_engine_version="0.24.0",
-        ray_version="2.53.0", repository="grpo-stack/verl", tag="0.9.1-ray2.53.0-r1",
+        ray_version="2.53.0", repository="grpo-stack/verl", tag="0.9.1-ray2.53.0-r2",
         dockerfile="images/verl/Dockerfile",
         source="images/verl/requirements.txt (verl==0.9.1, ray==2.53.0); FROM vllm/vllm-openai:v0.24.0",
     ),

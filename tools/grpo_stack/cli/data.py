@@ -6,8 +6,8 @@
   grpo-data datasets                                  (the registry: name, repository, revision, splits)
   grpo-data version [--expect VERSION]                (exit 1 when the installed tools are another version)
 
-Every revision is a commit; a branch (APPS, TACO convert their loading scripts on refs/convert/parquet) must be
-pinned with --revision NAME=<commit> or let through with --allow-mutable, which the manifest records.
+Every source is pinned to a commit; --revision NAME=<commit> reads another one, and a branch given there is
+refused unless --allow-mutable lets it through, which the manifest records.
 Exit status: 0 done, 1 the holdout audit found overlap above --max-overlap, 2 bad input.
 """
 
@@ -46,7 +46,7 @@ def _sources(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source-dir", action="append", default=[], metavar="NAME=DIR",
                    help="read NAME from a local copy of its repository at the pinned revision instead of the Hub")
     p.add_argument("--revision", action="append", default=[], metavar="NAME=COMMIT",
-                   help="override NAME's pinned revision (required for branch-pinned sources)")
+                   help="read NAME at another commit than its pinned one")
     p.add_argument("--allow-mutable", action="store_true",
                    help="accept a branch as revision; the manifest records it as mutable")
     p.add_argument("--cache-dir", type=Path,
@@ -294,9 +294,8 @@ def _list() -> int:
     from ..data.adapters import REGISTRY
 
     for a in REGISTRY.values():
-        pin = a.revision if a.pinned else f"{a.revision} (branch: pin with --revision {a.name}=<commit>)"
         print(f"{a.name:<14} {a.ability:<5} {a.repo:<36} data_source={a.data_source:<36} splits={','.join(a.splits)}")
-        print(f"{'':<14} revision {pin}")
+        print(f"{'':<14} revision {a.revision} files {' '.join(f'{k}={v}' for k, v in a.splits.items())}")
     return 0
 
 

@@ -1,6 +1,7 @@
 """Reading a source: a local snapshot of the dataset repository (tests, air-gapped clusters) or the Hub at the
-pinned revision. Both end in the same `datasets.load_dataset(<directory>, data_files=...)` call on parquet
-files, so the rows the tests check are read exactly as the cluster reads them."""
+pinned revision. Both end in the same `datasets.load_dataset("parquet" | "json", data_files=...)` call on the
+source's own data files (parquet, or JSON lines where a repository has no parquet at a commit), so the rows the
+tests check are read exactly as the cluster reads them."""
 
 from __future__ import annotations
 
@@ -64,6 +65,21 @@ def snapshot(adapter: Adapter, split: str, revision: str, cache: Path,
     return local, commit
 
 
+def _count_rows(adapter: Adapter, path: Path) -> int:
+    """Rows in one data file, read cheaply before `datasets` parses it: a parquet footer or non-blank lines."""
+    if path.suffix == ".jsonl":
+        with path.open("rb") as f:
+            head = f.read(1).lstrip()
+            if head and head != b"{":
+                raise DataInputError(f"{adapter.name}: {path}: not a JSON-lines file (first byte {head!r})")
+            f.seek(0)
+            return sum(1 for line in f if line.strip())
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception as exc:  # ArrowInvalid and friends: not a parquet file
+        raise DataInputError(f"{adapter.name}: {path}: not a parquet file ({exc})") from None
+
+
 def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir: Path, cache: Path,
          commit: str | None = None) -> Loaded:
     """Rows of one split from a directory holding the repository's files at `revision`."""
@@ -75,20 +91,25 @@ def load(adapter: Adapter, split: str, revision: str, mutable: bool, source_dir:
     matched = sorted(p for p in source_dir.glob(pattern) if p.is_file())
     if not matched:
         raise DataInputError(f"{adapter.name}: no files match {pattern} under {source_dir}")
-    rows = 0
-    for p in matched:
-        try:
-            rows += pq.ParquetFile(p).metadata.num_rows
-        except Exception as exc:  # ArrowInvalid and friends: not a parquet file
-            raise DataInputError(f"{adapter.name}: {p}: not a parquet file ({exc})") from None
+    rows = sum(_count_rows(adapter, p) for p in matched)
     if rows == 0:
         raise DataInputError(f"{adapter.name} ({split}): empty dataset: {pattern} under {source_dir} has 0 rows")
+    # datasets logs a parse failure (a truncated JSON line) on its own before raising it; the raise becomes
+    # the one-line error below, so its log line would only be a second, noisier copy.
+    datasets.utils.logging.set_verbosity(datasets.utils.logging.CRITICAL)
     try:
+        # The packaged builder, not the directory: a repository copy that still holds its loading script
+        # (apps.py beside APPS' JSON lines) makes `load_dataset(<dir>)` refuse to run at all.
         ds = datasets.load_dataset(
-            str(source_dir), data_files={split: pattern}, split=split, cache_dir=str(cache / "datasets"),
+            "json" if pattern.endswith(".jsonl") else "parquet", data_files={split: [str(p) for p in matched]},
+            split=split, cache_dir=str(cache / "datasets"),
         )
     except Exception as exc:  # datasets raises many types for unreadable parquet; all are bad input here
-        raise DataInputError(f"{adapter.name}: cannot read {pattern} under {source_dir}: {exc}") from None
+        root = exc
+        while root.__cause__ is not None or root.__context__ is not None:  # datasets wraps the parser's error
+            root = root.__cause__ or root.__context__
+        why = str(exc) if root is exc else f"{exc}: {root}"
+        raise DataInputError(f"{adapter.name}: cannot read {pattern} under {source_dir}: {why}") from None
     missing = [c for c in adapter.columns if c not in ds.column_names]
     if missing:
         raise DataInputError(

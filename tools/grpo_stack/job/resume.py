@@ -22,7 +22,7 @@ MAX_TRACKER_BYTES = 64
 
 @dataclass(frozen=True)
 class ResumeState:
-    kind: str  # fresh | resume | unknown
+    kind: str  # fresh | resume | unknown | overwrite (fresh over an earlier run's checkpoints)
     directory: str
     step: int | None = None
     detail: str = ""
@@ -32,6 +32,8 @@ class ResumeState:
             return f"resumes from step {self.step} in {self.directory}"
         if self.kind == "fresh":
             return f"starts fresh ({self.detail})"
+        if self.kind == "overwrite":
+            return f"would start fresh over an earlier run's checkpoints ({self.detail})"
         return f"cannot tell ({self.detail})"
 
 
@@ -96,9 +98,14 @@ def from_root(directory: str, framework: str, mode: str) -> ResumeState:
 
 def resume_state(framework: str, checkpoint_dir: str, mode: str, path: str | None) -> ResumeState:
     if mode == "disable":
-        existing = os.path.exists(os.path.join(checkpoint_dir, TRACKER)) or bool(step_dirs(checkpoint_dir, framework))
-        note = f"; checkpoints already in {checkpoint_dir} will be overwritten by its saves" if existing else ""
-        return ResumeState("fresh", checkpoint_dir, detail="resume.mode: disable" + note)
+        # Step 0 again in a directory that holds another run's steps: its saves overwrite them step by step, and
+        # a later `auto` resume would mix the two runs. The submit refuses unless told to overwrite.
+        found = sorted(step_dirs(checkpoint_dir, framework), key=lambda d: int(d.rsplit("_", 1)[1]))
+        if found or os.path.lexists(os.path.join(checkpoint_dir, TRACKER)):
+            held = f"{found[-1]} and {len(found) - 1} more" if len(found) > 1 else (found or [TRACKER])[0]
+            return ResumeState("overwrite", checkpoint_dir,
+                               detail=f"resume.mode: disable; {checkpoint_dir} already holds {held}")
+        return ResumeState("fresh", checkpoint_dir, detail="resume.mode: disable")
     if mode == "fromPath":
         assert path is not None
         if framework == "verl":  # verl resumes from one global_step_<N> directory

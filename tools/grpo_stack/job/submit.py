@@ -198,6 +198,10 @@ def run(opts: argparse.Namespace) -> int:
     if state.kind == "unknown":
         raise Refused(f"cannot tell where the run would start ({state.detail}). Fix or remove the tracker, or set "
                       "global.job.resume.mode: disable (start fresh) or fromPath (resume from a named checkpoint)")
+    if state.kind == "overwrite" and not opts.overwrite_checkpoints:
+        raise Refused(f"{state.directory} holds an earlier run's checkpoints and resume.mode: disable would start at "
+                      "step 0 and overwrite them. Set global.job.resume.mode: auto to continue that run, point "
+                      "global.job.trainer.checkpointDir at a new directory, or pass --overwrite-checkpoints")
     env = dict(built.env)
     ray = None if opts.dry_run else Ray(opts.address)
     for i, step in enumerate(built.prepare, 1):
@@ -252,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--address", default=os.environ.get("RAY_ADDRESS", "http://127.0.0.1:8265"))
     p.add_argument("--dry-run", action="store_true", help="print the banner, steps and command; submit nothing")
     p.add_argument("--follow", action="store_true", help="stream the job's logs; exit with its status")
+    p.add_argument("--overwrite-checkpoints", action="store_true",
+                   help="with resume.mode disable, start at step 0 even where an earlier run's checkpoints are")
     p.add_argument("--expect-spec-sha256", help="refuse unless the mounted spec has this content hash")
     p.add_argument("--spec-sha256-of", metavar="FILE", help="print the content hash of a job spec ('-': stdin)")
     opts = p.parse_args(argv)

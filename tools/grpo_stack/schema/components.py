@@ -247,7 +247,8 @@ class StageData(Strict):
     val: list[DatasetSpec] = Field(min_length=1, description="`grpo-data holdout --dataset` values "
                                    "(`NAME[:ROWS]`).")
     revisions: dict[DatasetName, Commit] = Field(
-        description="Commits for branch-pinned sources (apps, taco convert on refs/convert/parquet)."
+        description="Per-source commit overrides (`grpo-data --revision NAME=COMMIT`); every source already "
+        "has a pinned commit, listed by `grpo-data datasets`."
     )
     seed: int = Field(ge=0, description="Mixing and sampling seed.")
 

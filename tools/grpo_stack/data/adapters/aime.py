@@ -26,5 +26,8 @@ ADAPTER = Adapter(
     data_source="aime2024", ability="math",
     splits={"test": "data/train-*.parquet"},
     convert=convert, columns=("problem", "answer"),
-    provenance="revision from a public dataset card record (main at its check date, 30 rows)",
+    provenance="unconfirmed by a stored Hub page (none found for HuggingFaceH4/aime_2024). Revision, the file "
+    "data/train-00000-of-00001.parquet (30 rows) and the columns id, problem, solution, answer, url, year are "
+    "what independent public pins of this commit record, including a resolve URL "
+    "https://huggingface.co/datasets/HuggingFaceH4/aime_2024/resolve/2fe88a2f…/data/train-00000-of-00001.parquet",
 )

@@ -21,13 +21,13 @@ class Skip(Exception):
 class Adapter:
     name: str  # registry key and the --dataset value
     repo: str  # Hugging Face dataset repository
-    revision: str  # a commit, or a branch such as refs/convert/parquet (then it must be pinned at run time)
+    revision: str  # a 40-hex commit (a branch given with --revision needs --allow-mutable)
     data_source: str  # verl's default_compute_score / the reward routing key
     ability: str  # "math" | "code"
-    splits: dict[str, str]  # split name -> data_files glob inside the repository at `revision`
+    splits: dict[str, str]  # split name -> data_files glob (*.parquet or *.jsonl) inside the repository
     convert: Callable[[dict[str, Any], str], Example]  # raises Skip for an unusable row
     columns: tuple[str, ...]  # columns the conversion reads: checked before any row is converted
-    provenance: str  # where the repo id, revision and layout were read
+    provenance: str  # where the repo id, revision, files and columns were read: URLs, confirmed or not
 
     @property
     def pinned(self) -> bool:

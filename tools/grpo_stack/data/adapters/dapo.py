@@ -1,6 +1,7 @@
 """DAPO-Math-17k: BytedTsinghua-SIA/DAPO-Math-17k, already in verl's layout (data_source math_dapo, prompt chat
-list with the "Answer:" instruction, reward_model.ground_truth). Its one parquet file repeats each problem
-many times; the preparation de-duplicates by problem unless told not to."""
+list with the "Answer:" instruction, ability, reward_model {ground_truth, style}, extra_info {index}). Its one
+parquet file, data/dapo-math-17k.parquet, repeats each problem many times (1.79 M rows for about 17 k problems);
+the preparation de-duplicates by problem unless told not to. See `provenance` for what was confirmed."""
 
 from __future__ import annotations
 
@@ -31,5 +32,8 @@ ADAPTER = Adapter(
     data_source="math_dapo", ability="math",
     splits={"train": "data/dapo-math-17k.parquet"},
     convert=convert, columns=("prompt", "reward_model"),
-    provenance="revision and file (data/dapo-math-17k.parquet) from a public pinned-source table",
+    provenance="unconfirmed by a stored Hub page (the pages searched hold no DAPO-Math-17k card or tree). "
+    "Revision, the one file data/dapo-math-17k.parquet (299,363,855 bytes, 1,791,700 rows, split train) and "
+    "the verl-shaped columns data_source, prompt, ability, reward_model, extra_info are what independent "
+    "public pins of this commit record (HF cache paths .../snapshots/65877096…/data/dapo-math-17k.parquet)",
 )

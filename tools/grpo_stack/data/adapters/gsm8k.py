@@ -1,4 +1,8 @@
-"""GSM8K: openai/gsm8k, config `main` (question, answer ending in `#### <number>`); verl scores it as openai/gsm8k."""
+"""GSM8K: openai/gsm8k, config `main` (question, answer ending in `#### <number>`); verl scores it as openai/gsm8k.
+
+Layout at the pinned commit: main/train-00000-of-00001.parquet, main/test-00000-of-00001.parquet (the
+`socratic` config sits beside it in socratic/). See `provenance` for what was confirmed where.
+"""
 
 from __future__ import annotations
 
@@ -25,5 +29,8 @@ ADAPTER = Adapter(
     data_source="openai/gsm8k", ability="math",
     splits={"train": "main/train-*.parquet", "test": "main/test-*.parquet"},
     convert=convert, columns=("question", "answer"),
-    provenance="revision: `main` of openai/gsm8k as pinned by several public loaders (7,473 train / 1,319 test)",
+    provenance="config `main`, columns question/answer (strings), 7,473 train / 1,319 test: confirmed from the "
+    "dataset card https://huggingface.co/datasets/openai/gsm8k/resolve/refs%2Fpr%2F7/README.md. Revision and "
+    "files main/{train,test}-00000-of-00001.parquet: unconfirmed by a stored Hub page (none names a commit); "
+    "taken from public pins that download this commit's main/test-00000-of-00001.parquet",
 )

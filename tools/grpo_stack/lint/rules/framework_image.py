@@ -29,7 +29,7 @@ global:
   job:
     framework: miles
 raycluster:
-  image: {repository: grpo-stack/verl, tag: 0.9.1-ray2.53.0-r1}
+  image: {repository: grpo-stack/verl, tag: 0.9.1-ray2.53.0-r2}
 ```
 Use instead:
 ```yaml
