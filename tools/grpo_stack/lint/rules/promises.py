@@ -194,6 +194,9 @@ PROMISES: tuple[Promise, ...] = (
     Promise(WORKERS, "The code runs the reward service sends fit the sandbox's CPUs",
             "reward-service.replicas × sandbox.concurrency ↔ sandbox-fusion.replicas × resources.cpu",
             (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-runs-outnumber-sandbox-cpus.yaml"),)),
+    Promise(WORKERS, "The code runs a sandbox pod gets fit its memory", "reward-service.replicas × "
+            "sandbox.concurrency × sandbox.memoryMb ↔ sandbox-fusion.replicas × resources.memory",
+            (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-run-memory-exceeds-pod.yaml"),)),
     Promise(WORKERS, "The trainers' concurrent reward requests fit the reward service's workers within its queue "
             "deadline", "rollout reward concurrency (verl workers, miles connections) ↔ reward-service.replicas × "
             "workers ↔ REWARD_QUEUE_DEADLINE_S",

@@ -10,19 +10,23 @@ from ._quantity import quantity
 CODE = "GRPO521"
 NAME = "sandbox-oversubscribed"
 SEVERITY = Severity.ERROR
-SUMMARY = "The reward service sends more concurrent code runs than twice the sandbox's CPUs."
+SUMMARY = "The reward service sends more concurrent code runs than twice the sandbox's CPUs, or than its memory holds."
 DOC = """## What it does
 When the reward service has a `code` route and SandboxFusion is on, compares the concurrent `/run_code` calls
 the reward pods may send (`reward-service.replicas` x `reward-service.sandbox.concurrency`) with the CPUs of the
 sandbox pods (`sandbox-fusion.replicas` x `sandbox-fusion.resources.cpu`), and reports more than two calls per
-sandbox CPU.
+sandbox CPU. It also warns when the runs one sandbox pod gets on average, each allowed
+`reward-service.sandbox.memoryMb`, add up to more than that pod's memory limit (the server's own memory comes on
+top).
 
 ## Why is this bad?
 SandboxFusion enforces no concurrency limit of its own (`max_concurrency` is never read): every call starts a
 process at once. Its throughput peaks at about two concurrent runs per core (measured: 71 runs/s at 4 on 2
 cores, 58 at 16); beyond that each run only gets a smaller share of a core. `run_timeout` is wall-clock, so a
 test program that finishes in time on its own core is killed as `TimeLimitExceeded` and scored as a failing
-test case: correct code is rewarded as wrong, and more so the busier the run.
+test case: correct code is rewarded as wrong, and more so the busier the run. The per-run memory limit is each
+process's own; runs that together exceed the pod's limit get the whole sandbox pod OOM-killed, and every run in
+flight on it becomes a sandbox fault.
 
 ## Example
 ```yaml
@@ -42,7 +46,7 @@ reward-service:
 
 ## Fix
 Lower `reward-service.sandbox.concurrency`, or add sandbox replicas or CPUs, until the calls are at most twice
-the sandbox CPUs (the message gives both).
+the sandbox CPUs (the message gives both), and give each sandbox pod at least its runs x `memoryMb`.
 """
 
 CALLS_PER_CPU = 2  # where SandboxFusion's throughput peaks (the measurement in DOC)
@@ -61,6 +65,7 @@ def check(ctx) -> Iterator[Hit]:
         return
     cpus = sandboxes * per_sandbox
     calls = replicas * per_pod
+    yield from _memory(ctx, calls, sandboxes)
     if cpus and calls > CALLS_PER_CPU * cpus:
         timeout = ctx.get("reward-service.sandbox.runTimeoutSeconds")
         share = f"; a test case's {timeout:g} s run timeout then buys about {timeout * cpus / calls:.2g} s of CPU" \
@@ -73,3 +78,20 @@ def check(ctx) -> Iterator[Hit]:
                   remediation=f"set reward-service.sandbox.concurrency to at most "
                   f"{max(1, int(CALLS_PER_CPU * cpus // replicas))}, or add sandbox replicas or CPUs",
                   related=("reward-service.replicas", "sandbox-fusion.replicas", "sandbox-fusion.resources.cpu"))
+
+
+def _memory(ctx, calls: int, sandboxes: int) -> Iterator[Hit]:
+    run_mb, limit_text = ctx.get("reward-service.sandbox.memoryMb"), ctx.get("sandbox-fusion.resources.memory")
+    limit = quantity(limit_text)
+    if not isinstance(run_mb, int) or not limit or sandboxes < 1:
+        return
+    runs = calls / sandboxes  # the Service spreads connections; a pod may get more than its share
+    need_mib = runs * run_mb
+    if need_mib > limit / 2**20:
+        yield Hit("reward-service.sandbox.memoryMb", f"{calls} concurrent code runs over {sandboxes} sandbox pods is "
+                  f"{runs:g} per pod, each allowed {run_mb} MiB: {need_mib:g} MiB against a {limit_text} pod limit "
+                  "before the server's own memory; a burst of memory-hungry programs gets the pod OOM-killed with "
+                  "every run in flight on it", severity=Severity.WARNING,
+                  remediation=f"set sandbox-fusion.resources.memory above {need_mib / 1024:g}Gi, or lower "
+                  "reward-service.sandbox.memoryMb or the concurrency",
+                  related=("sandbox-fusion.resources.memory", "reward-service.sandbox.concurrency"))
