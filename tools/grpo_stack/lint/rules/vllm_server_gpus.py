@@ -50,6 +50,7 @@ parallel sizes to match its GPUs.
 
 FLAGS = {"--tensor-parallel-size": "tp", "-tp": "tp", "--pipeline-parallel-size": "pp", "-pp": "pp",
          "--data-parallel-size": "dp", "-dp": "dp"}
+RAY_KINDS = ("RayCluster", "RayJob", "RayService")  # KubeRay runs `ray start` there, whatever the image
 MULTI_NODE = ("--nnodes", "--headless", "--data-parallel-size-local", "--data-parallel-address")
 
 
@@ -85,7 +86,7 @@ def _sizes(words: list[str]) -> dict[str, int | None]:
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
-        if o.is_test_hook:
+        if o.is_test_hook or o.kind in RAY_KINDS:
             continue
         section = values_section(ctx, o, pod_path)
         for field, i, c in containers(pod):
