@@ -15,11 +15,12 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A vLLM server's tensor x pipeline x data parallel size is not the GPU count its container gets."
 DOC = """## What it does
 Finds every container that runs a vLLM OpenAI server (`vllm serve`, `vllm.entrypoints.openai.api_server`, or a
-`vllm` image started with its own entrypoint), multiplies its `--tensor-parallel-size` (`-tp`),
-`--pipeline-parallel-size` (`-pp`) and `--data-parallel-size` (`-dp`), each 1 when absent, and compares the
-product with the container's `nvidia.com/gpu` limit: more is an error, fewer a warning (GPUs allocated and
-idle). Multi-node servers (`--nnodes`, `--headless`, `--data-parallel-size-local`, the Ray executor) span
-several pods and are not compared. From a values file the chart renders both from `vllm.tensorParallel`.
+`vllm` image started with its own entrypoint; KubeRay pods run `ray start`, whatever their image), multiplies its
+`--tensor-parallel-size` (`-tp`), `--pipeline-parallel-size` (`-pp`) and `--data-parallel-size` (`-dp`), each 1
+when absent, and compares the product with the container's `nvidia.com/gpu` limit: more is an error, fewer a
+warning (GPUs allocated and idle). Multi-node servers (`--nnodes`, `--headless`, `--data-parallel-size-local`,
+the Ray executor) span several pods and are not compared. From a values file the chart renders both from
+`vllm.tensorParallel`.
 
 ## Why is this bad?
 vLLM starts one worker per GPU of that product; with fewer GPUs visible it fails after the image pull and the
