@@ -129,6 +129,15 @@ def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str
                       unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds)
 
 
+def prewarm() -> None:
+    """Build what every values file's lint needs (schemas, validators, chart defaults) once, before worker
+    processes are forked (lint/parallel.py): they inherit it instead of each building it again."""
+    from .. import objectschema, values
+
+    values.prewarm()
+    objectschema.prewarm()
+
+
 # Helm's own schema check names a key as a JSON pointer: "- at '/lm-eval/tasks': got null, want array".
 HELM_SCHEMA_LINE = re.compile(r"^- at '(/[^']*)': (.+)$", re.MULTILINE)
 

@@ -6,7 +6,9 @@ selectors target. Values files are linted one by one, as before.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..errors import InputError
@@ -84,12 +86,16 @@ def lint_paths(paths: list[str], base: list[str] | tuple[str, ...] = (), release
 
 def lint_units(paths: list[str], base: list[str] | tuple[str, ...] = (), release: str = DEFAULT_RELEASE,
                namespace: str | None = None, overlay: list[str] | tuple[str, ...] = (),
+               map_values: Callable[[Callable, list], Iterable[LintResult]] | None = None,
                **kw: Any) -> list[tuple[str, tuple[str, ...], LintResult]]:
     """(kind, paths of the unit, its result) in output order: one unit per values (or unreadable) file, in the
     order given, then one unit holding every manifest file (the release). The cache stores results by unit.
-    `overlay` files are merged over each values file (grpo-lint --model-config)."""
-    units: list[tuple[str, tuple[str, ...], LintResult]] = []
+    `overlay` files are merged over each values file (grpo-lint --model-config). `map_values(lint, items)` runs
+    the values files' lints (each independent of the others; lint/parallel.py runs them in worker processes);
+    the default is one after the other."""
+    units: list[tuple[str, tuple[str, ...], LintResult | None]] = []
     manifests: list[ManifestFile] = []
+    pending: list[tuple[int, list[str]]] = []  # (index in units, values files merged in order)
     for path in paths:
         try:
             found = read_input(path)
@@ -99,13 +105,16 @@ def lint_units(paths: list[str], base: list[str] | tuple[str, ...] = (), release
         if found is not None:
             manifests.append(found)
         else:
-            result = lint_values([*base, path, *overlay], release=release, namespace=namespace or DEFAULT_NAMESPACE,
-                                 **kw)
-            units.append(("values", (path,), result))
+            pending.append((len(units), [*base, path, *overlay]))
+            units.append(("values", (path,), None))
+    lint = partial(lint_values, release=release, namespace=namespace or DEFAULT_NAMESPACE, **kw)
+    results = (map_values or map)(lint, [files for _, files in pending])
+    for (index, _), result in zip(pending, results, strict=True):
+        units[index] = (*units[index][:2], result)
     if manifests:
         release_result = lint_release(manifests, namespace=namespace, **kw)
         units.append(("manifests", tuple(f.path for f in manifests), release_result))
-    return units
+    return units  # type: ignore[return-value] - every None was replaced above
 
 
 def merge(into: LintResult, result: LintResult) -> None:
