@@ -8,10 +8,3 @@ import pytest
 @pytest.fixture(autouse=True)
 def _private_lint_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GRPO_LINT_CACHE_DIR", str(tmp_path_factory.mktemp("lint-cache")))
-
-
-@pytest.fixture(autouse=True)
-def _lint_in_process(monkeypatch):
-    """In-process CLI runs lint in this process (no worker pool forked from the test session); the pool is
-    tested on its own, through the installed command (tests/lint/test_parallel.py)."""
-    monkeypatch.setenv("GRPO_LINT_JOBS", "1")

@@ -1,91 +1,89 @@
-"""Values files linted in worker processes (lint/parallel.py) give the same output as one process."""
+"""Several values files linted together: Helm renders in threads ahead of the linting (engine.lint_values_many)
+give the same results, in the same order, as one file after the other."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
+import threading
 
 import pytest
-from grpo_stack.cli.lint import guarded
-from grpo_stack.lint import parallel
+from grpo_stack import render
+from grpo_stack.lint import engine
+from grpo_stack.lint.cache import _entry
+from grpo_stack.lint.engine import lint_values, lint_values_many
 from grpo_stack.paths import REPO_ROOT
+from grpo_stack.render import RenderError
 
-from tests.lint.fixtures import FIXTURES
-
-GRPO_LINT = str(Path(sys.executable).parent / "grpo-lint")
+BASE = str(REPO_ROOT / "values" / "qwen3-235b.yaml")
 VALUES = sorted(str(p) for p in (REPO_ROOT / "values").glob("*.yaml"))
 
 
 @pytest.fixture
-def inputs(tmp_path) -> list[str]:
-    """Values files with an error finding, a warning, an inline suppression, a schema error and a build
-    error; a clean one; an unreadable file; two manifest files (one release) with findings; the shipped ones."""
+def items(tmp_path) -> list[list[str]]:
+    """Outcomes a values file can have, between shipped files: an error finding, a warning, an inline
+    suppression, a schema error, a shape error, an unreadable file, a clean file."""
     files = {
         "short.yaml": "global:\n  components:\n    vllm: true\nvllm:\n  maxModelLen: 12288\n",
         "stage.yaml": "fsx-utils:\n  model:\n    repo: Qwen/Qwen3-4B\n",
         "suppressed.yaml": "global:\n  components:\n    vllm: true\nvllm:\n"
                            "  maxModelLen: 12288  # grpo-lint: disable=GRPO502 evaluation only\n",
         "schema.yaml": "global:\n  cluster:\n    efaPerNode: -3\n",
-        "clean.yaml": "global:\n  storage:\n    mountPath: /fsx\n",
+        "shape.yaml": "vllm: 3\n",
         "broken.yaml": "a: [\n",
+        "clean.yaml": "global:\n  storage:\n    mountPath: /fsx\n",
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    shutil.copy(FIXTURES / "GRPO850" / "bad-mixed-namespaces.yaml", tmp_path / "m1.yaml")
-    shutil.copy(FIXTURES / "GRPO851" / "bad-envsubst-template.yaml", tmp_path / "m2.yaml")
-    return [*(str(tmp_path / n) for n in files), str(tmp_path / "m1.yaml"), str(tmp_path / "m2.yaml"), *VALUES]
+    over_base = [[BASE, str(tmp_path / n)] for n in files]
+    return [[VALUES[0]], *over_base[:3], [VALUES[1]], *over_base[3:], *([v] for v in VALUES[2:])]
 
 
-def lint(*argv: str) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "GRPO_LINT_JOBS"}
-    proc = subprocess.run([GRPO_LINT, "--no-cache", *argv], capture_output=True, text=True, env=env, timeout=600,
-                          check=False)
-    return proc.returncode, proc.stdout, proc.stderr
+@pytest.mark.parametrize("ahead", [1, 2, 3])
+def test_renders_ahead_give_the_results_of_one_after_the_other(items, ahead):
+    """A render handed to the wrong file, or a result out of order, would make grpo-lint report one file's
+    problems on another: every file's findings and errors equal those of linting it alone."""
+    alone = [_entry(lint_values(files, release="grpo", namespace="grpo")) for files in items]
+    together = [_entry(r) for r in lint_values_many(items, release="grpo", namespace="grpo", ahead=ahead)]
+    assert together == alone
+    codes = {f["code"] for e in alone for f in e["findings"]}
+    assert {"GRPO502", "GRPO561"} <= codes and sum(bool(e["input_errors"]) for e in alone) == 3
 
 
-@pytest.mark.parametrize("fmt", ["json", "text"])
-def test_worker_processes_print_what_one_process_prints(inputs, fmt):
-    """A pool that dropped, reordered or altered one file's result would make grpo-lint lie about that file:
-    the same files linted in one process and in 2 and 3 workers print the same bytes and exit the same way."""
-    base = str(REPO_ROOT / "values" / "qwen3-235b.yaml")
-    one = lint("--jobs", "1", "--format", fmt, "--base", base, *inputs)
-    assert one[0] == 2 and all(code in one[1] for code in ("GRPO502", "GRPO561", "GRPO850", "GRPO851"))
-    assert one == lint("--jobs", "2", "--format", fmt, "--base", base, *inputs)
-    assert one == lint("--jobs", "3", "--format", fmt, "--base", base, *inputs)
+def test_a_render_refused_in_a_thread_is_located_as_before(items, monkeypatch):
+    """Helm refusing one file's values (raised in the render thread) is that file's located input error, and
+    the files after it are still linted."""
+    real = engine.render
+
+    def refuse_short(user, **kw):
+        if (user.get("vllm") or {}).get("maxModelLen") == 12288:
+            raise RenderError("values don't meet the specifications of the schema(s)\n"
+                              "- at '/vllm/maxModelLen': got 12288, want 99999")
+        return real(user, **kw)
+
+    monkeypatch.setattr(engine, "render", refuse_short)
+    alone = [_entry(lint_values(files, release="grpo", namespace="grpo")) for files in items]
+    together = [_entry(r) for r in lint_values_many(items, release="grpo", namespace="grpo", ahead=2)]
+    assert together == alone
+    refused = [e["input_errors"] for e in alone if any("Helm's schema" in i["message"] for i in e["input_errors"])]
+    assert len(refused) == 2 and refused[0][0]["key_path"] == "vllm.maxModelLen"
 
 
-def test_default_uses_workers_and_agrees():
-    """Without --jobs the shipped files are linted in worker processes on a machine with 2+ cores, with the
-    same result (the timing comparison lives in bench/lint_vs_checkov.py)."""
-    assert lint(*VALUES) == lint("--jobs", "1", *VALUES)
+def test_quiet_stderr_restores_fd2_whatever_the_thread_order(capfd):
+    """Renders in threads silence the Go SDK's notices on fd 2 at the same time; the last one out restores it
+    (interleaved save/restore would leave the CLI's own stderr pointing at /dev/null)."""
+    quiet = render._QuietStderr()
+    inside = threading.Barrier(4)
 
+    def work():
+        with quiet():
+            os.write(2, b"hidden\n")
+            inside.wait(timeout=30)
 
-def test_no_fork_once_helm_is_loaded(monkeypatch):
-    """A process that has loaded Helm's Go engine cannot be forked safely: it lints in-process."""
-    monkeypatch.setitem(sys.modules, "helm_python", object())
-    assert parallel.default_jobs(6) == 1
-    calls = []
-    results = parallel.process_map(4)(lambda files: calls.append(files) or files, [["a"], ["b"]])
-    assert list(results) == [["a"], ["b"]] and calls == [["a"], ["b"]]
-
-
-def _fail(_):
-    raise ValueError("boom")
-
-
-def test_a_worker_error_is_one_line_naming_where(capsys):
-    """An internal error inside a worker still ends as exit 3 and one line naming the worker's file and line,
-    not the pool's."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    def run():
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-            list(pool.map(_fail, [1]))
-
-    assert guarded("grpo-lint", run, debug=False) == 3
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "ValueError: boom at test_parallel.py:" in err, err
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    os.write(2, b"visible\n")
+    err = capfd.readouterr().err
+    assert "visible" in err and "hidden" not in err

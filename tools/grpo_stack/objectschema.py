@@ -114,13 +114,6 @@ def crd_validator(path: str) -> jsonschema.Draft7Validator:
     return jsonschema.Draft7Validator(strict_crd_schema(data["versions"]["v1"]))
 
 
-def prewarm() -> None:
-    """The Kubernetes definitions (the costly part of every kind's validator) and the shape validators every
-    release needs (lint/engine.prewarm)."""
-    _object_shape()
-    _raycluster_shape()
-
-
 def is_raycluster(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == "RayCluster" and str(obj.get("apiVersion", "")).startswith("ray.io/")
 

@@ -146,13 +146,6 @@ def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
     return sorted(set(out), key=lambda v: (v.key_path, v.message))
 
 
-def prewarm() -> None:
-    """The schema validators and chart defaults every values file needs (lint/engine.prewarm)."""
-    for name in SUBCHART_NAMES:
-        complete_section_validator(name)
-    _default_tree()
-
-
 def _violations(path: list[str], err: jsonschema.ValidationError) -> list[SchemaViolation]:
     """A missing key is reported at its own key path (where the user adds it), everything else where it is."""
     if err.validator == "required" and isinstance(err.instance, dict):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -60,17 +59,8 @@ def lint_parser() -> argparse.ArgumentParser:
                    help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the result cache ($GRPO_LINT_CACHE_DIR, else ~/.cache/grpo-stack/lint)")
-    p.add_argument("--jobs", type=_jobs, default=os.environ.get("GRPO_LINT_JOBS") or None, metavar="N",
-                   help="worker processes for the values files (default: $GRPO_LINT_JOBS, else one per core; "
-                   "1: lint in this process)")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
-
-
-def _jobs(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 64:
-        raise argparse.ArgumentTypeError(f"expected a number of processes from 1 to 64, got {text!r}")
-    return int(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,10 +92,6 @@ def guarded(prog: str, run, debug: bool) -> int:
 
 
 def _origin(exc: BaseException) -> str:
-    remote = exc.__cause__  # raised in a worker process (lint/parallel.py): its traceback comes as text
-    if type(remote).__name__ == "_RemoteTraceback":
-        frames = re.findall(r'File "([^"]+)", line (\d+)', str(remote))
-        return f" at {Path(frames[-1][0]).name}:{frames[-1][1]}" if frames else ""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
@@ -160,7 +146,7 @@ def _lint(args) -> int:
     # Values files one by one; all manifest files together, as one release (lint/release.py); each answered
     # from the content-addressed cache when nothing it depends on changed (lint/cache.py).
     result = run_lint(_expand(args.paths), args.base, args.release, args.namespace, crd, config_path, select,
-                      use_cache=not args.no_cache, overlay=overlay, jobs=args.jobs)
+                      use_cache=not args.no_cache, overlay=overlay)
     findings, errors = result.findings, result.input_errors
     unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))

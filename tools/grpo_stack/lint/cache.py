@@ -120,20 +120,18 @@ class ResultCache:
 
 def run_lint(paths: list[str], base: list[str], release: str, namespace: str | None, crd: str | None,
              config_path: str | None, select: frozenset[str] | None, use_cache: bool = True,
-             overlay: list[str] | tuple[str, ...] = (), jobs: int | None = 1) -> Outcome:
+             overlay: list[str] | tuple[str, ...] = ()) -> Outcome:
     """Lint `paths` as the CLI does (lint/release.py): units whose key hits come from the cache, the others are
-    linted (importing the linter only then) and stored. With an `overlay` (a generated file) nothing is cached.
-    `jobs`: worker processes for the values files (lint/parallel.py; None: one per core)."""
+    linted (importing the linter only then) and stored. With an `overlay` (a generated file) nothing is cached."""
     if overlay:
-        return _assemble(_compute(paths, base, release, namespace, crd, config_path, select, None, overlay, jobs), {})
+        return _assemble(_compute(paths, base, release, namespace, crd, config_path, select, None, overlay), {})
     cache = _open(base, release, namespace, crd, config_path, select) if use_cache else None
     plan = _lookup(cache, paths) if cache is not None else None
     if plan is None:  # no cache, or an input or the config not seen before: lint everything
-        return _assemble(_compute(paths, base, release, namespace, crd, config_path, select, cache, jobs=jobs), {})
+        return _assemble(_compute(paths, base, release, namespace, crd, config_path, select, cache), {})
     config_errors, order, found = plan
     missing = [p for unit in order if unit not in found for p in unit]
-    computed = (_compute(missing, base, release, namespace, crd, config_path, select, cache, jobs=jobs) if missing
-                else None)
+    computed = _compute(missing, base, release, namespace, crd, config_path, select, cache) if missing else None
     out = _assemble(([], computed[1]) if computed else None, found, order)
     out.input_errors[:0] = [_error(e) for e in config_errors]
     return out
@@ -206,11 +204,12 @@ def _unit_key(cache: ResultCache, unit: tuple[str, ...], digests: dict[str, str]
     return cache.key("unit", [(p, digests[p]) for p in unit])
 
 
-def _compute(paths, base, release, namespace, crd, config_path, select, cache: ResultCache | None, overlay=(),
-             jobs: int | None = None):
+def _compute(paths, base, release, namespace, crd, config_path, select, cache: ResultCache | None, overlay=()):
     """(config errors, entry by unit) for `paths`, linted now; stored when `cache` is given."""
+    from ..render import load_engine_in_background
+
+    load_engine_in_background()  # while the linter is imported
     from ..objectschema import crd_validator
-    from .parallel import process_map
     from .release import lint_units
     from .suppress import LintConfig, load_config
 
@@ -223,7 +222,7 @@ def _compute(paths, base, release, namespace, crd, config_path, select, cache: R
     if crd:
         crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
     units = lint_units(paths, base=base, release=release, namespace=namespace, kuberay_crd=crd, config=config,
-                       select=select, overlay=overlay, map_values=process_map(jobs))
+                       select=select, overlay=overlay)
     fresh = {unit: _entry(result) for _kind, unit, result in units}
     digests = _digests(paths) if cache is not None else None
     if cache is not None and digests is not None:
@@ -241,15 +240,6 @@ def _entry(result) -> dict:
             "input_errors": [_error_entry(e) for e in result.input_errors],
             "unchecked_rayclusters": result.unchecked_rayclusters,
             "unchecked_kinds": [[api, kind, n] for (api, kind), n in result.unchecked_kinds.items()]}
-
-
-def _result(entry: dict):
-    """An entry back as the engine's LintResult (a worker process's result, lint/parallel.py)."""
-    from .engine import LintResult
-
-    out = Outcome()
-    _add(out, entry)
-    return LintResult(out.findings, out.input_errors, out.unchecked_rayclusters, out.unchecked_kinds)
 
 
 def _add(out: Outcome, entry: dict) -> None:

@@ -6,9 +6,7 @@ selectors target. Values files are linted one by one, as before.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from ..errors import InputError
@@ -26,7 +24,7 @@ from .engine import (
     _positions,
     _rule_hits,
     _unchecked,
-    lint_values,
+    lint_values_many,
 )
 from .rules.release_namespace import EXPECTED
 from .suppress import inline_suppressions
@@ -86,13 +84,11 @@ def lint_paths(paths: list[str], base: list[str] | tuple[str, ...] = (), release
 
 def lint_units(paths: list[str], base: list[str] | tuple[str, ...] = (), release: str = DEFAULT_RELEASE,
                namespace: str | None = None, overlay: list[str] | tuple[str, ...] = (),
-               map_values: Callable[[Callable, list], Iterable[LintResult]] | None = None,
                **kw: Any) -> list[tuple[str, tuple[str, ...], LintResult]]:
     """(kind, paths of the unit, its result) in output order: one unit per values (or unreadable) file, in the
     order given, then one unit holding every manifest file (the release). The cache stores results by unit.
-    `overlay` files are merged over each values file (grpo-lint --model-config). `map_values(lint, items)` runs
-    the values files' lints (each independent of the others; lint/parallel.py runs them in worker processes);
-    the default is one after the other."""
+    `overlay` files are merged over each values file (grpo-lint --model-config); they are linted together
+    (engine.lint_values_many: Helm renders one file while the others are checked)."""
     units: list[tuple[str, tuple[str, ...], LintResult | None]] = []
     manifests: list[ManifestFile] = []
     pending: list[tuple[int, list[str]]] = []  # (index in units, values files merged in order)
@@ -107,8 +103,8 @@ def lint_units(paths: list[str], base: list[str] | tuple[str, ...] = (), release
         else:
             pending.append((len(units), [*base, path, *overlay]))
             units.append(("values", (path,), None))
-    lint = partial(lint_values, release=release, namespace=namespace or DEFAULT_NAMESPACE, **kw)
-    results = (map_values or map)(lint, [files for _, files in pending])
+    results = lint_values_many([files for _, files in pending], release=release,
+                               namespace=namespace or DEFAULT_NAMESPACE, **kw)
     for (index, _), result in zip(pending, results, strict=True):
         units[index] = (*units[index][:2], result)
     if manifests:
