@@ -98,7 +98,7 @@ def load_engine_in_background() -> None:
 
 @contextlib.contextmanager
 def chart():
-    """A freshly loaded chart (3 ms). Helm's coalescing writes globals into the loaded chart's subchart values,
+    """A freshly loaded chart (10-20 ms). Helm's coalescing writes globals into the loaded chart's subchart values,
     so reusing one loaded chart across renders leaks one values file's globals into the next render."""
     import helm_python
 
@@ -109,6 +109,18 @@ def chart():
         yield loaded
     finally:
         loaded.close()
+
+
+@cache
+def _merging_chart(path: str):
+    """One loaded chart for every merge_values of the process (loading costs more than merging). Unlike a
+    render, Helm's CoalesceValues copies the chart's values before coalescing: the loaded chart is left as it
+    was (tests/render/test_merge.py)."""
+    import helm_python
+
+    helm_python.disable_logging()
+    with _quiet_stderr():
+        return helm_python.Chart.load(path)
 
 
 @cache
@@ -136,8 +148,8 @@ def merged_values(user: dict[str, Any]) -> dict[str, Any]:
 
     helm_python's merge_values coalesces only the umbrella's own values.yaml, so subchart defaults are coalesced
     here with Helm's rules (`coalesce`)."""
-    with chart() as loaded, _quiet_stderr():
-        top = loaded.merge_values(user)
+    with _quiet_stderr():
+        top = _merging_chart(str(chart_dir())).merge_values(user)
     for name in SUBCHART_NAMES:
         section = dict(top.get(name) or {})
         section.pop("global", None)
