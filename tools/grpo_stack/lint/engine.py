@@ -17,9 +17,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
 from ..errors import MAX_MESSAGE, InputError, clip
 from ..job import BuildError, build
 from ..objectschema import is_raycluster, validate_object
@@ -244,7 +241,10 @@ def _unchecked(objects: list[RenderedObject], opts: Options) -> int:
 
 def _positions(text: str) -> list[Any] | None:
     """ruamel round-trip documents, for line numbers only: the values were already read by safeyaml, so a
-    document ruamel reads differently (YAML 1.2 vs 1.1) costs positions, never the run."""
+    document ruamel reads differently (YAML 1.2 vs 1.1) costs positions, never the run. ruamel is imported only
+    where a position is needed."""
+    from ruamel.yaml import YAML
+
     try:
         return [d for d in YAML(typ="rt").load_all(text) if d is not None]
     except Exception:  # noqa: BLE001 - positions are best effort; see the docstring
@@ -307,6 +307,8 @@ class Locator:
             docs = self._rendered_docs[obj.template]
             # grpo-stack/charts/vllm/templates/x.yaml -> charts/grpo-stack/charts/vllm/templates/x.yaml
             shown = f"charts/{obj.template}"
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
         line, col = 1, 1
         node = docs[obj.index] if docs and obj.index < len(docs) else None
         for part in [p for p in path.split(".") if p]:
@@ -370,6 +372,8 @@ def _covers(s, f: Finding, files_by_path) -> bool:
 
 
 def _keys_on_line(node: Any, line: int, prefix: str = ""):
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(node, CommentedMap):
         for k in node:
             kp = f"{prefix}.{k}" if prefix else str(k)
