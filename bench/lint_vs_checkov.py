@@ -32,7 +32,7 @@ SEEDED = {
     "cross-namespace reward URL": "global:\n  components: {rewardService: false}\n  job:\n    reward: {kind: external, "
     "url: 'http://reward.default.svc.cluster.local:8000/score'}\n",
     "partial EFA request": "global:\n  cluster: {efaPerNode: 4}\n",
-    "eval context below training budget": "vllm:\n  maxModelLen: 12288\n",
+    "eval context below training budget": "global:\n  components: {vllm: true}\nvllm:\n  maxModelLen: 12288\n",
     "token in values": "global:\n  job:\n    trainer: {project: hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345}\n",
     "floating image tag": "fsx-utils:\n  image: {tag: 3.11-slim}\n",
     "worker larger than the node": "raycluster:\n  worker:\n    resources: {cpu: '400', memory: 1600Gi}\n",
@@ -70,6 +70,8 @@ def seeded_files(tmp: Path) -> dict[str, Path]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--ratios-only", action="store_true", help="only part 1's timing (no seeded failures, "
+                        "no scaling)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="grpo-bench-"))
     try:
@@ -101,6 +103,8 @@ def main() -> int:
         print(f"  targets: cold >= 6x ({'met' if ck_m / cold_m >= 6 else 'not met'}), "
               f"warm >= 20x ({'met' if ck_m / warm_m >= 20 else 'not met'})")
 
+        if args.ratios_only:
+            return 0
         print("\nreviewed failures seeded into qwen3-235b (caught by: grpo-lint | checkov new failures)")
         _, baseline = checkov(manifests / "qwen3-235b")
         base_failed = _failed(baseline)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -51,22 +52,53 @@ class Rendered:
         return [o for o in self.objects if o.kind == kind]
 
 
-@contextlib.contextmanager
-def _quiet_stderr():
-    """The Go SDK logs symlink notices (the library chart link) straight to fd 2; keep CLI output clean."""
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
+class _QuietStderr:
+    """The Go SDK logs symlink notices (the library chart link) straight to fd 2; keep CLI output clean. fd 2 is
+    one per process and renders run in threads (lint/engine.lint_values_many): the first to enter points it at
+    /dev/null, the last to leave restores it."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._saved: int | None = None
+
+    @contextlib.contextmanager
+    def __call__(self):
+        with self._lock:
+            if self._depth == 0:
+                self._saved = os.dup(2)
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 2)
+                os.close(null)
+            self._depth += 1
+        try:
             yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0 and self._saved is not None:
+                    os.dup2(self._saved, 2)
+                    os.close(self._saved)
+                    self._saved = None
+
+
+_quiet_stderr = _QuietStderr()
+
+
+def load_engine_in_background() -> None:
+    """Start loading Helm's engine (a large native library whose runtime starts its own threads) while this
+    thread imports the linter; a failure here is left to the first render, which reports it."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            import helm_python  # noqa: F401
+
+    threading.Thread(target=load, name="grpo-lint-helm-load", daemon=True).start()
 
 
 @contextlib.contextmanager
 def chart():
-    """A freshly loaded chart (3 ms). Helm's coalescing writes globals into the loaded chart's subchart values,
+    """A freshly loaded chart (10-20 ms). Helm's coalescing writes globals into the loaded chart's subchart values,
     so reusing one loaded chart across renders leaks one values file's globals into the next render."""
     import helm_python
 
@@ -77,6 +109,18 @@ def chart():
         yield loaded
     finally:
         loaded.close()
+
+
+@cache
+def _merging_chart(path: str):
+    """One loaded chart for every merge_values of the process (loading costs more than merging). Unlike a
+    render, Helm's CoalesceValues copies the chart's values before coalescing: the loaded chart is left as it
+    was (tests/render/test_merge.py)."""
+    import helm_python
+
+    helm_python.disable_logging()
+    with _quiet_stderr():
+        return helm_python.Chart.load(path)
 
 
 @cache
@@ -104,8 +148,8 @@ def merged_values(user: dict[str, Any]) -> dict[str, Any]:
 
     helm_python's merge_values coalesces only the umbrella's own values.yaml, so subchart defaults are coalesced
     here with Helm's rules (`coalesce`)."""
-    with chart() as loaded, _quiet_stderr():
-        top = loaded.merge_values(user)
+    with _quiet_stderr():
+        top = _merging_chart(str(chart_dir())).merge_values(user)
     for name in SUBCHART_NAMES:
         section = dict(top.get(name) or {})
         section.pop("global", None)

@@ -6,16 +6,17 @@ import json
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from .errors import InputError, excerpt
 from .paths import SUBCHART_NAMES, chart_dir, subchart_dir
 from .safeyaml import load_documents, read_text
+
+if TYPE_CHECKING:
+    from ruamel.yaml.comments import CommentedMap
 
 
 @dataclass
@@ -26,9 +27,13 @@ class ValuesFile:
 
     @cached_property
     def tree(self) -> CommentedMap:
-        """ruamel round-trip tree with the line/column of every key; parsed only when a position is needed.
-        ruamel reads YAML 1.2 and can refuse a scalar libyaml (1.1, like Helm) accepted; positions then fall back
-        to the top of the file rather than failing the whole run."""
+        """ruamel round-trip tree with the line/column of every key; parsed only when a position is needed
+        (ruamel itself is imported only then: a clean run never needs it). ruamel reads YAML 1.2 and can refuse a
+        scalar libyaml (1.1, like Helm) accepted; positions then fall back to the top of the file rather than
+        failing the whole run."""
+        from ruamel.yaml import YAML
+        from ruamel.yaml.comments import CommentedMap
+
         try:
             tree = YAML(typ="rt").load(self.text)
         except Exception:  # noqa: BLE001 - any parse difference only costs precision of positions
@@ -37,6 +42,8 @@ class ValuesFile:
 
     def position(self, key_path: str) -> tuple[int, int]:
         """1-based (line, column) of the deepest key of `key_path` present in this file (1, 1 if none)."""
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
         node: Any = self.tree
         line, col = 1, 1
         for part in _split(key_path):

@@ -206,6 +206,9 @@ def _unit_key(cache: ResultCache, unit: tuple[str, ...], digests: dict[str, str]
 
 def _compute(paths, base, release, namespace, crd, config_path, select, cache: ResultCache | None, overlay=()):
     """(config errors, entry by unit) for `paths`, linted now; stored when `cache` is given."""
+    from ..render import load_engine_in_background
+
+    load_engine_in_background()  # while the linter is imported
     from ..objectschema import crd_validator
     from .release import lint_units
     from .suppress import LintConfig, load_config

@@ -31,6 +31,8 @@ class LintContext:
     built: BuiltJob | None = None
     build_error: BuildError | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    _value_strings: list[tuple[str, str]] | None = field(default=None, init=False, repr=False, compare=False)
+    _pod_templates: tuple[list, list] | None = field(default=None, init=False, repr=False, compare=False)
 
     # --- values -------------------------------------------------------------------------------------------
     @property
@@ -50,12 +52,11 @@ class LintContext:
 
     def value_strings(self):
         """(key path, string) for every string in the merged values, each once: the copies of `global` that
-        Helm puts inside every subchart section are skipped."""
-        for path, text in walk_strings(self.merged or {}):
-            parts = path.split(".")
-            if "global" in parts[1:] or parts[0] == "grpo-common":
-                continue
-            yield path, text
+        Helm puts inside every subchart section are skipped. Several rules read them: listed once per context."""
+        if self._value_strings is None:
+            self._value_strings = [(path, text) for path, text in walk_strings(self.merged or {})
+                                   if not _global_copy(path)]
+        return iter(self._value_strings)
 
     def component_enabled(self, component: str) -> bool:
         return bool(self.get(f"global.components.{component}", False))
@@ -72,7 +73,10 @@ class LintContext:
         """(object, dotted path to the pod spec, pod spec) for every pod the objects create, wherever it is
         embedded: workloads, CronJob, RayCluster groups, RayJob (cluster spec and submitter), RayService,
         JobSet, LeaderWorkerSet and any custom resource holding a pod template (found by shape)."""
-        return [(o, path, spec) for o in self.objects for path, spec in find_pod_specs(o.obj)]
+        if self._pod_templates is None or self._pod_templates[0] is not self.objects:  # rules read it many times
+            self._pod_templates = (self.objects, [(o, path, spec) for o in self.objects
+                                                  for path, spec in find_pod_specs(o.obj)])
+        return list(self._pod_templates[1])
 
     def pod_labels(self, obj: RenderedObject, pod_path: str) -> dict[str, str | frozenset[str]]:
         """Labels the running pods will carry: the template's, and those their controller adds (KubeRay, JobSet,
@@ -128,13 +132,20 @@ def node_at(node: Any, dotted: str) -> Any:
     return node
 
 
+def _global_copy(path: str) -> bool:
+    parts = path.split(".")
+    return "global" in parts[1:] or parts[0] == "grpo-common"
+
+
 def walk_strings(node: Any, path: str = ""):
-    """Every string leaf with its dotted path."""
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from walk_strings(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from walk_strings(v, f"{path}.{i}" if path else str(i))
-    elif isinstance(node, str):
-        yield path, node
+    """Every string leaf with its dotted path, depth first in document order (a stack, not nested generators:
+    rules walk every rendered object)."""
+    stack = [(path, node)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            stack += reversed([(f"{path}.{k}" if path else str(k), v) for k, v in node.items()])
+        elif isinstance(node, list):
+            stack += reversed([(f"{path}.{i}" if path else str(i), v) for i, v in enumerate(node)])
+        elif isinstance(node, str):
+            yield path, node

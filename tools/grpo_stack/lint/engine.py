@@ -9,19 +9,19 @@ A stage that finds the input unusable stops with input errors (exit 2); otherwis
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..errors import MAX_MESSAGE, InputError, clip
 from ..job import BuildError, build
 from ..objectschema import is_raycluster, validate_object
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
-from ..render import RenderedObject, RenderError, job_spec, merged_values, render
+from ..render import Rendered, RenderedObject, RenderError, job_spec, merged_values, render
 from ..safeyaml import load_documents, read_text
 from ..values import (
     ValuesFile,
@@ -89,6 +89,69 @@ def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str
                 **kw: Any) -> LintResult:
     """Lint values files merged in order (helm -f a -f b); positions come from the last file setting a key."""
     opts = Options(release=release, namespace=namespace, **kw)
+    checked = _check(paths, opts)
+    if isinstance(checked, LintResult):
+        return checked
+    try:
+        rendered = render(checked.user, release=release, namespace=namespace)
+    except RenderError as exc:
+        return LintResult(input_errors=render_input_errors(checked.files, exc))
+    return _finish(checked, rendered)
+
+
+def lint_values_many(items: list[list[str]], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE,
+                     ahead: int | None = None, **kw: Any) -> Iterator[LintResult]:
+    """`lint_values` for each list of values files, results in order. Helm renders (native code that releases
+    the GIL) run in `ahead` threads (default: one per core) while this thread checks and lints the files
+    before and after them; the renders are the same calls on the same values, so results are the same."""
+    ahead = _cores() if ahead is None else ahead
+    if len(items) < 2 or ahead < 1:
+        yield from (lint_values(paths, release=release, namespace=namespace, **kw) for paths in items)
+        return
+    opts = Options(release=release, namespace=namespace, **kw)
+    queue: deque = deque()
+    with ThreadPoolExecutor(ahead, thread_name_prefix="grpo-lint-render") as pool:
+        for paths in items:
+            checked = _check(paths, opts)
+            rendering = None
+            if not isinstance(checked, LintResult):
+                rendering = pool.submit(render, checked.user, release=release, namespace=namespace)
+            queue.append((checked, rendering))
+            if len(queue) > ahead:
+                yield _rendered(*queue.popleft())
+        while queue:
+            yield _rendered(*queue.popleft())
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _rendered(checked: _Checked | LintResult, rendering: Future | None) -> LintResult:
+    if isinstance(checked, LintResult):
+        return checked
+    try:
+        rendered = rendering.result()
+    except RenderError as exc:
+        return LintResult(input_errors=render_input_errors(checked.files, exc))
+    return _finish(checked, rendered)
+
+
+@dataclass
+class _Checked:
+    """Values that passed every check before the render."""
+
+    files: list[ValuesFile]
+    user: dict[str, Any]
+    merged: dict[str, Any]
+    opts: Options
+
+
+def _check(paths: list[str], opts: Options) -> _Checked | LintResult:
+    """Read, merge and schema-check the values: a LintResult with input errors where that fails."""
     try:
         files = [load_values_file(p) for p in paths]
     except InputError as exc:
@@ -101,16 +164,18 @@ def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str
         merged = merged_values(user)
     except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
         return LintResult(input_errors=[InputError(paths[-1], f"cannot merge values: {exc}")])
-    locator = Locator(files)
     violations = schema_violations(merged)
     if violations:
         return LintResult(input_errors=violation_errors(files, violations))
-    try:
-        rendered = render(user, release=release, namespace=namespace)
-    except RenderError as exc:
-        return LintResult(input_errors=render_input_errors(files, exc))
-    ctx = LintContext(paths[-1], release, namespace, list(rendered.objects), values_file=files[-1],
-                      merged=merged, rendered=rendered, extra=dict(opts.config.settings))
+    return _Checked(files, user, merged, opts)
+
+
+def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
+    """Object schemas, the job build and the rules over the rendered release; located, suppressed findings."""
+    files, opts = checked.files, checked.opts
+    locator = Locator(files)
+    ctx = LintContext(files[-1].path, opts.release, opts.namespace, list(rendered.objects), values_file=files[-1],
+                      merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings))
     try:
         ctx.job_spec = job_spec(rendered)
         ctx.built = build(ctx.job_spec)
@@ -176,7 +241,10 @@ def _unchecked(objects: list[RenderedObject], opts: Options) -> int:
 
 def _positions(text: str) -> list[Any] | None:
     """ruamel round-trip documents, for line numbers only: the values were already read by safeyaml, so a
-    document ruamel reads differently (YAML 1.2 vs 1.1) costs positions, never the run."""
+    document ruamel reads differently (YAML 1.2 vs 1.1) costs positions, never the run. ruamel is imported only
+    where a position is needed."""
+    from ruamel.yaml import YAML
+
     try:
         return [d for d in YAML(typ="rt").load_all(text) if d is not None]
     except Exception:  # noqa: BLE001 - positions are best effort; see the docstring
@@ -239,6 +307,8 @@ class Locator:
             docs = self._rendered_docs[obj.template]
             # grpo-stack/charts/vllm/templates/x.yaml -> charts/grpo-stack/charts/vllm/templates/x.yaml
             shown = f"charts/{obj.template}"
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
         line, col = 1, 1
         node = docs[obj.index] if docs and obj.index < len(docs) else None
         for part in [p for p in path.split(".") if p]:
@@ -302,6 +372,8 @@ def _covers(s, f: Finding, files_by_path) -> bool:
 
 
 def _keys_on_line(node: Any, line: int, prefix: str = ""):
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(node, CommentedMap):
         for k in node:
             kp = f"{prefix}.{k}" if prefix else str(k)

@@ -24,7 +24,7 @@ from .engine import (
     _positions,
     _rule_hits,
     _unchecked,
-    lint_values,
+    lint_values_many,
 )
 from .rules.release_namespace import EXPECTED
 from .suppress import inline_suppressions
@@ -87,9 +87,11 @@ def lint_units(paths: list[str], base: list[str] | tuple[str, ...] = (), release
                **kw: Any) -> list[tuple[str, tuple[str, ...], LintResult]]:
     """(kind, paths of the unit, its result) in output order: one unit per values (or unreadable) file, in the
     order given, then one unit holding every manifest file (the release). The cache stores results by unit.
-    `overlay` files are merged over each values file (grpo-lint --model-config)."""
-    units: list[tuple[str, tuple[str, ...], LintResult]] = []
+    `overlay` files are merged over each values file (grpo-lint --model-config); they are linted together
+    (engine.lint_values_many: Helm renders one file while the others are checked)."""
+    units: list[tuple[str, tuple[str, ...], LintResult | None]] = []
     manifests: list[ManifestFile] = []
+    pending: list[tuple[int, list[str]]] = []  # (index in units, values files merged in order)
     for path in paths:
         try:
             found = read_input(path)
@@ -99,13 +101,16 @@ def lint_units(paths: list[str], base: list[str] | tuple[str, ...] = (), release
         if found is not None:
             manifests.append(found)
         else:
-            result = lint_values([*base, path, *overlay], release=release, namespace=namespace or DEFAULT_NAMESPACE,
-                                 **kw)
-            units.append(("values", (path,), result))
+            pending.append((len(units), [*base, path, *overlay]))
+            units.append(("values", (path,), None))
+    results = lint_values_many([files for _, files in pending], release=release,
+                               namespace=namespace or DEFAULT_NAMESPACE, **kw)
+    for (index, _), result in zip(pending, results, strict=True):
+        units[index] = (*units[index][:2], result)
     if manifests:
         release_result = lint_release(manifests, namespace=namespace, **kw)
         units.append(("manifests", tuple(f.path for f in manifests), release_result))
-    return units
+    return units  # type: ignore[return-value] - every None was replaced above
 
 
 def merge(into: LintResult, result: LintResult) -> None:
