@@ -97,18 +97,41 @@ def load_engine_in_background() -> None:
 
 
 @contextlib.contextmanager
-def chart():
+def chart(helm_schema: bool = True):
     """A freshly loaded chart (10-20 ms). Helm's coalescing writes globals into the loaded chart's subchart values,
-    so reusing one loaded chart across renders leaks one values file's globals into the next render."""
+    so reusing one loaded chart across renders leaks one values file's globals into the next render.
+    `helm_schema=False` loads a copy without the values.schema.json files (see `render`)."""
     import helm_python
 
     helm_python.disable_logging()
     with _quiet_stderr():
-        loaded = helm_python.Chart.load(str(chart_dir()))
+        loaded = helm_python.Chart.load(str(chart_dir() if helm_schema else _schemaless_copy(str(chart_dir()))))
     try:
         yield loaded
     finally:
         loaded.close()
+
+
+_copy_lock = threading.Lock()
+
+
+def _schemaless_copy(path: str) -> str:
+    """This process's copy of the chart at `path` without its values.schema.json files, removed at exit."""
+    with _copy_lock:
+        return _make_schemaless_copy(path)
+
+
+@cache
+def _make_schemaless_copy(path: str) -> str:
+    import atexit
+    import shutil
+    import tempfile
+
+    root = tempfile.mkdtemp(prefix="grpo-chart-")
+    atexit.register(shutil.rmtree, root, True)
+    target = os.path.join(root, os.path.basename(path.rstrip("/")) or "chart")
+    shutil.copytree(path, target, ignore=shutil.ignore_patterns("values.schema.json"))
+    return target
 
 
 @cache
@@ -159,11 +182,15 @@ def merged_values(user: dict[str, Any]) -> dict[str, Any]:
     return top
 
 
-def render(user: dict[str, Any], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE) -> Rendered:
+def render(user: dict[str, Any], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE,
+           helm_schema: bool = True) -> Rendered:
+    """`helm_schema=False` renders without Helm's values-schema check, for callers that have just run the same
+    check themselves (grpo-lint: values.schema_violations). Helm compiles every chart's schema on each render, which
+    is most of a render's time; the templates' output is the same (tests/render/test_helm_schema_agreement.py)."""
     import helm_python
 
     try:
-        with chart() as loaded:
+        with chart(helm_schema) as loaded:
             out = loaded.render(user, name=release, namespace=namespace, is_install=True)
     except helm_python.HelmError as exc:
         lines = str(exc).splitlines()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
@@ -139,6 +141,32 @@ _SECTION_MODELS = {"raycluster": "Raycluster", "sandbox-fusion": "SandboxFusion"
                    "fsx-utils": "FsxUtils", "vllm": "Vllm", "lm-eval": "LmEval"}
 
 
+def with_user_nulls(merged: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
+    """The coalesced values as Helm's schema check sees them: a `null` the user wrote stays in place (coalescing
+    drops it, Helm's render validates it and refuses `got null, want integer`). Without this, grpo-lint passed
+    values `helm install` refuses (tests/render/test_helm_schema_agreement.py)."""
+    nulls = list(_null_paths(user, ()))
+    if not nulls:
+        return merged
+    out = copy.deepcopy(merged)
+    for path in nulls:
+        parent = out
+        for key in path[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+        if isinstance(parent, dict):
+            parent[path[-1]] = None
+    return out
+
+
+def _null_paths(node: Any, prefix: tuple) -> Iterator[tuple]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if value is None:
+                yield (*prefix, key)
+            else:
+                yield from _null_paths(value, (*prefix, key))
+
+
 def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
     """Every violation of the umbrella schema, and of each coalesced subchart section, with the key path."""
     out = []
@@ -184,6 +212,9 @@ def _message(err: jsonschema.ValidationError) -> str:
     hint = err.schema.get("x-grpo-hint") if isinstance(err.schema, dict) else None
     if hint:
         return f"{_plain_message(err)}; {hint}"
+    if err.validator == "type" and err.instance is None:
+        want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
+        return f"null is not allowed here (want {want}); leave the key out to keep the chart's default"
     return _plain_message(err)
 
 

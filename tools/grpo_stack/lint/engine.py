@@ -31,6 +31,7 @@ from ..values import (
     schema_violations,
     shape_errors,
     violation_errors,
+    with_user_nulls,
 )
 from .context import LintContext
 from .finding import Finding, Hit, Severity
@@ -93,7 +94,7 @@ def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str
     if isinstance(checked, LintResult):
         return checked
     try:
-        rendered = render(checked.user, release=release, namespace=namespace)
+        rendered = render(checked.user, release=release, namespace=namespace, helm_schema=False)
     except RenderError as exc:
         return LintResult(input_errors=render_input_errors(checked.files, exc))
     return _finish(checked, rendered)
@@ -115,7 +116,7 @@ def lint_values_many(items: list[list[str]], release: str = DEFAULT_RELEASE, nam
             checked = _check(paths, opts)
             rendering = None
             if not isinstance(checked, LintResult):
-                rendering = pool.submit(render, checked.user, release=release, namespace=namespace)
+                rendering = pool.submit(render, checked.user, release=release, namespace=namespace, helm_schema=False)
             queue.append((checked, rendering))
             if len(queue) > ahead:
                 yield _rendered(*queue.popleft())
@@ -164,7 +165,7 @@ def _check(paths: list[str], opts: Options) -> _Checked | LintResult:
         merged = merged_values(user)
     except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
         return LintResult(input_errors=[InputError(paths[-1], f"cannot merge values: {exc}")])
-    violations = schema_violations(merged)
+    violations = schema_violations(with_user_nulls(merged, user))
     if violations:
         return LintResult(input_errors=violation_errors(files, violations))
     return _Checked(files, user, merged, opts)
