@@ -21,8 +21,10 @@ In manifest mode, finds template syntax that was meant to be rendered before `ku
   images, env values, exec-form `command`/`args`, volumes, selectors. Kubernetes expands only `$(VAR)`, and only
   in `command`, `args` and `env[].value`; a `$(VAR)` anywhere else is reported too.
 
-Not reported: shell scripts run by `sh -c` (the shell expands them), ConfigMap and Secret data (files a
-program may template at start-up), and annotations (other tools' templates).
+Not reported: shell scripts run by `sh -c` (the shell expands them), KubeRay `rayStartParams` values (KubeRay
+writes them into the `ray start` command line it runs with `/bin/bash -lc`, so `$REDIS_PASSWORD` there is the
+container's env var), ConfigMap and Secret data (files a program may template at start-up), and annotations
+(other tools' templates).
 
 ## Why is this bad?
 An envsubst template applied without envsubst creates objects named `${NAMESPACE}`-something, or fails on
@@ -82,8 +84,10 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _free_text(kind: str, path: str) -> bool:
-    """Strings some other program may template: ConfigMap/Secret data, annotations."""
+    """Strings some other program expands or templates: rayStartParams, ConfigMap/Secret data, annotations."""
     parts = path.split(".")
+    if "rayStartParams" in parts:  # KubeRay runs `ray start --k=v ...` in a shell: $VAR is the pod's env
+        return True
     if kind in DATA_KINDS and parts[0] in ("data", "stringData", "binaryData"):
         return True
     return "annotations" in parts
