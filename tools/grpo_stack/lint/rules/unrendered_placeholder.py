@@ -21,10 +21,11 @@ In manifest mode, finds template syntax that was meant to be rendered before `ku
   images, env values, exec-form `command`/`args`, volumes, selectors. Kubernetes expands only `$(VAR)`, and only
   in `command`, `args` and `env[].value`; a `$(VAR)` anywhere else is reported too.
 
-Not reported: shell scripts run by `sh -c` (the shell expands them), KubeRay `rayStartParams` values (KubeRay
-writes them into the `ray start` command line it runs with `/bin/bash -lc`, so `$REDIS_PASSWORD` there is the
-container's env var), ConfigMap and Secret data (files a program may template at start-up), and annotations
-(other tools' templates).
+Not reported: shell scripts run by `sh -c` (the shell expands them), KubeRay `rayStartParams` values and the
+Ray container's `command`/`args` (KubeRay joins them into the `/bin/bash -lc` line that runs `ray start`, so
+`$REDIS_PASSWORD` or `$HOME` there is the container's env var; not with the `ray.io/overwrite-container-cmd`
+annotation, nor when the command runs `ray start` itself), ConfigMap and Secret data (files a program may
+template at start-up), and annotations (other tools' templates).
 
 ## Why is this bad?
 An envsubst template applied without envsubst creates objects named `${NAMESPACE}`-something, or fails on
@@ -70,7 +71,7 @@ def check(ctx) -> Iterator[Hit]:
             if m:
                 yield Hit(path, f"{o.kind} {o.name}: unrendered Helm template {m.group(0)!r}", obj=o)
                 continue
-            if (id(o), path) in shell or _free_text(o.kind, path):
+            if (id(o), path) in shell or _free_text(o.kind, path) or _kuberay_shell(o.obj, path):
                 continue
             m = ENVSUBST.search(text)
             if m:
@@ -91,6 +92,26 @@ def _free_text(kind: str, path: str) -> bool:
     if kind in DATA_KINDS and parts[0] in ("data", "stringData", "binaryData"):
         return True
     return "annotations" in parts
+
+
+def _kuberay_shell(obj: dict, path: str) -> bool:
+    """command/args of the Ray container (the first) of a head or worker group: KubeRay joins them into the
+    `/bin/bash -lc` line that runs `ray start` (common/pod.go BuildPod), unless the cluster sets the
+    `ray.io/overwrite-container-cmd: "true"` annotation or the command already runs `ray start` itself."""
+    parts = path.split(".")
+    if not ({"headGroupSpec", "workerGroupSpecs"} & set(parts)) or len(parts) < 4 or parts[-2] not in (
+            "command", "args") or parts[-4:-2] != ["containers", "0"]:
+        return False
+    annotations = (obj.get("metadata") or {}).get("annotations") if isinstance(obj.get("metadata"), dict) else None
+    if isinstance(annotations, dict) and str(annotations.get("ray.io/overwrite-container-cmd", "")).lower() == "true":
+        return False
+    container = obj
+    for part in parts[:-2]:
+        container = (container.get(part) if isinstance(container, dict)
+                     else container[int(part)] if isinstance(container, list) and part.isdigit()
+                     and int(part) < len(container) else None)
+    argv = [*(container.get("command") or []), *(container.get("args") or [])] if isinstance(container, dict) else []
+    return not any("ray start" in str(a) for a in argv)
 
 
 def _kube_expands(path: str) -> bool:
