@@ -14,7 +14,9 @@ SUMMARY = "A Ray pod mounts a whole shared volume read-write instead of read-onl
 DOC = """## What it does
 In every RayCluster head and worker group, each mount of a PersistentVolumeClaim volume (the shared FSx file
 system) must be `readOnly: true` or a `subPath` mount: the volume root read-only, and one read-write subPath
-per directory the job writes (the checkpoint root; for miles also the torch_dist conversion output).
+per directory the job writes (the checkpoint root; for miles also the torch_dist conversion output). A claim of
+the set whose access modes are only `ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk (a Redis sidecar's
+data), not a shared tree, and is not reported.
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A Ray pod with
@@ -41,10 +43,15 @@ raycluster chart derives them from global.job: raycluster.writablePaths).
 
 
 def check(ctx) -> Iterator[Hit]:
+    # Claims of the set that one node mounts at a time: a pod's own disk (a Redis sidecar's data), not a shared tree.
+    single_node = {c.name for c in ctx.of_kind("PersistentVolumeClaim")
+                   if set((c.obj.get("spec") or {}).get("accessModes") or ["?"]) <= {"ReadWriteOnce",
+                                                                                     "ReadWriteOncePod"}}
     for o, pod_path, pod in ctx.pod_templates():
         if o.kind != "RayCluster":
             continue
-        shared = {v.get("name") for v in pod.get("volumes") or [] if "persistentVolumeClaim" in v}
+        shared = {v.get("name") for v in pod.get("volumes") or [] if "persistentVolumeClaim" in v
+                  and str((v.get("persistentVolumeClaim") or {}).get("claimName")) not in single_node}
         for field, i, c in all_containers(pod):
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if m.get("name") in shared and not m.get("readOnly") and not m.get("subPath"):
