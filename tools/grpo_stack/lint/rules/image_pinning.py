@@ -32,7 +32,8 @@ An **immutable marker** is a digest, a full `x.y.z` version, a date stamp (`2025
 (7–40 hex digits with at least one digit), or a `-rN` build revision. Any other project-built tag
 (`server-20250609`, `a1b2c3d`, `build-417`, `verl-0.9.1-cu128`) is taken as pinned; list tags your registry
 moves in the config. Pinned images must use `imagePullPolicy: IfNotPresent`. The Ray head and every Ray worker
-group must run the same image reference.
+group must run the same image reference in their Ray container (the first; sidecars such as a Redis or a log
+shipper run their own images).
 
 Config (`.grpo-lint.yaml`): `image-pinning: {floating: ["myrepo/base:prod"], pinned: ["myrepo/app:release"]}`,
 shell-style patterns matched against `repository:tag`; `pinned` wins over everything but a missing tag.
@@ -137,7 +138,9 @@ def check(ctx) -> Iterator[Hit]:
             elif c.get("imagePullPolicy", "IfNotPresent") != "IfNotPresent":
                 yield Hit(f"{path}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} uses imagePullPolicy "
                           f"{c.get('imagePullPolicy')}; use IfNotPresent", obj=o)
-            if "headGroupSpec" in pod_path or "workerGroupSpecs" in pod_path:
+            if ("headGroupSpec" in pod_path or "workerGroupSpecs" in pod_path) and field == "containers" and i == 0:
+                # the Ray container is the first (KubeRay's RayContainerIndex); sidecars (Redis, log shippers)
+                # run their own images
                 ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(image)
     for ref, images in ray_images.items():
         if len(images) > 1:

@@ -21,7 +21,8 @@ In manifest mode, finds template syntax that was meant to be rendered before `ku
   images, env values, exec-form `command`/`args`, volumes, selectors. Kubernetes expands only `$(VAR)`, and only
   in `command`, `args` and `env[].value`; a `$(VAR)` anywhere else is reported too.
 
-Not reported: shell scripts run by `sh -c` (the shell expands them), KubeRay `rayStartParams` values and the
+Not reported: shell scripts run by `sh -c` (the shell expands them; in pod templates and in any other
+`command`/`args` pair, such as KubeRay's `autoscalerOptions`), KubeRay `rayStartParams` values and the
 Ray container's `command`/`args` (KubeRay joins them into the `/bin/bash -lc` line that runs `ray start`, so
 `$REDIS_PASSWORD` or `$HOME` there is the container's env var; not with the `ray.io/overwrite-container-cmd`
 annotation, nor when the command runs `ray start` itself), ConfigMap and Secret data (files a program may
@@ -71,7 +72,8 @@ def check(ctx) -> Iterator[Hit]:
             if m:
                 yield Hit(path, f"{o.kind} {o.name}: unrendered Helm template {m.group(0)!r}", obj=o)
                 continue
-            if (id(o), path) in shell or _free_text(o.kind, path) or _kuberay_shell(o.obj, path):
+            if ((id(o), path) in shell or _free_text(o.kind, path) or _kuberay_shell(o.obj, path)
+                    or _shell_argument(o.obj, path)):
                 continue
             m = ENVSUBST.search(text)
             if m:
@@ -112,6 +114,27 @@ def _kuberay_shell(obj: dict, path: str) -> bool:
                      and int(part) < len(container) else None)
     argv = [*(container.get("command") or []), *(container.get("args") or [])] if isinstance(container, dict) else []
     return not any("ray start" in str(a) for a in argv)
+
+
+def _shell_argument(obj: dict, path: str) -> bool:
+    """The script of a `sh -c` command/args pair outside a pod template (KubeRay's autoscalerOptions, a custom
+    resource's container-like spec): the shell expands it as in a container."""
+    parts = path.split(".")
+    if len(parts) < 2 or parts[-2] not in ("command", "args") or not parts[-1].isdigit():
+        return False
+    from ..shell import _script_in
+
+    node = obj
+    for part in parts[:-2]:
+        node = (node.get(part) if isinstance(node, dict)
+                else node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else None)
+    if not isinstance(node, dict):
+        return False
+    command = node.get("command") if isinstance(node.get("command"), list) else []
+    argv = [*command, *(node.get("args") if isinstance(node.get("args"), list) else [])]
+    found = _script_in(argv)
+    index = int(parts[-1]) + (len(command) if parts[-2] == "args" else 0)
+    return bool(found) and found[0] == index
 
 
 def _kube_expands(path: str) -> bool:
