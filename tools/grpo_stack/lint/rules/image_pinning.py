@@ -32,8 +32,9 @@ An **immutable marker** is a digest, a full `x.y.z` version, a date stamp (`2025
 (7–40 hex digits with at least one digit), or a `-rN` build revision. Any other project-built tag
 (`server-20250609`, `a1b2c3d`, `build-417`, `verl-0.9.1-cu128`) is taken as pinned; list tags your registry
 moves in the config. Pinned images must use `imagePullPolicy: IfNotPresent`. The Ray head and every Ray worker
-group must run the same image reference in their Ray container (the first; sidecars such as a Redis or a log
-shipper run their own images).
+group must run the same image in their Ray container (the first; sidecars such as a Redis or a log shipper run
+their own images); accelerator variants of one build (`-gpu`, `-cpu`, `-cu128`, `-rocm6.2` in the tag) count as
+the same image, so a CPU head on `ray:2.52.0` with workers on `ray:2.52.0-gpu` is fine.
 
 Config (`.grpo-lint.yaml`): `image-pinning: {floating: ["myrepo/base:prod"], pinned: ["myrepo/app:release"]}`,
 shell-style patterns matched against `repository:tag`; `pinned` wins over everything but a missing tag.
@@ -122,6 +123,15 @@ def floating_reason(image: str, config: dict | None = None) -> str | None:
     return None
 
 
+# Accelerator variants of one build (`ray:2.52.0` on a CPU head, `ray:2.52.0-gpu` / `-cu128` on GPU workers).
+VARIANT = re.compile(r"-(gpu|cpu|cu\d+|rocm[\d.]*)(?=-|$)")
+
+
+def _build(image: str) -> str:
+    repo, tag, digest = split(image)
+    return image if digest or not tag else f"{repo}:{VARIANT.sub('', tag)}"
+
+
 def check(ctx) -> Iterator[Hit]:
     config = ctx.extra.get("image-pinning") or {}
     ray_images: dict[str, set[str]] = {}
@@ -141,7 +151,7 @@ def check(ctx) -> Iterator[Hit]:
             if ("headGroupSpec" in pod_path or "workerGroupSpecs" in pod_path) and field == "containers" and i == 0:
                 # the Ray container is the first (KubeRay's RayContainerIndex); sidecars (Redis, log shippers)
                 # run their own images
-                ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(image)
+                ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(_build(image))
     for ref, images in ray_images.items():
         if len(images) > 1:
             kind, name = ref.split("/", 1)
