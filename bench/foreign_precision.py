@@ -151,14 +151,15 @@ def report(findings: list[dict], verdicts: dict, misses: list[dict], as_json: bo
     rest = sum((per_rule[c] for c in per_rule if c not in HARDENING), Counter())
     print(f"{'all but pod hardening (' + ', '.join(sorted(HARDENING)) + ')':<9}: {sum(rest.values())} findings, "
           f"precision {_precision(rest)}")
-    releases_seen = {(f["repo"], f["path"]) for f in findings}
-    print(f"\n{len(findings)} finding(s) in {len(releases_seen)} release(s) with findings")
+    real = [f for f in findings if f["code"] != "INPUT"]
+    print(f"\n{len(real)} finding(s) in {len({(f['repo'], f['path']) for f in real})} release(s) with findings")
     if unlabelled:
         print(f"\n{len(unlabelled)} finding(s) not in the labels (triage them):")
         for f in unlabelled:
             print(f"  {f['repo']} {f['path']} {f['code']} {f['at']}: {f['message'][:160]}")
     if misses:
-        print(f"\n{len(misses)} known miss(es) (defects of the rules' classes nothing reports):")
+        print(f"\n{len(misses)} recorded miss(es) (defects of the rules' classes that went unreported; the note says "
+              "which are fixed):")
         for m in misses:
             print(f"  {m['repo']} {m['path']}: [{m['class']}] {m['note']}")
 
