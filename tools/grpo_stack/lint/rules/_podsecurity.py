@@ -69,14 +69,18 @@ def kuberay_policy(o, pod_path: str) -> dict | None:
     for part in parts[:parts.index("headGroupSpec" if role == "head" else "workerGroupSpecs")]:
         cluster = cluster.get(part) if isinstance(cluster, dict) else None
     policy = cluster.get("networkPolicy") if isinstance(cluster, dict) else None
-    types = KUBERAY_POLICY_TYPES.get(policy.get("mode")) if isinstance(policy, dict) else None
+    types = KUBERAY_POLICY_TYPES.get(str(policy.get("mode"))) if isinstance(policy, dict) else None
     if not types:
         return None
     rules = policy.get(role) if isinstance(policy.get(role), dict) else {}
-    own = [{"from": [{"podSelector": {"matchLabels": {"ray.io/cluster": o.name}}}]}]
-    return {"policyTypes": types, "ingress": own + list(rules.get("ingressRules") or []),
-            "egress": [{"to": [{"podSelector": {"matchLabels": {"ray.io/cluster": o.name}}}]}]
-            + list(rules.get("egressRules") or [])}
+
+    def listed(key: str) -> list[dict]:  # the spec's extra rules; the object schema reports malformed ones
+        items = rules.get(key)
+        return [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
+
+    own = {"podSelector": {"matchLabels": {"ray.io/cluster": o.name}}}
+    return {"policyTypes": types, "ingress": [{"from": [own]}, *listed("ingressRules")],
+            "egress": [{"to": [own]}, *listed("egressRules")]}
 
 
 def policy_types(spec: dict) -> set[str]:

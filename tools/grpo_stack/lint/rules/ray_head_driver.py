@@ -73,11 +73,15 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _has_driver(container: dict) -> bool:
-    env = {e.get("name"): str(e.get("value")) for e in container.get("env") or [] if isinstance(e, dict)}
+    items = container.get("env")
+    env = {e.get("name"): str(e.get("value")) for e in (items if isinstance(items, list) else [])
+           if isinstance(e, dict)}
     if env.get("NVIDIA_VISIBLE_DEVICES") == "void":
         return False
-    res = container.get("resources") or {}
-    return any(_positive(str((res.get(k) or {}).get("nvidia.com/gpu", "0"))) for k in ("limits", "requests"))
+    res = container.get("resources")
+    res = res if isinstance(res, dict) else {}
+    return any(_positive(str(res[k].get("nvidia.com/gpu", "0"))) for k in ("limits", "requests")
+               if isinstance(res.get(k), dict))
 
 
 def _positive(value: str) -> bool:

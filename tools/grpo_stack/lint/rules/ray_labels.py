@@ -121,7 +121,8 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
         yield Hit(path, f"{o.kind} {o.name}: ray.io/cluster={cluster} but this release's RayCluster is "
                   f"{', '.join(sorted(clusters))}", obj=o)
         return
-    if set(map(str, (selector.get("matchLabels") or {}).values())) & operated:
+    labels = selector.get("matchLabels")
+    if isinstance(labels, dict) and set(map(str, labels.values())) & operated:
         return  # operators label the pods of a resource with its name: the pods exist, unseen in the set
     if not any(selector_matches(selector, labels) for labels in all_labels):
         yield Hit(path, f"{o.kind} {o.name}: selector {selector.get('matchLabels') or selector} matches no pod "

@@ -66,7 +66,8 @@ def _bound_accounts(ctx) -> set[str]:
     """The name of every ServiceAccount a RoleBinding or ClusterRoleBinding of the set names as a subject."""
     out = set()
     for b in ctx.of_kind("RoleBinding", "ClusterRoleBinding"):
-        for subject in b.obj.get("subjects") or []:
+        subjects = b.obj.get("subjects")
+        for subject in subjects if isinstance(subjects, list) else []:
             if isinstance(subject, dict) and subject.get("kind") == "ServiceAccount" and subject.get("name"):
                 out.add(str(subject["name"]))
     return out

@@ -112,7 +112,9 @@ def _kuberay_shell(obj: dict, path: str) -> bool:
         container = (container.get(part) if isinstance(container, dict)
                      else container[int(part)] if isinstance(container, list) and part.isdigit()
                      and int(part) < len(container) else None)
-    argv = [*(container.get("command") or []), *(container.get("args") or [])] if isinstance(container, dict) else []
+    if not isinstance(container, dict):
+        return False
+    argv = [a for key in ("command", "args") if isinstance(container.get(key), list) for a in container[key]]
     return not any("ray start" in str(a) for a in argv)
 
 
