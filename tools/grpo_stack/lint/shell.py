@@ -1,7 +1,7 @@
 """Shell scripts inside manifests, parsed with tree-sitter's bash grammar (a real parser, not patterns).
 
-A container runs a script when its command + args is `sh|bash|… [flags] -c SCRIPT` (flags may be combined:
-`-ec`, `-xeuc`). The same applies to exec probes and lifecycle hooks. Rules read `Script` objects: the source,
+A container runs a script when its command + args is `sh|bash|… [flags] -c [--] SCRIPT` (flags may be combined:
+`-ec`, `-xeuc`, `-lc`). The same applies to exec probes and lifecycle hooks. Rules read `Script` objects: the source,
 where it sits in the object, the shell options its invocation sets, and the parse tree.
 """
 
@@ -108,6 +108,8 @@ def _script_in(argv: list) -> tuple[int, frozenset[str]] | None:
         opts |= set(letters) - {"c"}
         if "c" in letters:
             j = i + 1
+            if j + 1 < len(argv) and argv[j] == "--":  # `bash -c -- SCRIPT`: `--` ends the options
+                j += 1
             if j < len(argv) and isinstance(argv[j], str) and len(argv[j]) <= MAX_SCRIPT:
                 return j, frozenset(opts)
             return None

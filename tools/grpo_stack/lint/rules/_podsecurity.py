@@ -47,7 +47,40 @@ def policies_selecting(ctx, o, pod_path: str) -> list[tuple[Any, dict]]:
         spec = p.obj.get("spec") or {}
         if namespace_of(p, ctx.namespace) == ns and selector_matches(spec.get("podSelector") or {}, labels):
             out.append((p, spec))
+    managed = kuberay_policy(o, pod_path)
+    if managed:
+        out.append((o, managed))
     return out
+
+
+# KubeRay's `networkPolicy.mode` (RayCluster spec, RayJob rayClusterSpec, RayService rayClusterConfig): the operator
+# creates one NetworkPolicy for the head and one per worker group that admit the cluster's own pods plus the
+# `head`/`worker` ingressRules and egressRules the spec lists, and isolate the directions the mode names.
+KUBERAY_POLICY_TYPES = {"DenyAll": ["Ingress", "Egress"], "DenyAllIngress": ["Ingress"], "DenyAllEgress": ["Egress"]}
+
+
+def kuberay_policy(o, pod_path: str) -> dict | None:
+    """The NetworkPolicy spec the KubeRay operator makes for the Ray pod at `pod_path`, or None."""
+    parts = pod_path.split(".")
+    role = "head" if "headGroupSpec" in parts else "worker" if "workerGroupSpecs" in parts else None
+    if role is None:
+        return None
+    cluster = o.obj
+    for part in parts[:parts.index("headGroupSpec" if role == "head" else "workerGroupSpecs")]:
+        cluster = cluster.get(part) if isinstance(cluster, dict) else None
+    policy = cluster.get("networkPolicy") if isinstance(cluster, dict) else None
+    types = KUBERAY_POLICY_TYPES.get(str(policy.get("mode"))) if isinstance(policy, dict) else None
+    if not types:
+        return None
+    rules = policy.get(role) if isinstance(policy.get(role), dict) else {}
+
+    def listed(key: str) -> list[dict]:  # the spec's extra rules; the object schema reports malformed ones
+        items = rules.get(key)
+        return [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
+
+    own = {"podSelector": {"matchLabels": {"ray.io/cluster": o.name}}}
+    return {"policyTypes": types, "ingress": [{"from": [own]}, *listed("ingressRules")],
+            "egress": [{"to": [own]}, *listed("egressRules")]}
 
 
 def policy_types(spec: dict) -> set[str]:

@@ -31,8 +31,12 @@ RayService, JobSet, LeaderWorkerSet, custom resources with a pod template). An i
 An **immutable marker** is a digest, a full `x.y.z` version, a date stamp (`20250609`, `2025-06-09`), a commit hash
 (7–40 hex digits with at least one digit), or a `-rN` build revision. Any other project-built tag
 (`server-20250609`, `a1b2c3d`, `build-417`, `verl-0.9.1-cu128`) is taken as pinned; list tags your registry
-moves in the config. Pinned images must use `imagePullPolicy: IfNotPresent`. The Ray head and every Ray worker
-group must run the same image reference.
+moves in the config. Any tag of a registry that never moves a published tag (`registry.k8s.io`: the Kubernetes
+image promoter refuses to retag, so `registry.k8s.io/pause:3.9` is one build) is pinned unless the config lists it
+as floating. Pinned images must use `imagePullPolicy: IfNotPresent`. The Ray head and every Ray worker
+group must run the same image in their Ray container (the first; sidecars such as a Redis or a log shipper run
+their own images); accelerator variants of one build (`-gpu`, `-cpu`, `-cu128`, `-rocm6.2` in the tag) count as
+the same image, so a CPU head on `ray:2.52.0` with workers on `ray:2.52.0-gpu` is fine.
 
 Config (`.grpo-lint.yaml`): `image-pinning: {floating: ["myrepo/base:prod"], pinned: ["myrepo/app:release"]}`,
 shell-style patterns matched against `repository:tag`; `pinned` wins over everything but a missing tag.
@@ -66,6 +70,10 @@ COMMIT = re.compile(r"(?<![0-9a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![0-9a-f])")
 REVISION = re.compile(r"-r\d+$")
 BARE_VERSION = re.compile(r"^v?\d+(\.\d+)?([-_.]|$)")
 
+
+# Registries whose promotion process never moves a published tag: registry.k8s.io serves only images the
+# Kubernetes image promoter copied there, and it refuses to retag (`pause:3.9` is one build forever).
+IMMUTABLE_TAG_REGISTRIES = ("registry.k8s.io/",)
 
 CONFIG_KEY = "image-pinning"  # the `.grpo-lint.yaml` section this rule reads from ctx.extra
 
@@ -110,6 +118,8 @@ def floating_reason(image: str, config: dict | None = None) -> str | None:
         return None
     if any(fnmatch.fnmatchcase(ref, pat) for pat in config.get("floating") or ()):
         return f"tag {tag!r} is listed as floating in the lint config"
+    if repo.startswith(IMMUTABLE_TAG_REGISTRIES):
+        return None
     if any(rx.search(tag) for rx in (FULL_VERSION, DATE_STAMP, COMMIT, REVISION)):
         return None
     words = {w.lower() for w in re.split(r"[-_.]", tag)}
@@ -119,6 +129,15 @@ def floating_reason(image: str, config: dict | None = None) -> str | None:
     if BARE_VERSION.match(tag):
         return f"floating tag {tag!r} (a bare major/minor version moves with each release)"
     return None
+
+
+# Accelerator variants of one build (`ray:2.52.0` on a CPU head, `ray:2.52.0-gpu` / `-cu128` on GPU workers).
+VARIANT = re.compile(r"-(gpu|cpu|cu\d+|rocm[\d.]*)(?=-|$)")
+
+
+def _build(image: str) -> str:
+    repo, tag, digest = split(image)
+    return image if digest or not tag else f"{repo}:{VARIANT.sub('', tag)}"
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -137,8 +156,10 @@ def check(ctx) -> Iterator[Hit]:
             elif c.get("imagePullPolicy", "IfNotPresent") != "IfNotPresent":
                 yield Hit(f"{path}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} uses imagePullPolicy "
                           f"{c.get('imagePullPolicy')}; use IfNotPresent", obj=o)
-            if "headGroupSpec" in pod_path or "workerGroupSpecs" in pod_path:
-                ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(image)
+            if ("headGroupSpec" in pod_path or "workerGroupSpecs" in pod_path) and field == "containers" and i == 0:
+                # the Ray container is the first (KubeRay's RayContainerIndex); sidecars (Redis, log shippers)
+                # run their own images
+                ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(_build(image))
     for ref, images in ray_images.items():
         if len(images) > 1:
             kind, name = ref.split("/", 1)

@@ -18,10 +18,12 @@ DOC = """## What it does
 Looks for credentials in two places: any string in the values that looks like a token (`hf_...`, `AKIA...`,
 `ghp_...`, `sk-...`, `xox?-...`, a PEM private key), and any container env var whose name contains TOKEN,
 SECRET, PASSWORD or KEY and that has a literal `value` instead of `valueFrom.secretKeyRef` — an empty string
-included: a pod that starts with an empty credential fails authentication hours into the run. Secret objects in
-the set are read key by key: a token-shaped or other real value is an error (the credential is in the manifest);
-an empty value is an error; a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`) is a warning to fill
-it in out of band, not a leak.
+included: a pod that starts with an empty credential fails authentication hours into the run. A value that cannot
+be a credential (a switch such as `true`, an absolute file path naming a mounted key) is not reported; a
+placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in would put the credential in the pod spec.
+Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential
+is in the manifest); an empty value is an error; a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`)
+is a warning to fill it in out of band, not a leak.
 
 ## Why is this bad?
 A literal in a pod spec is stored in etcd and readable by anyone with `get pod` in the namespace; on the
@@ -60,6 +62,9 @@ PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}
                          r"|dummy)\s*$", re.IGNORECASE)
 SENSITIVE_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
 # Env names that contain KEY but hold no secret.
+# Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`) or an absolute file
+# path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key).
+NOT_A_CREDENTIAL = re.compile(r"^\s*(true|false|yes|no|on|off|enabled?|disabled?|/[^\s:]*)\s*$", re.I)
 NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|TOKENIZER.*)$", re.I)
 
 
@@ -86,7 +91,12 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
                               f"{o.kind} {o.name}: env {name} is an empty literal; the pod starts without the "
                               "credential; use valueFrom.secretKeyRef", obj=o)
-                elif sensitive:
+                elif sensitive and PLACEHOLDER.match(str(value)):
+                    yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
+                              f"{o.kind} {o.name}: env {name} is a placeholder ({_mask(str(value))}); filling it in "
+                              "writes the credential into the pod spec; use valueFrom.secretKeyRef", obj=o,
+                              severity=Severity.WARNING)
+                elif sensitive and not NOT_A_CREDENTIAL.match(str(value)):
                     yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
                               f"{o.kind} {o.name}: env {name} has a literal value; use valueFrom.secretKeyRef", obj=o)
                 elif _token_kind(str(value)):

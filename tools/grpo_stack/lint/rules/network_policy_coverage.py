@@ -14,7 +14,9 @@ SUMMARY = "A pod is not isolated: no NetworkPolicy selects it for both ingress a
 DOC = """## What it does
 For every pod template (RayCluster groups and helm test pods included), requires NetworkPolicies in its
 namespace that select its labels (the ones KubeRay adds to Ray pods included) and, together, isolate both
-directions: `Ingress` and `Egress` in their policyTypes.
+directions: `Ingress` and `Egress` in their policyTypes. A RayCluster (or RayJob/RayService cluster spec) with
+`networkPolicy.mode` counts as the policies the KubeRay operator creates from it: `DenyAll` isolates both
+directions, `DenyAllIngress` and `DenyAllEgress` one each.
 
 ## Why is this bad?
 A pod no policy selects accepts connections from anywhere and may open connections to anywhere: the instance

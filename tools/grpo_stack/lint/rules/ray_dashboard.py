@@ -15,7 +15,9 @@ DOC = """## What it does
 For each RayCluster whose head binds the dashboard to every interface (`dashboard-host` unset, which KubeRay
 turns into 0.0.0.0, or set to 0.0.0.0), checks the NetworkPolicies selecting the head: the dashboard port
 (8265) must be admitted from nothing wider than pods of the same namespace. No ingress policy at all, a rule
-with no `from`, a `namespaceSelector` or an `ipBlock` peer on that port is reported.
+with no `from`, a `namespaceSelector` or an `ipBlock` peer on that port is reported. The policy KubeRay creates
+from `spec.networkPolicy.mode` (`DenyAll`, `DenyAllIngress`: the cluster's own pods plus the head's
+`ingressRules`) counts like one in the manifests.
 
 ## Why is this bad?
 The Ray job API on the dashboard port runs any command it is sent, with the head's environment: the

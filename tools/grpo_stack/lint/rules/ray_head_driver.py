@@ -14,9 +14,10 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A Ray head with no CUDA driver advertises CPUs, so Ray can place CUDA-importing actors on it."
 DOC = """## What it does
 For the head group of every RayCluster, RayJob and RayService: when the head container has no CUDA driver — no
-`nvidia.com/gpu` in its resources, or `NVIDIA_VISIBLE_DEVICES=void` — its `rayStartParams` must set
-`num-cpus: "0"` (and must not advertise GPUs with `num-gpus` above 0). Otherwise Ray schedules CPU-only actors
-and the job driver on the head.
+`nvidia.com/gpu` in its resources, or `NVIDIA_VISIBLE_DEVICES=void` — it must not advertise GPUs with `num-gpus`
+above 0, and, when the cluster runs CUDA work (a worker group gets `nvidia.com/gpu`), its `rayStartParams` must
+set `num-cpus: "0"`. Otherwise Ray schedules CPU-only actors and the job driver on the head. A CPU-only or TPU
+cluster is not reported: nothing there imports CUDA.
 
 ## Why is this bad?
 miles' RolloutManager is created with `num_cpus=1, num_gpus=0` and imports megatron.core → transformer_engine,
@@ -47,7 +48,11 @@ give the head a GPU and a driver.
 
 
 def check(ctx) -> Iterator[Hit]:
-    for o, pod_path, pod in ctx.pod_templates():
+    templates = list(ctx.pod_templates())
+    # Objects whose Ray cluster runs CUDA work: some pod of theirs gets a GPU. A CPU-only (or TPU) cluster has no
+    # CUDA-importing actor that a CPU on the head could attract.
+    cuda = {id(o) for o, _, pod in templates if any(_has_driver(c) for _, _, c in containers(pod))}
+    for o, pod_path, pod in templates:
         if ".headGroupSpec." not in f".{pod_path}.":
             continue
         group_path = pod_path.rsplit(".template.spec", 1)[0]
@@ -60,7 +65,7 @@ def check(ctx) -> Iterator[Hit]:
         if _positive(gpus):
             yield Hit(f"{group_path}.rayStartParams.num-gpus", f"{o.kind} {o.name}: the Ray head has no CUDA driver "
                       f"but advertises num-gpus {gpus}; GPU actors placed there fail at CUDA init", obj=o)
-        if cpus != "0" and cpus != "0.0":
+        if cpus != "0" and cpus != "0.0" and id(o) in cuda:
             shown = f"num-cpus {cpus}" if cpus else "its CPUs (num-cpus unset)"
             yield Hit(f"{group_path}.rayStartParams", f"{o.kind} {o.name}: the Ray head has no CUDA driver but "
                       f"advertises {shown}; Ray can place CUDA-importing actors (miles RolloutManager, the job "
@@ -68,11 +73,15 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _has_driver(container: dict) -> bool:
-    env = {e.get("name"): str(e.get("value")) for e in container.get("env") or [] if isinstance(e, dict)}
+    items = container.get("env")
+    env = {e.get("name"): str(e.get("value")) for e in (items if isinstance(items, list) else [])
+           if isinstance(e, dict)}
     if env.get("NVIDIA_VISIBLE_DEVICES") == "void":
         return False
-    res = container.get("resources") or {}
-    return any(_positive(str((res.get(k) or {}).get("nvidia.com/gpu", "0"))) for k in ("limits", "requests"))
+    res = container.get("resources")
+    res = res if isinstance(res, dict) else {}
+    return any(_positive(str(res[k].get("nvidia.com/gpu", "0"))) for k in ("limits", "requests")
+               if isinstance(res.get(k), dict))
 
 
 def _positive(value: str) -> bool:

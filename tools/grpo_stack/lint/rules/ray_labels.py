@@ -20,6 +20,8 @@ Every selector must match at least one pod the release creates, counting the lab
 they create (KubeRay, JobSet, LeaderWorkerSet, Job, StatefulSet): a Service that selects a JobSet's or a
 RayJob's pods by those labels is not dangling. A RayJob's or RayService's cluster is named `<name>-<random>`, so
 `ray.io/cluster: <RayJob name>` matches nothing; scope such selectors with a label of the pod template instead.
+A Service whose selector names a custom resource of the set that has no pod template (a `Prometheus`, a database
+cluster: its operator labels the pods it makes with the resource's name) is not reported as matching nothing.
 A selector that adds any label of its own to the Ray keys is taken as scoped.
 
 ## Why is this bad?
@@ -75,17 +77,26 @@ def check(ctx) -> Iterator[Hit]:
                     if "podSelector" in peer and "namespaceSelector" not in peer:
                         path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
                         yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated)
+    with_pods = {id(o) for o, _, _ in pods}
+    operated = {o.name for o in ctx.objects if id(o) not in with_pods and _custom(o)}
     for o in ctx.of_kind("Service"):
         sel = (o.obj.get("spec") or {}).get("selector")
         if sel:
-            yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters, generated)
+            yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters, generated, operated)
+
+
+def _custom(o) -> bool:
+    """A custom resource (API group outside Kubernetes' own) whose pods its operator makes from no template the
+    set shows: a Prometheus, a database cluster, a sandbox pool."""
+    group = str(o.obj.get("apiVersion", "")).rpartition("/")[0]
+    return "." in group and not group.endswith(".k8s.io")
 
 
 def _term(o, path, term, all_labels, clusters, generated) -> Iterator[Hit]:
     yield from _selector(o, f"{path}.labelSelector", term.get("labelSelector") or {}, all_labels, clusters, generated)
 
 
-def _selector(o, path, selector, all_labels, clusters, generated) -> Iterator[Hit]:
+def _selector(o, path, selector, all_labels, clusters, generated, operated=frozenset()) -> Iterator[Hit]:
     keys = selector_keys(selector)
     if not keys:
         return
@@ -110,6 +121,9 @@ def _selector(o, path, selector, all_labels, clusters, generated) -> Iterator[Hi
         yield Hit(path, f"{o.kind} {o.name}: ray.io/cluster={cluster} but this release's RayCluster is "
                   f"{', '.join(sorted(clusters))}", obj=o)
         return
+    labels = selector.get("matchLabels")
+    if isinstance(labels, dict) and set(map(str, labels.values())) & operated:
+        return  # operators label the pods of a resource with its name: the pods exist, unseen in the set
     if not any(selector_matches(selector, labels) for labels in all_labels):
         yield Hit(path, f"{o.kind} {o.name}: selector {selector.get('matchLabels') or selector} matches no pod "
                   "this release creates", obj=o)

@@ -14,7 +14,9 @@ SUMMARY = "A Ray pod mounts a whole shared volume read-write instead of read-onl
 DOC = """## What it does
 In every RayCluster head and worker group, each mount of a PersistentVolumeClaim volume (the shared FSx file
 system) must be `readOnly: true` or a `subPath` mount: the volume root read-only, and one read-write subPath
-per directory the job writes (the checkpoint root; for miles also the torch_dist conversion output).
+per directory the job writes (the checkpoint root; for miles also the torch_dist conversion output). A claim of
+the set whose access modes are only `ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk (a Redis sidecar's
+data), not a shared tree, and is not reported.
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A Ray pod with
@@ -41,13 +43,27 @@ raycluster chart derives them from global.job: raycluster.writablePaths).
 
 
 def check(ctx) -> Iterator[Hit]:
+    # Claims of the set that one node mounts at a time: a pod's own disk (a Redis sidecar's data), not a shared tree.
+    single_node = {c.name for c in ctx.of_kind("PersistentVolumeClaim") if _single_node(c.obj.get("spec"))}
     for o, pod_path, pod in ctx.pod_templates():
         if o.kind != "RayCluster":
             continue
-        shared = {v.get("name") for v in pod.get("volumes") or [] if "persistentVolumeClaim" in v}
+        shared = {v.get("name") for v in pod.get("volumes") or [] if "persistentVolumeClaim" in v
+                  and _claim(v.get("persistentVolumeClaim")) not in single_node}
         for field, i, c in all_containers(pod):
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if m.get("name") in shared and not m.get("readOnly") and not m.get("subPath"):
                     yield Hit(f"{where(pod_path, field, i)}.volumeMounts.{j}",
                               f"{pod_label(o, pod_path)}: shared volume {m['name']} is mounted read-write at "
                               f"{m.get('mountPath')}", obj=o)
+
+
+def _single_node(spec) -> bool:
+    """Only ReadWriteOnce/ReadWriteOncePod access modes: one node (one pod's own disk), not a shared tree."""
+    modes = spec.get("accessModes") if isinstance(spec, dict) else None
+    return (isinstance(modes, list) and bool(modes)
+            and all(m in ("ReadWriteOnce", "ReadWriteOncePod") for m in modes))
+
+
+def _claim(source) -> str | None:
+    return str(source.get("claimName")) if isinstance(source, dict) else None

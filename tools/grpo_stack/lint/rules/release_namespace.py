@@ -22,7 +22,9 @@ create together. Namespaced objects must agree on where they go:
   in it is reported the same way.
 
 A set with no namespaces at all (plain `helm template` output, applied with `-n`) is clean. Cluster-scoped kinds
-(Namespace, ClusterRole, StorageClass, PersistentVolume, CRDs, ...) are never reported.
+(Namespace, ClusterRole, StorageClass, PersistentVolume, CRDs, any `Cluster*` kind, and the cluster-scoped custom
+resources of Kueue and Karpenter: ResourceFlavor, WorkloadPriorityClass, AdmissionCheck, NodePool, EC2NodeClass,
+NodeClaim) are never reported.
 
 ## Why is this bad?
 The predecessor's manifests set `namespace: verl` on some objects and nothing on others: `kubectl apply -f` put
@@ -58,6 +60,8 @@ CLUSTER_SCOPED = frozenset({
     "ValidatingAdmissionPolicyBinding", "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration",
     "VolumeSnapshotClass", "GatewayClass", "ComponentStatus", "TokenReview", "SelfSubjectReview",
     "SelfSubjectAccessReview", "SubjectAccessReview", "SelfSubjectRulesReview",
+    # cluster-scoped custom resources of the schedulers and autoscalers GPU clusters run (Kueue, Karpenter)
+    "ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck", "NodePool", "EC2NodeClass", "NodeClaim",
 })
 
 

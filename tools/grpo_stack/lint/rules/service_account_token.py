@@ -12,9 +12,11 @@ NAME = "service-account-token"
 SEVERITY = Severity.ERROR
 SUMMARY = "A pod mounts a service-account token although nothing in it calls the Kubernetes API."
 DOC = """## What it does
-Requires `automountServiceAccountToken: false` on every pod template, RayCluster groups included. The one
-exception is a RayCluster head with `enableInTreeAutoscaling: true`: KubeRay's autoscaler sidecar scales the
-worker groups through the API.
+Requires `automountServiceAccountToken: false` on every pod template, RayCluster groups included. Two
+exceptions: a Ray head whose cluster (RayCluster, RayJob or RayService) sets `enableInTreeAutoscaling: true` —
+KubeRay's autoscaler sidecar scales the worker groups through the API — and a pod running under a named
+service account (not `default`) that a RoleBinding or ClusterRoleBinding of the set grants a role: the set says
+that pod calls the API.
 
 ## Why is this bad?
 No grpo-stack pod calls the API server: the recipe reaches the Ray head with `kubectl exec` from outside, the
@@ -41,9 +43,31 @@ Set `automountServiceAccountToken: false` on the pod spec.
 
 
 def check(ctx) -> Iterator[Hit]:
+    bound = _bound_accounts(ctx)
     for o, pod_path, pod in ctx.pod_templates():
-        if (o.kind == "RayCluster" and ".headGroupSpec." in pod_path
-                and (o.obj.get("spec") or {}).get("enableInTreeAutoscaling") is True):
+        if ".headGroupSpec." in f".{pod_path}." and _autoscaled(o.obj, pod_path):
             continue
+        account = str(pod.get("serviceAccountName") or pod.get("serviceAccount") or "default")
+        if account != "default" and account in bound:
+            continue  # the set grants this account API access: the pod is meant to call the API
         if pod.get("automountServiceAccountToken") is not False:
             yield Hit(pod_path, f"{pod_label(o, pod_path)} mounts a service-account token", obj=o)
+
+
+def _autoscaled(obj: dict, pod_path: str) -> bool:
+    """enableInTreeAutoscaling on the cluster spec holding this head (RayCluster, RayJob, RayService)."""
+    node = obj
+    for part in pod_path.split(".headGroupSpec.")[0].split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return isinstance(node, dict) and node.get("enableInTreeAutoscaling") is True
+
+
+def _bound_accounts(ctx) -> set[str]:
+    """The name of every ServiceAccount a RoleBinding or ClusterRoleBinding of the set names as a subject."""
+    out = set()
+    for b in ctx.of_kind("RoleBinding", "ClusterRoleBinding"):
+        subjects = b.obj.get("subjects")
+        for subject in subjects if isinstance(subjects, list) else []:
+            if isinstance(subject, dict) and subject.get("kind") == "ServiceAccount" and subject.get("name"):
+                out.add(str(subject["name"]))
+    return out

@@ -21,8 +21,12 @@ In manifest mode, finds template syntax that was meant to be rendered before `ku
   images, env values, exec-form `command`/`args`, volumes, selectors. Kubernetes expands only `$(VAR)`, and only
   in `command`, `args` and `env[].value`; a `$(VAR)` anywhere else is reported too.
 
-Not reported: shell scripts run by `sh -c` (the shell expands them), ConfigMap and Secret data (files a
-program may template at start-up), and annotations (other tools' templates).
+Not reported: shell scripts run by `sh -c` (the shell expands them; in pod templates and in any other
+`command`/`args` pair, such as KubeRay's `autoscalerOptions`), KubeRay `rayStartParams` values and the
+Ray container's `command`/`args` (KubeRay joins them into the `/bin/bash -lc` line that runs `ray start`, so
+`$REDIS_PASSWORD` or `$HOME` there is the container's env var; not with the `ray.io/overwrite-container-cmd`
+annotation, nor when the command runs `ray start` itself), ConfigMap and Secret data (files a program may
+template at start-up), and annotations (other tools' templates).
 
 ## Why is this bad?
 An envsubst template applied without envsubst creates objects named `${NAMESPACE}`-something, or fails on
@@ -68,7 +72,8 @@ def check(ctx) -> Iterator[Hit]:
             if m:
                 yield Hit(path, f"{o.kind} {o.name}: unrendered Helm template {m.group(0)!r}", obj=o)
                 continue
-            if (id(o), path) in shell or _free_text(o.kind, path):
+            if ((id(o), path) in shell or _free_text(o.kind, path) or _kuberay_shell(o.obj, path)
+                    or _shell_argument(o.obj, path)):
                 continue
             m = ENVSUBST.search(text)
             if m:
@@ -82,11 +87,56 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _free_text(kind: str, path: str) -> bool:
-    """Strings some other program may template: ConfigMap/Secret data, annotations."""
+    """Strings some other program expands or templates: rayStartParams, ConfigMap/Secret data, annotations."""
     parts = path.split(".")
+    if "rayStartParams" in parts:  # KubeRay runs `ray start --k=v ...` in a shell: $VAR is the pod's env
+        return True
     if kind in DATA_KINDS and parts[0] in ("data", "stringData", "binaryData"):
         return True
     return "annotations" in parts
+
+
+def _kuberay_shell(obj: dict, path: str) -> bool:
+    """command/args of the Ray container (the first) of a head or worker group: KubeRay joins them into the
+    `/bin/bash -lc` line that runs `ray start` (common/pod.go BuildPod), unless the cluster sets the
+    `ray.io/overwrite-container-cmd: "true"` annotation or the command already runs `ray start` itself."""
+    parts = path.split(".")
+    if not ({"headGroupSpec", "workerGroupSpecs"} & set(parts)) or len(parts) < 4 or parts[-2] not in (
+            "command", "args") or parts[-4:-2] != ["containers", "0"]:
+        return False
+    annotations = (obj.get("metadata") or {}).get("annotations") if isinstance(obj.get("metadata"), dict) else None
+    if isinstance(annotations, dict) and str(annotations.get("ray.io/overwrite-container-cmd", "")).lower() == "true":
+        return False
+    container = obj
+    for part in parts[:-2]:
+        container = (container.get(part) if isinstance(container, dict)
+                     else container[int(part)] if isinstance(container, list) and part.isdigit()
+                     and int(part) < len(container) else None)
+    if not isinstance(container, dict):
+        return False
+    argv = [a for key in ("command", "args") if isinstance(container.get(key), list) for a in container[key]]
+    return not any("ray start" in str(a) for a in argv)
+
+
+def _shell_argument(obj: dict, path: str) -> bool:
+    """The script of a `sh -c` command/args pair outside a pod template (KubeRay's autoscalerOptions, a custom
+    resource's container-like spec): the shell expands it as in a container."""
+    parts = path.split(".")
+    if len(parts) < 2 or parts[-2] not in ("command", "args") or not parts[-1].isdigit():
+        return False
+    from ..shell import _script_in
+
+    node = obj
+    for part in parts[:-2]:
+        node = (node.get(part) if isinstance(node, dict)
+                else node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else None)
+    if not isinstance(node, dict):
+        return False
+    command = node.get("command") if isinstance(node.get("command"), list) else []
+    argv = [*command, *(node.get("args") if isinstance(node.get("args"), list) else [])]
+    found = _script_in(argv)
+    index = int(parts[-1]) + (len(command) if parts[-2] == "args" else 0)
+    return bool(found) and found[0] == index
 
 
 def _kube_expands(path: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, scripts, text
+from ..shell import command_name, command_words, commands_in, scripts, text
 
 CODE = "GRPO849"
 NAME = "utility-pod-readiness"
@@ -14,7 +14,9 @@ SUMMARY = "A utility pod sets itself up and then idles, but has no readiness pro
 DOC = """## What it does
 Finds containers whose shell entrypoint does some set-up (installs, downloads, copies) and then idles —
 its last command is `sleep infinity`, `tail -f /dev/null` or a `while true; do sleep …; done` loop — and
-requires a `readinessProbe` on them (a file the script writes after set-up, tested by the probe).
+requires a `readinessProbe` on them (a file the script writes after set-up, tested by the probe). Set-up means a
+command that installs, downloads, copies or unpacks (pip, apt-get, curl, wget, git, cp, tar, huggingface-cli,
+aws, python, ...); a script that only checks or prints (ping, echo, test) before idling has nothing to wait for.
 
 ## Why is this bad?
 Such a pod is what people `kubectl wait` on and `kubectl exec` into. Without a readiness probe it reports Ready
@@ -48,8 +50,8 @@ def check(ctx) -> Iterator[Hit]:
         statements = [c for c in s.root.named_children if c.type != "comment"]
         if len(statements) < 2 or not _idles(statements[-1]):
             continue
-        if all(_is_option_setting(c) for c in statements[:-1]):
-            continue  # nothing to wait for: it only idles
+        if not any(_sets_up(c) for c in statements[:-1]):
+            continue  # nothing to wait for: it checks or prints, then idles
         container = _container(s)
         if container is not None and not container.get("readinessProbe"):
             yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: {s.where} sets itself up and then idles, without a "
@@ -66,8 +68,15 @@ def _idles(node) -> bool:
         "true", ":") and "sleep" in text(node)
 
 
-def _is_option_setting(node) -> bool:
-    return command_name(node) in ("set", "echo", "trap")
+# Commands that install, download, copy or unpack: the set-up a pod's users wait for.
+SETUP = frozenset({"pip", "pip3", "uv", "conda", "mamba", "micromamba", "apt", "apt-get", "yum", "dnf", "apk",
+                   "npm", "curl", "wget", "git", "cp", "rsync", "tar", "unzip", "huggingface-cli", "hf", "aws",
+                   "gsutil", "s5cmd", "mv", "ln", "install", "python", "python3"})
+
+
+def _sets_up(node) -> bool:
+    """Whether the statement runs a set-up command anywhere inside it (loops and conditions included)."""
+    return any(command_name(c) in SETUP for c in commands_in(node))
 
 
 def _container(script):
