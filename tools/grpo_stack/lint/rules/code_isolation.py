@@ -25,7 +25,10 @@ Finds the pods that execute model-written programs by what they run, whatever th
 Each such pod must set `automountServiceAccountToken: false`, must not mount a persistent or host volume
 writable by any route — the whole volume, a `subPath` that names or contains a model or checkpoint tree
 (`models`, `checkpoints`, `ckpt`, `weights`, …) or a parent of one; a writable `subPath` of its own for output
-is allowed — and must be selected by a NetworkPolicy that restricts egress. A privileged code-executing
+is allowed — and must be selected by a NetworkPolicy that restricts egress. A writable subPath is a parent of a
+model or checkpoint tree when a path the pod names (command, args, env) runs through its mount point into such
+a tree (`/workspace/models/…` under a writable `/workspace`), or when any pod of the set mounts a model or
+checkpoint subPath of the same claim below it. A privileged code-executing
 container is an error: a suppression with the reason is the only way to keep it.
 
 ## Why is this bad?
@@ -95,8 +98,54 @@ def _truthy(value) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes")
 
 
+ABSOLUTE_PATH = re.compile(r"/[\w.@+-]+(?:/[\w.@+-]+)*")
+
+
+def _claims(pod) -> dict[str, str]:
+    """Volume name -> the PersistentVolumeClaim it mounts."""
+    out = {}
+    for v in pod.get("volumes") or []:
+        claim = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
+        if isinstance(claim, dict) and isinstance(claim.get("claimName"), str):
+            out[str(v.get("name"))] = claim["claimName"]
+    return out
+
+
+def _protected_subpaths(ctx) -> set[tuple[str, str]]:
+    """(claim, subPath) of every mount in the set whose subPath is a model or checkpoint tree."""
+    out = set()
+    for _, _, pod in ctx.pod_templates():
+        claims = _claims(pod)
+        for _, _, c in containers(pod):
+            for m in c.get("volumeMounts") or []:
+                sub = str(m.get("subPath") or "").strip("/") if isinstance(m, dict) else ""
+                if sub and m.get("name") in claims and PROTECTED.search(sub):
+                    out.add((claims[m["name"]], sub))
+    return out
+
+
+def _named_paths(c) -> list[str]:
+    """Absolute paths a container names in its command, args and env values."""
+    texts = [str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])]]
+    texts += [str(e.get("value")) for e in c.get("env") or [] if isinstance(e, dict) and e.get("value")]
+    return [p for t in texts for p in ABSOLUTE_PATH.findall(t)]
+
+
+def _protected_below(m, sub: str, claim: str | None, paths: list[str], protected: set[tuple[str, str]]) -> str | None:
+    """A model or checkpoint tree below a writable mount of an unprotected subPath, or None."""
+    mount = str(m.get("mountPath") or "").rstrip("/")
+    for p in paths:
+        if mount and p.startswith(mount + "/") and PROTECTED.search(p[len(mount) + 1:]):
+            return p
+    for other_claim, other in sorted(protected):
+        if other_claim == claim and (not sub or other.startswith(sub + "/")):
+            return f"subPath {other} of {claim}"
+    return None
+
+
 def check(ctx) -> Iterator[Hit]:
     policies = [((p.obj.get("spec") or {}), p) for p in ctx.of_kind("NetworkPolicy")]
+    protected = _protected_subpaths(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         why = _runs_model_code(ctx, o, pod_path, pod)
         if not why:
@@ -106,14 +155,20 @@ def check(ctx) -> Iterator[Hit]:
             yield Hit(f"{pod_path}.automountServiceAccountToken", f"{label} with a service-account token", obj=o)
         durable = {v.get("name") for v in pod.get("volumes") or [] if isinstance(v, dict)
                    and not any(k in v for k in EPHEMERAL)}
+        claims = _claims(pod)
         for field, i, c in containers(pod):
+            paths = _named_paths(c)
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if not isinstance(m, dict) or m.get("name") not in durable or m.get("readOnly"):
                     continue
                 sub = str(m.get("subPath") or m.get("subPathExpr") or "").strip("/")
+                below = None
                 if sub and sub != "." and not PROTECTED.search(sub):
-                    continue  # its own output directory
+                    below = _protected_below(m, sub, claims.get(str(m.get("name"))), paths, protected)
+                    if below is None:
+                        continue  # its own output directory
                 what = f"subPath {sub!r}" if sub else "the whole volume"
+                what += f", a parent of {below}," if below else ""
                 yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{label} with {what} of {m['name']} "
                           f"mounted read-write at {m.get('mountPath')}", obj=o,
                           remediation="mount it readOnly and add one subPath mount for the output")
