@@ -34,6 +34,8 @@ LABEL_SCHEMES = [
     {"k8s-app": "utils", "tier": "backend"},
 ]
 PINNED = "registry.example.com/rl/worker:build-417"
+# Embeddings that differ in how the file is written, for classes about objects that hold no pod.
+WRAPPERS = ("kubectl-dump", "list-of-dumps", "envsubst-output", "multi-document", "deployment")
 SANDBOX_IMAGE = "volcengine/sandbox-fusion:server-20250609"
 
 
@@ -75,7 +77,7 @@ def netpol(labels: dict[str, str], types=("Ingress", "Egress"), ns: str | None =
     meta = {"name": "isolate-executor", **({"namespace": ns} if ns else {})}
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta,
             "spec": {"podSelector": {"matchLabels": dict(labels)}, "policyTypes": list(types),
-                     "egress": [{"to": [{"podSelector": {"matchLabels": {"run": "scorer-gateway"}}}]}]}}
+                     "egress": [{"to": [{"ipBlock": {"cidr": "10.20.0.0/16"}}], "ports": [{"port": 8080}]}]}}
 
 
 def service(name: str, selector: dict[str, str], ns: str | None = NS) -> dict[str, Any]:
@@ -148,8 +150,38 @@ def by_code_task(case: Case) -> None:
                            "--output_path /tmp/out\n"))
 
 
-RECOGNISERS = {"image": by_image, "env": by_env, "shell-export": by_shell_env, "shell-inline": by_inline_env,
-               "unsafe-flag": by_unsafe_flag, "code-task": by_code_task}
+def by_mirrored_image(case: Case) -> None:
+    case.main["image"] = "123456789012.dkr.ecr.us-west-2.amazonaws.com/rl-sandbox-fusion:server-20250609"
+
+
+def by_server_module(case: Case) -> None:
+    """SandboxFusion built into a project's own image and started by module name."""
+    case.main["command"] = ["uvicorn", "sandbox.server.server:app", "--host", "0.0.0.0", "--port", "8080"]
+
+
+def by_envfrom_configmap(case: Case) -> None:
+    case.main["envFrom"] = [{"configMapRef": {"name": "eval-flags"}}]
+    case.companions.append({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "eval-flags", "namespace": NS},
+                            "data": {"HF_ALLOW_CODE_EVAL": "1", "TASKS": "gsm8k"}})
+
+
+def by_configmap_key(case: Case) -> None:
+    case.main["env"] = [{"name": "HF_ALLOW_CODE_EVAL",
+                         "valueFrom": {"configMapKeyRef": {"name": "eval-flags", "key": "allow_code"}}}]
+    case.companions.append({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "eval-flags", "namespace": NS}, "data": {"allow_code": "true"}})
+
+
+def by_login_shell_flag(case: Case) -> None:
+    case.main["command"] = ["/bin/bash", "-lc", "accelerate launch -m lm_eval --model hf --tasks humaneval "
+                            "--confirm_run_unsafe_code --output_path /tmp/out"]
+
+
+RECOGNISERS = {"image": by_image, "mirrored-image": by_mirrored_image, "server-module": by_server_module,
+               "env": by_env, "envfrom-configmap": by_envfrom_configmap, "configmap-key": by_configmap_key,
+               "shell-export": by_shell_env, "shell-inline": by_inline_env, "unsafe-flag": by_unsafe_flag,
+               "code-task": by_code_task, "login-shell": by_login_shell_flag}
 
 
 def isolated_runner(recognise, labels_index=0) -> Callable[[], Case]:
@@ -215,6 +247,29 @@ def _policy_for_other_pods() -> Case:
     return case
 
 
+def _policy_in_other_namespace() -> Case:
+    case = code_runner(by_image, token=False, labels_index=2)
+    case.companions.append(netpol(case.labels, ns=OTHER_NS))
+    return case
+
+
+def _isolated_by_implied_egress() -> Case:
+    """policyTypes left out: Kubernetes adds Egress because the policy has egress rules."""
+    case = code_runner(by_image, token=False, labels_index=2)
+    policy = netpol(case.labels)
+    del policy["spec"]["policyTypes"]
+    case.companions.append(policy)
+    return case
+
+
+def _isolated_by_namespace_default_deny() -> Case:
+    case = code_runner(by_image, token=False, labels_index=2)
+    policy = netpol({})
+    policy["spec"]["podSelector"] = {}
+    case.companions.append(policy)
+    return case
+
+
 def _privileged_runner() -> Case:
     case = code_runner(by_code_task, token=False, policy=True, labels_index=3)
     privileged(case)
@@ -240,6 +295,9 @@ DEFECTS += [
     Defect("801-no-networkpolicy", "GRPO801", _no_policy, isolated_runner(by_image, 2), ""),
     Defect("801-ingress-only-networkpolicy", "GRPO801", _ingress_only_policy, isolated_runner(by_image, 2), ""),
     Defect("801-networkpolicy-selects-others", "GRPO801", _policy_for_other_pods, isolated_runner(by_image, 2), ""),
+    Defect("801-networkpolicy-other-namespace", "GRPO801", _policy_in_other_namespace, _isolated_by_implied_egress,
+           ""),
+    Defect("801-no-policy-vs-namespace-default-deny", "GRPO801", _no_policy, _isolated_by_namespace_default_deny, ""),
     Defect("801-privileged", "GRPO801", _privileged_runner, isolated_runner(by_code_task, 3),
            "containers.0.securityContext"),
 ]
@@ -270,6 +328,18 @@ def _url_case(url: str, in_shell: bool) -> Callable[[], Case]:
     return build
 
 
+def _url_in_configmap(url: str) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case()
+        case.main["envFrom"] = [{"configMapRef": {"name": "client-settings"}}]
+        case.companions += [service("scorer", {"run": "scorer"}),
+                            {"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": "client-settings", "namespace": NS},
+                             "data": {"SCORER_URL": url, "LOG_LEVEL": "info"}}]
+        return case
+    return build
+
+
 def _placeholder(where: str, fixed: bool) -> Callable[[], Case]:
     def build() -> Case:
         case = Case()
@@ -278,6 +348,12 @@ def _placeholder(where: str, fixed: bool) -> Callable[[], Case]:
             case.main["env"] = [{"name": "MODEL_PATH", "value": value}]
         elif where == "image":
             case.main["image"] = PINNED if fixed else "${REGISTRY}/rl/worker:build-417"
+        elif where == "namespace":
+            case.namespace = NS if fixed else "${KUBE_NAMESPACE}"
+        elif where == "helm":
+            case.main["env"] = [{"name": "MODEL_PATH", "value": value if fixed else "{{ .Values.modelPath }}"}]
+        elif where == "default":
+            case.main["env"] = [{"name": "MODEL_PATH", "value": value if fixed else "${MODEL_PATH:-/models/base}"}]
         else:
             case.main["args"] = ["--model", value]
         return case
@@ -302,6 +378,17 @@ DEFECTS += [
            "containers.0.image"),
     Defect("851-placeholder-args", "GRPO851", _placeholder("args", False), _placeholder("args", True),
            "containers.0.args.1"),
+    Defect("851-placeholder-namespace", "GRPO851", _placeholder("namespace", False), _placeholder("namespace", True),
+           "@host:metadata.namespace"),
+    Defect("851-helm-template-left", "GRPO851", _placeholder("helm", False), _placeholder("helm", True),
+           "containers.0.env.0.value"),
+    Defect("851-placeholder-with-default", "GRPO851", _placeholder("default", False), _placeholder("default", True),
+           "containers.0.env.0.value"),
+    Defect("101-url-configmap-other-namespace", "GRPO101", _url_in_configmap(f"http://scorer.{OTHER_NS}:8080/run"),
+           _url_in_configmap("http://scorer:8080/run"), "@ConfigMap:data.SCORER_URL",
+           only=WRAPPERS, skip_reason="a ConfigMap holds no pod template; checked once per file shape"),
+    Defect("101-url-short-form-other-namespace", "GRPO101", _url_case(f"http://scorer.{OTHER_NS}:8080/run", False),
+           _url_case(f"http://scorer.{NS}:8080/run", False), "containers.0.env.0.value"),
 ]
 
 
@@ -319,7 +406,25 @@ def _secret_env(value: Any, name="HF_TOKEN") -> Callable[[], Case]:
     return build
 
 
+def _secret_object(value: str | None, field_name="stringData") -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case()
+        case.main["env"] = [{"name": "WANDB_API_KEY",
+                             "valueFrom": {"secretKeyRef": {"name": "tracker", "key": "api_key"}}}]
+        data = {} if value is None else {"api_key": value}
+        case.companions.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                                "metadata": {"name": "tracker", "namespace": NS}, field_name: data})
+        return case
+    return build
+
+
 DEFECTS += [
+    Defect("201-empty-secret-stringdata", "GRPO201", _secret_object(""), _secret_object(None),
+           "@Secret:stringData.api_key", only=WRAPPERS, skip_reason="a Secret holds no pod template"),
+    Defect("201-empty-secret-data", "GRPO201", _secret_object("", "data"), _secret_object(None, "data"),
+           "@Secret:data.api_key", only=WRAPPERS, skip_reason="a Secret holds no pod template"),
+    Defect("201-empty-aws-secret-env", "GRPO201", _secret_env("", "AWS_SECRET_ACCESS_KEY"),
+           _secret_env(None, "AWS_SECRET_ACCESS_KEY"), "containers.0.env.0.value"),
     Defect("201-empty-token-env", "GRPO201", _secret_env(""), _secret_env(None), "containers.0.env.0.value"),
     Defect("201-empty-password-env", "GRPO201", _secret_env("", "MLFLOW_TRACKING_PASSWORD"),
            _secret_env(None, "MLFLOW_TRACKING_PASSWORD"), "containers.0.env.0.value"),
@@ -380,11 +485,78 @@ def _probe(command: list[str] | None) -> Callable[[], Case]:
     return build
 
 
+def _all_in_command(script: str, fixed_probe: bool) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case()
+        case.main["command"] = ["/bin/sh", "-ec", script]
+        if fixed_probe:
+            case.main["readinessProbe"] = {"exec": {"command": ["cat", "/tmp/ready"]}}
+        return case
+    return build
+
+
+def _init_script(script: str) -> Callable[[], Case]:
+    """The script runs in an init container that gates the main one."""
+    def build() -> Case:
+        case = Case()
+        init = hardened_container("wait-for-scorer")
+        init.update(shell(script, "sh"))
+        case.pod["initContainers"] = [init]
+        return case
+    return build
+
+
+WAIT_NC_BAD = "while ! nc -z scorer 8080; do sleep 2; done\nexec python -m driver\n"
+WAIT_FILE_BAD = "while [ ! -f /shared/ready ]; do sleep 5; done\nexec python -m driver\n"
+WAIT_FILE_FIXED = ("for _ in $(seq 1 120); do\n  [ -f /shared/ready ] && break\n  sleep 5\ndone\n"
+                   "[ -f /shared/ready ] || { echo 'never ready' >&2; exit 1; }\nexec python -m driver\n")
+WAIT_BRACE_BAD = ("for i in {1..30}; do\n  curl -sf http://scorer:8080/health && break || sleep 10\ndone\n"
+                  "exec python -m driver\n")
+WAIT_BRACE_FIXED = ("for i in {1..30}; do\n  curl -sf http://scorer:8080/health && break || sleep 10\ndone\n"
+                    "curl -sf http://scorer:8080/health || exit 1\nexec python -m driver\n")
+PIP_TAIL_SH_EC_BAD = "pip install --no-cache-dir torch==2.13.0 2>&1 | tail -n 3\nexec python -m driver\n"
+XTRACE_LONG_BAD = ("set -o errexit -o xtrace\ncurl -sf -H \"Authorization: Bearer ${API_TOKEN}\" "
+                   "https://hub.example.com/v1/models\n")
+XTRACE_LONG_FIXED = ("set -o errexit\ncurl -sf -H \"Authorization: Bearer ${API_TOKEN}\" "
+                     "https://hub.example.com/v1/models\n")
+
+
+def _invoked(script: str, argv0: list[str], secret: str | None = None) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case()
+        case.main["command"] = [*argv0, script]
+        if secret:
+            case.main["env"] = [{"name": secret,
+                                 "valueFrom": {"secretKeyRef": {"name": "hub-credentials", "key": "token"}}}]
+        return case
+    return build
+
+
 SCRIPT = "containers.0.args.0"
 DEFECTS += [
     Defect("849-utility-sleep-infinity", "GRPO849", _utility(False), _utility(True), SCRIPT),
     Defect("849-utility-tail-dev-null", "GRPO849", _utility(False, "tail -f /dev/null"),
            _utility(True, "tail -f /dev/null"), SCRIPT),
+    Defect("849-utility-sleep-a-year", "GRPO849", _utility(False, "sleep 365d"), _utility(True, "sleep 365d"),
+           SCRIPT),
+    Defect("849-utility-while-true", "GRPO849", _utility(False, "while :; do sleep 3600; done"),
+           _utility(True, "while :; do sleep 3600; done"), SCRIPT),
+    Defect("849-utility-all-in-command", "GRPO849",
+           _all_in_command("pip install --no-cache-dir datasets==4.4.1\nexec sleep infinity\n", False),
+           _all_in_command("pip install --no-cache-dir datasets==4.4.1\ntouch /tmp/ready\nexec sleep infinity\n",
+                           True), "containers.0.command.2"),
+    Defect("841-wait-nc-forever", "GRPO841", _scripted(WAIT_NC_BAD, "sh"), _scripted(WAIT_UNTIL_FIXED, "sh"),
+           SCRIPT),
+    Defect("841-wait-file-forever", "GRPO841", _scripted(WAIT_FILE_BAD), _scripted(WAIT_FILE_FIXED), SCRIPT),
+    Defect("841-wait-brace-range", "GRPO841", _scripted(WAIT_BRACE_BAD), _scripted(WAIT_BRACE_FIXED), SCRIPT),
+    Defect("841-wait-in-init-container", "GRPO841", _init_script(WAIT_UNTIL_BAD), _init_script(WAIT_UNTIL_FIXED),
+           "initContainers.0.args.0"),
+    Defect("842-pip-tail-sh-ec", "GRPO842", _invoked(PIP_TAIL_SH_EC_BAD, ["sh", "-ec"]),
+           _invoked(PIP_TAIL_SH_EC_BAD, ["bash", "-o", "pipefail", "-ec"]), "containers.0.command.2"),
+    Defect("843-xtrace-invocation", "GRPO843", _invoked(XTRACE_TOKEN_FIXED, ["bash", "-xc"], "HF_TOKEN"),
+           _invoked(XTRACE_TOKEN_FIXED, ["bash", "-c"], "HF_TOKEN"), "containers.0.command.2"),
+    Defect("843-xtrace-long-option", "GRPO843", _invoked(XTRACE_LONG_BAD, ["bash", "-c"], "API_TOKEN"),
+           _invoked(XTRACE_LONG_FIXED, ["bash", "-c"], "API_TOKEN"), "containers.0.command.2"),
     Defect("841-wait-seq-falls-through", "GRPO841", _scripted(WAIT_SEQ_BAD), _scripted(WAIT_SEQ_FIXED), SCRIPT),
     Defect("841-wait-until-forever", "GRPO841", _scripted(WAIT_UNTIL_BAD, "sh"), _scripted(WAIT_UNTIL_FIXED, "sh"),
            SCRIPT),
@@ -397,6 +569,13 @@ DEFECTS += [
            "containers.0.readinessProbe.exec.command"),
     Defect("844-probe-sh-echo", "GRPO844", _probe(["sh", "-c", "echo ok"]), _probe(None),
            "containers.0.readinessProbe.exec.command"),
+    Defect("844-probe-bin-true", "GRPO844", _probe(["/bin/true"]), _probe(["test", "-S", "/run/app.sock"]),
+           "containers.0.readinessProbe.exec.command"),
+    Defect("844-probe-check-or-true", "GRPO844", _probe(["sh", "-c", "curl -s http://127.0.0.1:8080/health || true"]),
+           _probe(["sh", "-c", "curl -sf http://127.0.0.1:8080/health"]), "containers.0.readinessProbe.exec.command"),
+    Defect("844-probe-check-or-exit-0", "GRPO844",
+           _probe(["bash", "-c", "python -c 'import datasets' || exit 0"]),
+           _probe(["bash", "-c", "python -c 'import datasets'"]), "containers.0.readinessProbe.exec.command"),
     Defect("844-probe-exit-0", "GRPO844", _probe(["/bin/sh", "-c", "exit 0"]),
            _probe(["sh", "-c", "curl -sf http://127.0.0.1:8080/health"]), "containers.0.readinessProbe.exec.command"),
 ]
@@ -419,6 +598,12 @@ DEFECTS += [
            IMAGE),
     Defect("701-bare-major", "GRPO701", _image("python:3"), _image("python:3.11.15-slim"), IMAGE),
     Defect("701-major-minor-variant", "GRPO701", _image("python:3.11-slim"), _image("python:3.11.15-slim"), IMAGE),
+    Defect("701-nightly", "GRPO701", _image("vllm/vllm-openai:nightly"),
+           _image("vllm/vllm-openai@sha256:" + "ab" * 32), IMAGE),
+    Defect("701-bare-v-major", "GRPO701", _image("ghcr.io/acme/scorer:v2"), _image("ghcr.io/acme/scorer:v2.4.1"),
+           IMAGE),
+    Defect("701-latest-variant", "GRPO701", _image("rayproject/ray:latest-gpu"),
+           _image("rayproject/ray:2.53.0-py311-gpu"), IMAGE),
     Defect("701-no-tag", "GRPO701", _image("acme/eval-driver"), _image("acme/eval-driver:server-20250609"), IMAGE),
 ]
 
@@ -437,6 +622,28 @@ def _gpu(requests_only: bool, memory_limit: bool) -> Callable[[], Case]:
     return build
 
 
+def _gpu_quantity(request: str, limit: str | None) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case()
+        res: dict[str, Any] = {"requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": request},
+                               "limits": {"memory": "64Gi"}}
+        if limit is not None:
+            res["limits"]["nvidia.com/gpu"] = limit
+        case.main["resources"] = res
+        return case
+    return build
+
+
+def _efa(limited: bool) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case()
+        req = {"cpu": "8", "memory": "64Gi", "vpc.amazonaws.com/efa": 1}
+        case.main["resources"] = {"requests": req,
+                                  "limits": {"memory": "64Gi", **({"vpc.amazonaws.com/efa": 1} if limited else {})}}
+        return case
+    return build
+
+
 def _head(params: dict[str, str], gpu=False) -> Callable[[], Case]:
     def build() -> Case:
         case = Case(head_params=dict(params))
@@ -447,10 +654,15 @@ def _head(params: dict[str, str], gpu=False) -> Callable[[], Case]:
     return build
 
 
-def _capacity(instance: str, requests: dict[str, Any], limits: dict[str, Any]) -> Callable[[], Case]:
+def _capacity(instance: str | list[str], requests: dict[str, Any], limits: dict[str, Any],
+              label="node.kubernetes.io/instance-type") -> Callable[[], Case]:
     def build() -> Case:
         case = Case()
-        case.pod["nodeSelector"] = {"node.kubernetes.io/instance-type": instance, "pool": "gpu"}
+        if isinstance(instance, list):
+            case.pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": label, "operator": "In", "values": instance}]}]}}}
+        else:
+            case.pod["nodeSelector"] = {label: instance, "pool": "gpu"}
         case.main["resources"] = {"requests": dict(requests), "limits": dict(limits)}
         return case
     return build
@@ -469,6 +681,19 @@ DEFECTS += [
     Defect("845-driverless-head-gpus", "GRPO845", _head({"num-cpus": "0", "num-gpus": "8"}),
            _head({"num-cpus": "4", "num-gpus": "1"}, gpu=True), "@group:rayStartParams",
            only=RAY_HEADS, skip_reason="only a Ray head group has rayStartParams of a head"),
+    Defect("845-driverless-head-no-start-params", "GRPO845", _head({"omit": "rayStartParams"}),
+           _head({"num-cpus": "0"}), "@group:", only=RAY_HEADS,
+           skip_reason="only a Ray head group has rayStartParams of a head"),
+    Defect("846-gpu-string-quantity-without-limit", "GRPO846", _gpu_quantity("4", None), _gpu_quantity("4", "4"),
+           "containers.0.resources.requests"),
+    Defect("846-efa-request-without-limit", "GRPO846", _efa(False), _efa(True), "containers.0.resources.requests"),
+    Defect("601-oversized-affinity-branch", "GRPO601",
+           _capacity(["m5.xlarge", "m5.4xlarge"], {"cpu": "8", "memory": "16Gi"}, {"memory": "16Gi"}),
+           _capacity(["m5.2xlarge", "m5.4xlarge"], {"cpu": "6", "memory": "16Gi"}, {"memory": "16Gi"}),
+           "affinity.nodeAffinity"),
+    Defect("601-partial-efa-beta-label", "GRPO601",
+           _capacity("p5.48xlarge", P5_PARTIAL, P5_PARTIAL, "beta.kubernetes.io/instance-type"),
+           _capacity("p5.48xlarge", P5_FULL, P5_FULL, "beta.kubernetes.io/instance-type"), "nodeSelector"),
     Defect("601-partial-efa", "GRPO601", _capacity("p5.48xlarge", P5_PARTIAL, P5_PARTIAL),
            _capacity("p5.48xlarge", P5_FULL, P5_FULL), "nodeSelector"),
     Defect("601-oversized-cpu", "GRPO601", _capacity("m5.xlarge", {"cpu": "8", "memory": "16Gi"}, {"memory": "16Gi"}),
@@ -516,7 +741,22 @@ def _host_path(read_only: bool, by_sub=False) -> Callable[[Case], None]:
     return mutate
 
 
+def _init_host_path(read_only: bool) -> Callable[[Case], None]:
+    def mutate(case: Case) -> None:
+        _host_path(read_only)(case)
+        init = hardened_container("warm-cache")
+        init["volumeMounts"] = case.main.pop("volumeMounts")
+        case.pod["initContainers"] = [init]
+    return mutate
+
+
 DEFECTS += [
+    Defect("847-writable-hostpath-init-container", "GRPO847", _pod_security(_init_host_path(False)),
+           _pod_security(_init_host_path(True)), "initContainers.0.volumeMounts.0"),
+    Defect("810-pod-apparmor-unconfined", "GRPO810",
+           _pod_security(lambda c: c.pod["securityContext"].update(appArmorProfile={"type": "Unconfined"})),
+           _pod_security(lambda c: c.pod["securityContext"].update(appArmorProfile={"type": "RuntimeDefault"})),
+           "securityContext.appArmorProfile"),
     Defect("810-pod-seccomp-unconfined", "GRPO810", _pod_security(_pod_seccomp_unconfined),
            _pod_security(lambda c: None), "securityContext.seccompProfile"),
     Defect("810-container-seccomp-unconfined", "GRPO810", _pod_security(_container_seccomp_unconfined),
@@ -547,6 +787,26 @@ def _selector_case(service_selects_pod: bool, affinity: bool) -> Callable[[], Ca
     return build
 
 
+def _policy_selecting(selector: dict[str, Any]) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case(labels=dict(LABEL_SCHEMES[3]))
+        policy = netpol({})
+        policy["spec"]["podSelector"] = selector
+        case.companions.append(policy)
+        return case
+    return build
+
+
+def _expression_anti_affinity(values: list[str]) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case(labels=dict(LABEL_SCHEMES[3]))
+        case.pod["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchExpressions": [
+                {"key": "k8s-app", "operator": "In", "values": values}]}}]}}
+        return case
+    return build
+
+
 def _rbac(subject: dict[str, str], cluster=False) -> Callable[[], Case]:
     def build() -> Case:
         case = Case()
@@ -561,12 +821,25 @@ def _rbac(subject: dict[str, str], cluster=False) -> Callable[[], Case]:
 
 
 POD_EMBEDDINGS_ONLY_ONCE = "an RBAC binding holds no pod template; checked once per file shape (wrapper columns)"
-WRAPPERS = ("kubectl-dump", "list-of-dumps", "envsubst-output", "multi-document", "deployment")
 DEFECTS += [
     Defect("401-service-selects-nothing", "GRPO401", _selector_case(False, False), _selector_case(True, False),
            "@Service:spec.selector"),
     Defect("401-anti-affinity-selects-nothing", "GRPO401", _selector_case(False, True), _selector_case(True, True),
            "affinity.podAntiAffinity"),
+    Defect("401-networkpolicy-selects-nothing", "GRPO401", _policy_selecting({"matchLabels": {"k8s-app": "util"}}),
+           _policy_selecting({"matchLabels": {"k8s-app": "utils"}}), "@NetworkPolicy:spec.podSelector"),
+    Defect("401-anti-affinity-expression-selects-nothing", "GRPO401", _expression_anti_affinity(["utility"]),
+           _expression_anti_affinity(["utils", "utility"]), "affinity.podAntiAffinity"),
+    Defect("848-rolebinding-default-sa-implicit-namespace", "GRPO848",
+           _rbac({"kind": "ServiceAccount", "name": "default"}),
+           _rbac({"kind": "ServiceAccount", "name": "eval-reader"}),
+           "@RoleBinding:subjects.0", only=WRAPPERS, skip_reason=POD_EMBEDDINGS_ONLY_ONCE),
+    Defect("848-user-form-default-sa", "GRPO848",
+           _rbac({"kind": "User", "name": f"system:serviceaccount:{NS}:default",
+                  "apiGroup": "rbac.authorization.k8s.io"}),
+           _rbac({"kind": "User", "name": f"system:serviceaccount:{NS}:eval-reader",
+                  "apiGroup": "rbac.authorization.k8s.io"}), "@RoleBinding:subjects.0",
+           only=WRAPPERS, skip_reason=POD_EMBEDDINGS_ONLY_ONCE),
     Defect("848-rolebinding-default-sa", "GRPO848", _rbac({"kind": "ServiceAccount", "name": "default",
                                                           "namespace": NS}),
            _rbac({"kind": "ServiceAccount", "name": "eval-reader", "namespace": NS}), "@RoleBinding:subjects.0",
@@ -611,7 +884,7 @@ def ray_neighbour(case: Case, labels: dict[str, str]) -> Case:
     """The other group of a Ray cluster runs the same image (a Ray cluster is one image); a code-sandbox image is
     the defective group's own, never the whole cluster's."""
     other = neutral(case, labels)
-    if case.main["image"] != SANDBOX_IMAGE:
+    if "sandbox-fusion" not in case.main["image"]:
         other.main["image"] = case.main["image"]
     return other
 
@@ -660,7 +933,10 @@ def _ray_cluster_spec(case: Case, defective: str) -> dict[str, Any]:
     head_case = case if defective == "head" else ray_neighbour(case, {"role": "ray-head"})
     worker_case = case if defective == "worker" else ray_neighbour(case, {"role": "ray-worker"})
     params = case.head_params if defective == "head" and case.head_params is not None else {"num-cpus": "0"}
-    return {"headGroupSpec": {"rayStartParams": dict(params), "template": template(head_case)},
+    head: dict[str, Any] = {"rayStartParams": dict(params), "template": template(head_case)}
+    if params.get("omit") == "rayStartParams":  # optional since KubeRay 1.2
+        del head["rayStartParams"]
+    return {"headGroupSpec": head,
             "workerGroupSpecs": [{"groupName": "rollout", "replicas": 2, "minReplicas": 2, "maxReplicas": 2,
                                   "rayStartParams": {}, "template": template(worker_case)}]}
 
@@ -817,7 +1093,11 @@ def build_files(case: Case, embedding: Embedding, path_root: str) -> Built:
             "apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": {"name": "eval-reader", **({"namespace": ns} if ns else {})}}]
         docs = [*before, host, *companions]
-    files = [ManifestFile(f"{path_root}/release.yaml", _dump_text(docs, header), docs)]
+    # Positions (a YAML round-trip per file with findings) are what the wrapper columns put at risk: only there
+    # is the text given, so the finding's line is checked; elsewhere the path alone is asserted, which keeps the
+    # matrix fast.
+    text = _dump_text(docs, header) if embedding.wrap else ""
+    files = [ManifestFile(f"{path_root}/release.yaml", text, docs)]
     for i, extra in enumerate(case.other_files):
         extra_docs = copy.deepcopy(extra)
         files.append(ManifestFile(f"{path_root}/extra-{i}.yaml", _dump_text(extra_docs), extra_docs))
@@ -830,7 +1110,7 @@ def expected_path(defect: Defect, built: Built) -> tuple[str, str]:
     if where.startswith("@host:"):
         return built.host["kind"], where.removeprefix("@host:")
     if where.startswith("@group:"):
-        return built.host["kind"], f"{built.embedded.group_path}.{where.removeprefix('@group:')}"
+        return built.host["kind"], ".".join(p for p in (built.embedded.group_path, where.removeprefix("@group:")) if p)
     if where.startswith("@template:"):
         base = built.embedded.pod_path.rsplit(".spec", 1)[0] if built.embedded.pod_path != "spec" else ""
         return built.host["kind"], ".".join(p for p in (base, where.removeprefix("@template:")) if p)
@@ -864,7 +1144,8 @@ def test_defect_found_and_fix_clean(defect: Defect, embedding: Embedding, tmp_pa
     shown = [f"{f.key_path}: {f.message}" for f in got]
     assert any(at_or_under(f.key_path, path) and kind in f.message for f in got), \
         f"expected {defect.code} at {kind} {path!r}; got {shown}"
-    assert all(f.line > 0 for f in got)
+    if embedding.wrap in ("list", "multidoc"):  # the object is not the file's first: its line is further down
+        assert all(f.line > 1 for f in got if f.file.endswith("release.yaml")), [(f.line, f.key_path) for f in got]
     fixed = build_files(defect.fixed(), embedding, str(tmp_path / "fixed"))
     still = [f"{f.key_path}: {f.message}" for f in findings_of(fixed, defect.code)]
     assert not still, f"the fixed form is still reported: {still}"

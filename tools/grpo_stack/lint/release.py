@@ -65,28 +65,40 @@ def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: 
                       unchecked_rayclusters=_unchecked(objects, opts), unchecked_kinds=unchecked_kinds)
 
 
-def _unwrapped(files: list[ManifestFile]) -> tuple[list[RenderedObject], dict[str, list[Any] | None]]:
+def _unwrapped(files: list[ManifestFile]) -> tuple[list[RenderedObject], LazyPositions]:
     """The objects of the files, each `kind: List` (what `kubectl get -o yaml` prints for several objects)
-    replaced by its items, and the position documents aligned with them (an item is located inside its List)."""
-    objects: list[RenderedObject] = []
-    positions: dict[str, list[Any] | None] = {}
-    for f in files:
-        rt = _positions(f.text)
-        docs: list[Any] = []
-        nodes: list[Any] = []
-        for i, doc in enumerate(f.docs):
-            node = rt[i] if rt is not None and i < len(rt) else None
-            if _is_list(doc):
-                items = node.get("items") if isinstance(node, dict) else None
-                docs += doc["items"]
-                nodes += [items[j] if isinstance(items, list) and j < len(items) else None
-                          for j in range(len(doc["items"]))]
-            else:
-                docs.append(doc)
-                nodes.append(node)
-        objects += [RenderedObject(f.path, i, d) for i, d in enumerate(docs)]
-        positions[f.path] = nodes if rt is not None else None
-    return objects, positions
+    replaced by its items, and their position documents (an item is located inside its List)."""
+    objects = [RenderedObject(f.path, i, d) for f in files for i, d in enumerate(_flat(f.docs, f.docs))]
+    return objects, LazyPositions(files)
+
+
+def _flat(docs: list[Any], nodes: list[Any] | None) -> list[Any]:
+    """`nodes` (documents, or the position documents aligned with them) with each List's items in its place."""
+    out: list[Any] = []
+    for i, doc in enumerate(docs):
+        node = nodes[i] if nodes is not None and i < len(nodes) else None
+        if _is_list(doc):
+            items = node.get("items") if isinstance(node, dict) else None
+            out += [items[j] if isinstance(items, list) and j < len(items) else None for j in range(len(doc["items"]))]
+        else:
+            out.append(node)
+    return out
+
+
+class LazyPositions:
+    """Path -> position documents aligned with the objects, read (ruamel round-trip) only for a file that has a
+    finding to locate: a clean file never pays for it."""
+
+    def __init__(self, files: list[ManifestFile]):
+        self._files = {f.path: f for f in files}
+        self._done: dict[str, list[Any] | None] = {}
+
+    def get(self, path: str) -> list[Any] | None:
+        if path not in self._done:
+            f = self._files.get(path)
+            rt = _positions(f.text) if f is not None else None
+            self._done[path] = _flat(f.docs, rt) if f is not None and rt is not None else None
+        return self._done[path]
 
 
 def _is_list(doc: Any) -> bool:

@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers, pod_component, selector_matches
+from ._objects import containers, pod_component
+from ._podsecurity import policies_selecting, policy_types
 from .image_pinning import split as split_image
 
 CODE = "GRPO801"
@@ -15,8 +16,10 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A pod that runs model-written code has an API token, a writable checkpoint mount or no NetworkPolicy."
 DOC = """## What it does
 Finds the pods that execute model-written programs by what they run, whatever their labels:
-- a code-sandbox image (SandboxFusion: `volcengine/sandbox-fusion`, `…/code-sandbox`, `…/sandbox-fusion`);
-- `HF_ALLOW_CODE_EVAL=1` in `env`, or set inside a shell script (`export HF_ALLOW_CODE_EVAL=1`,
+- a code-sandbox image (SandboxFusion: `volcengine/sandbox-fusion`, `…/code-sandbox`, a mirror whose name
+  contains `sandbox-fusion`), or SandboxFusion's server started from any image (`sandbox.server.server:app`);
+- `HF_ALLOW_CODE_EVAL=1` in `env` (a literal, or from a ConfigMap of the set by `envFrom` or
+  `configMapKeyRef`), or set inside a shell script (`export HF_ALLOW_CODE_EVAL=1`,
   `HF_ALLOW_CODE_EVAL=1 lm_eval …`);
 - lm-eval run with `--confirm_run_unsafe_code` or with code tasks (`humaneval`, `mbpp`, `apps`, `ds1000`,
   `livecodebench`, `bigcodebench` and their variants), in argv or in a shell script;
@@ -55,7 +58,11 @@ restricts egress; privileged only on a dedicated node group, with the reason in 
 """
 
 CODE_RUNNERS = {"sandbox-fusion", "lm-eval"}
-SANDBOX_IMAGE = re.compile(r"(^|/)(sandbox-fusion|code-sandbox|code_sandbox)$")
+# The image's repository name (its last path segment) names a code sandbox: `volcengine/sandbox-fusion`, a mirror
+# such as `acme/rl-sandbox-fusion`, SandboxFusion's `…/code-sandbox`.
+SANDBOX_IMAGE = re.compile(r"(^|/)[^/]*(sandbox[-_]?fusion|code[-_]sandbox)[^/]*$", re.IGNORECASE)
+# SandboxFusion's server started from a project's own image (`uvicorn sandbox.server.server:app`).
+SANDBOX_SERVER = re.compile(r"\bsandbox\.server\.server\b")
 CODE_TASK = re.compile(r"\b(humaneval|mbpp|apps|ds1000|livecodebench|bigcodebench)\w*", re.IGNORECASE)
 # Subpath segments that hold what a run trains or serves.
 PROTECTED = re.compile(r"(^|/)(models?|checkpoints?|ckpts?|weights|hf_cache|huggingface)(/|$)", re.IGNORECASE)
@@ -71,9 +78,8 @@ def _runs_model_code(ctx, o, pod_path, pod) -> str | None:
     for _, _, c in containers(pod):
         if SANDBOX_IMAGE.search(split_image(str(c.get("image", "")))[0]):
             return f"image {c.get('image')} is a code sandbox"
-        for e in c.get("env") or []:
-            if isinstance(e, dict) and e.get("name") == "HF_ALLOW_CODE_EVAL" and _truthy(e.get("value")):
-                return "env HF_ALLOW_CODE_EVAL enables code execution"
+        if _truthy(_container_env(ctx, c).get("HF_ALLOW_CODE_EVAL")):
+            return "env HF_ALLOW_CODE_EVAL enables code execution"
         argv = " ".join(str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])])
         why = _argv_reason(argv)
         if why:
@@ -81,7 +87,30 @@ def _runs_model_code(ctx, o, pod_path, pod) -> str | None:
     return None
 
 
+def _container_env(ctx, c) -> dict[str, str]:
+    """The container's environment as far as the set tells it: `envFrom` ConfigMaps (with their prefix), then
+    `env` literals and `configMapKeyRef`s into ConfigMaps of the set."""
+    maps = {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap") if isinstance(m.obj.get("data"), dict)}
+    out: dict[str, str] = {}
+    for source in c.get("envFrom") or []:
+        ref = source.get("configMapRef") if isinstance(source, dict) else None
+        if isinstance(ref, dict):
+            prefix = str(source.get("prefix") or "")
+            out.update({f"{prefix}{k}": str(v) for k, v in (maps.get(ref.get("name")) or {}).items()})
+    for e in c.get("env") or []:
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            continue
+        ref = (e.get("valueFrom") or {}).get("configMapKeyRef") if isinstance(e.get("valueFrom"), dict) else None
+        if isinstance(ref, dict):
+            out[e["name"]] = str((maps.get(ref.get("name")) or {}).get(ref.get("key"), ""))
+        elif "value" in e:
+            out[e["name"]] = str(e.get("value"))
+    return out
+
+
 def _argv_reason(argv: str) -> str | None:
+    if SANDBOX_SERVER.search(argv):
+        return "it starts the SandboxFusion server"
     if re.search(r"\bHF_ALLOW_CODE_EVAL=[\"']?(1|true|yes)\b", argv, re.IGNORECASE):
         return "its command sets HF_ALLOW_CODE_EVAL"
     if "lm_eval" in argv or "lm-eval" in argv:
@@ -144,7 +173,6 @@ def _protected_below(m, sub: str, claim: str | None, paths: list[str], protected
 
 
 def check(ctx) -> Iterator[Hit]:
-    policies = [((p.obj.get("spec") or {}), p) for p in ctx.of_kind("NetworkPolicy")]
     protected = _protected_subpaths(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         why = _runs_model_code(ctx, o, pod_path, pod)
@@ -178,9 +206,8 @@ def check(ctx) -> Iterator[Hit]:
                           obj=None if ctx.has_values else o,
                           remediation="set privileged: false; where SandboxFusion's cgroup isolation is required on a "
                           "dedicated node group, suppress this finding with the reason")
-        labels = ctx.pod_labels(o, pod_path)
-        restricting = [p for spec, p in policies if selector_matches(spec.get("podSelector") or {}, labels)
-                       and "Egress" in (spec.get("policyTypes") or [])]
+        # A policy in the pod's namespace; policyTypes as Kubernetes defaults them (Egress when egress rules exist).
+        restricting = [p for p, spec in policies_selecting(ctx, o, pod_path) if "Egress" in policy_types(spec)]
         if not restricting:
             yield Hit(f"{pod_path}", f"{label} and no NetworkPolicy restricts its egress", obj=o,
                       remediation="add a NetworkPolicy selecting these pods with policyTypes [Ingress, Egress]")
