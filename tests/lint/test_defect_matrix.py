@@ -67,6 +67,7 @@ class Case:
     companions: list[dict[str, Any]] = field(default_factory=list)  # objects in the same file
     other_files: list[list[dict[str, Any]]] = field(default_factory=list)  # further files of the release
     head_params: dict[str, str] | None = None  # rayStartParams when the pod is a Ray head
+    entrypoint: str = "python -m train"  # a RayJob's entrypoint
 
     @property
     def main(self) -> dict[str, Any]:
@@ -348,6 +349,11 @@ def _placeholder(where: str, fixed: bool) -> Callable[[], Case]:
             case.main["env"] = [{"name": "MODEL_PATH", "value": value}]
         elif where == "image":
             case.main["image"] = PINNED if fixed else "${REGISTRY}/rl/worker:build-417"
+        elif where == "empty-image":
+            case.main["image"] = PINNED if fixed else "/rl/worker:build-417"
+        elif where == "empty-url":
+            case.main["env"] = [{"name": "SCORER_URL",
+                                 "value": f"http://scorer.{NS}.svc:8080" if fixed else "http://scorer..svc:8080"}]
         elif where == "namespace":
             case.namespace = NS if fixed else "${KUBE_NAMESPACE}"
         elif where == "helm":
@@ -378,6 +384,10 @@ DEFECTS += [
            "containers.0.image"),
     Defect("851-placeholder-args", "GRPO851", _placeholder("args", False), _placeholder("args", True),
            "containers.0.args.1"),
+    Defect("851-unset-variable-in-image", "GRPO851", _placeholder("empty-image", False),
+           _placeholder("empty-image", True), "containers.0.image"),
+    Defect("851-unset-variable-in-url", "GRPO851", _placeholder("empty-url", False), _placeholder("empty-url", True),
+           "containers.0.env.0.value"),
     Defect("851-placeholder-namespace", "GRPO851", _placeholder("namespace", False), _placeholder("namespace", True),
            "@host:metadata.namespace"),
     Defect("851-helm-template-left", "GRPO851", _placeholder("helm", False), _placeholder("helm", True),
@@ -521,13 +531,30 @@ XTRACE_LONG_FIXED = ("set -o errexit\ncurl -sf -H \"Authorization: Bearer ${API_
                      "https://hub.example.com/v1/models\n")
 
 
-def _invoked(script: str, argv0: list[str], secret: str | None = None) -> Callable[[], Case]:
+def _invoked(script: str, argv0: list[str], secret: str | None = None, env_from=False) -> Callable[[], Case]:
     def build() -> Case:
         case = Case()
         case.main["command"] = [*argv0, script]
-        if secret:
+        if secret and env_from:
+            case.main["envFrom"] = [{"secretRef": {"name": "hub-credentials"}}]
+            case.companions.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                                    "metadata": {"name": "hub-credentials", "namespace": NS}, "data": {secret: ""}})
+        elif secret:
             case.main["env"] = [{"name": secret,
                                  "valueFrom": {"secretKeyRef": {"name": "hub-credentials", "key": "token"}}}]
+        return case
+    return build
+
+
+XTRACE_AUTH_BAD = "set -eux\ncurl -sf -H \"Authorization: Bearer $HUB_AUTH\" https://hub.example.com/v1/models\n"
+XTRACE_AUTH_FIXED = "set -eu\ncurl -sf -H \"Authorization: Bearer $HUB_AUTH\" https://hub.example.com/v1/models\n"
+RAYJOBS = ("rayjob-head", "rayjob-worker", "rayjob-submitter")
+
+
+def _entrypoint(script: str) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case()
+        case.entrypoint = script
         return case
     return build
 
@@ -557,6 +584,22 @@ DEFECTS += [
            _invoked(XTRACE_TOKEN_FIXED, ["bash", "-c"], "HF_TOKEN"), "containers.0.command.2"),
     Defect("843-xtrace-long-option", "GRPO843", _invoked(XTRACE_LONG_BAD, ["bash", "-c"], "API_TOKEN"),
            _invoked(XTRACE_LONG_FIXED, ["bash", "-c"], "API_TOKEN"), "containers.0.command.2"),
+    Defect("842-pip-tail-behind-env-launcher", "GRPO842", _invoked(PIP_TAIL_BAD, ["/usr/bin/env", "bash", "-c"]),
+           _invoked(PIP_TAIL_FIXED, ["/usr/bin/env", "bash", "-c"]), "containers.0.command.3"),
+    Defect("842-tee-behind-tini", "GRPO842", _invoked(TEE_BAD, ["tini", "--", "bash", "--noprofile", "-c"]),
+           _invoked(TEE_FIXED, ["tini", "--", "bash", "--noprofile", "-c"]), "containers.0.command.5"),
+    Defect("842-tee-in-rayjob-entrypoint", "GRPO842", _entrypoint("python -m train 2>&1 | tee /tmp/train.log"),
+           _entrypoint("python -m train > /tmp/train.log 2>&1"), "@host:spec.entrypoint", only=RAYJOBS,
+           skip_reason="only a RayJob has an entrypoint command line"),
+    Defect("841-wait-in-rayjob-entrypoint", "GRPO841",
+           _entrypoint("until curl -sf http://scorer:8080/health; do sleep 5; done; python -m train"),
+           _entrypoint("timeout 600 sh -c 'until curl -sf http://scorer:8080/health; do sleep 5; done' && "
+                       "python -m train"), "@host:spec.entrypoint", only=RAYJOBS,
+           skip_reason="only a RayJob has an entrypoint command line"),
+    Defect("843-xtrace-secret-ref-any-name", "GRPO843", _invoked(XTRACE_AUTH_BAD, ["bash", "-c"], "HUB_AUTH"),
+           _invoked(XTRACE_AUTH_FIXED, ["bash", "-c"], "HUB_AUTH"), "containers.0.command.2"),
+    Defect("843-xtrace-envfrom-secret", "GRPO843", _invoked(XTRACE_AUTH_BAD, ["bash", "-c"], "HUB_AUTH", True),
+           _invoked(XTRACE_AUTH_FIXED, ["bash", "-c"], "HUB_AUTH", True), "containers.0.command.2"),
     Defect("841-wait-seq-falls-through", "GRPO841", _scripted(WAIT_SEQ_BAD), _scripted(WAIT_SEQ_FIXED), SCRIPT),
     Defect("841-wait-until-forever", "GRPO841", _scripted(WAIT_UNTIL_BAD, "sh"), _scripted(WAIT_UNTIL_FIXED, "sh"),
            SCRIPT),
@@ -956,7 +999,7 @@ def e_raycluster(defective: str) -> Callable[[Case], Embedded]:
 
 def e_rayjob(defective: str) -> Callable[[Case], Embedded]:
     def build(case: Case) -> Embedded:
-        spec: dict[str, Any] = {"entrypoint": "python -m train", "shutdownAfterJobFinishes": True,
+        spec: dict[str, Any] = {"entrypoint": case.entrypoint, "shutdownAfterJobFinishes": True,
                                 "rayClusterSpec": _ray_cluster_spec(case, defective)}
         if defective == "submitter":
             spec["rayClusterSpec"] = _ray_cluster_spec(neutral(case, {"role": "x"}), "none")
@@ -1011,6 +1054,26 @@ def e_custom(case: Case) -> Embedded:
                     "spec.runner.podTemplate.spec")
 
 
+def e_pytorchjob(case: Case) -> Embedded:
+    """Kubeflow training-operator: replica specs keyed by role, each with a pod template."""
+    master = neutral(case, {"role": "master"})
+    return Embedded({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta("sft-run", case),
+                     "spec": {"pytorchReplicaSpecs": {
+                         "Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": template(master)},
+                         "Worker": {"replicas": 2, "restartPolicy": "OnFailure", "template": template(case)}}}},
+                    "spec.pytorchReplicaSpecs.Worker.template.spec")
+
+
+def e_volcano(case: Case) -> Embedded:
+    """A Volcano Job: tasks in a list, each with a pod template."""
+    return Embedded({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": meta("gang-eval", case),
+                     "spec": {"schedulerName": "volcano", "minAvailable": 2, "tasks": [
+                         {"name": "driver", "replicas": 1, "template": template(neutral(case, {"role": "driver"}),
+                                                                                restart="Never")},
+                         {"name": "runner", "replicas": 2, "template": template(case, restart="Never")}]}},
+                    "spec.tasks.1.template.spec")
+
+
 def as_dump(doc: dict[str, Any]) -> dict[str, Any]:
     """What `kubectl get -o yaml` prints: server-set metadata, managedFields and status."""
     out = copy.deepcopy(doc)
@@ -1050,6 +1113,8 @@ EMBEDDINGS = [
     Embedding("lws-leader", e_lws("leader")),
     Embedding("lws-worker", e_lws("worker")),
     Embedding("custom-crd", e_custom),
+    Embedding("pytorchjob-worker", e_pytorchjob),
+    Embedding("volcano-task", e_volcano),
     Embedding("kubectl-dump", e_statefulset, "dump"),
     Embedding("list-of-dumps", e_job, "list"),
     Embedding("envsubst-output", e_deployment, "envsubst"),
