@@ -179,10 +179,22 @@ def by_login_shell_flag(case: Case) -> None:
                             "--confirm_run_unsafe_code --output_path /tmp/out"]
 
 
+def by_tasks_from_env(case: Case) -> None:
+    case.main["env"] = [{"name": "EVAL_TASKS", "value": "gsm8k,instruct_humaneval"}]
+    case.main.update(shell('set -euo pipefail\npython -m lm_eval --model vllm --tasks "${EVAL_TASKS}" '
+                           '--output_path /tmp/out\n'))
+
+
+def by_bigcode_flag(case: Case) -> None:
+    case.main["command"] = ["accelerate", "launch", "main.py", "--model", "/models/policy", "--tasks",
+                            "multiple-py", "--allow_code_execution"]
+
+
 RECOGNISERS = {"image": by_image, "mirrored-image": by_mirrored_image, "server-module": by_server_module,
                "env": by_env, "envfrom-configmap": by_envfrom_configmap, "configmap-key": by_configmap_key,
                "shell-export": by_shell_env, "shell-inline": by_inline_env, "unsafe-flag": by_unsafe_flag,
-               "code-task": by_code_task, "login-shell": by_login_shell_flag}
+               "code-task": by_code_task, "login-shell": by_login_shell_flag, "tasks-from-env": by_tasks_from_env,
+               "bigcode-flag": by_bigcode_flag}
 
 
 def isolated_runner(recognise, labels_index=0) -> Callable[[], Case]:
@@ -850,6 +862,22 @@ def _expression_anti_affinity(values: list[str]) -> Callable[[], Case]:
     return build
 
 
+def _away_from_ray_head(selector: dict[str, str]) -> Callable[[], Case]:
+    """The pod keeps off the node of a Ray head the set creates (the predecessor's sandbox anti-affinity)."""
+    def build() -> Case:
+        case = Case(labels=dict(LABEL_SCHEMES[0]))
+        head = neutral(case, {"role": "trainer-head"})
+        case.companions.append({"apiVersion": "ray.io/v1", "kind": "RayCluster",
+                                "metadata": {"name": "trainer", "namespace": NS},
+                                "spec": {"headGroupSpec": {"rayStartParams": {"num-cpus": "0"},
+                                                           "template": template(head)}}})
+        case.pod["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                                "labelSelector": {"matchLabels": dict(selector)}}}]}}
+        return case
+    return build
+
+
 def _rbac(subject: dict[str, str], cluster=False) -> Callable[[], Case]:
     def build() -> Case:
         case = Case()
@@ -869,6 +897,8 @@ DEFECTS += [
            "@Service:spec.selector"),
     Defect("401-anti-affinity-selects-nothing", "GRPO401", _selector_case(False, True), _selector_case(True, True),
            "affinity.podAntiAffinity"),
+    Defect("401-legacy-ray-label", "GRPO401", _away_from_ray_head({"ray-node-type": "head"}),
+           _away_from_ray_head({"ray.io/node-type": "head", "ray.io/cluster": "trainer"}), "affinity.podAntiAffinity"),
     Defect("401-networkpolicy-selects-nothing", "GRPO401", _policy_selecting({"matchLabels": {"k8s-app": "util"}}),
            _policy_selecting({"matchLabels": {"k8s-app": "utils"}}), "@NetworkPolicy:spec.podSelector"),
     Defect("401-anti-affinity-expression-selects-nothing", "GRPO401", _expression_anti_affinity(["utility"]),

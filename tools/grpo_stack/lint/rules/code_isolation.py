@@ -22,7 +22,9 @@ Finds the pods that execute model-written programs by what they run, whatever th
   `configMapKeyRef`), or set inside a shell script (`export HF_ALLOW_CODE_EVAL=1`,
   `HF_ALLOW_CODE_EVAL=1 lm_eval …`);
 - lm-eval run with `--confirm_run_unsafe_code` or with code tasks (`humaneval`, `mbpp`, `apps`, `ds1000`,
-  `livecodebench`, `bigcodebench` and their variants), in argv or in a shell script;
+  `livecodebench`, `bigcodebench` and their variants, `instruct_humaneval` too), in argv or in a shell script,
+  the task list also read through the container's variables (`--tasks "$TASKS"`);
+- bigcode-evaluation-harness's `--allow_code_execution`, or EvalPlus (`evalplus.evaluate`);
 - this chart's sandbox-fusion and lm-eval components.
 
 Each such pod must set `automountServiceAccountToken: false`, must not mount a persistent or host volume
@@ -63,7 +65,10 @@ CODE_RUNNERS = {"sandbox-fusion", "lm-eval"}
 SANDBOX_IMAGE = re.compile(r"(^|/)[^/]*(sandbox[-_]?fusion|code[-_]sandbox)[^/]*$", re.IGNORECASE)
 # SandboxFusion's server started from a project's own image (`uvicorn sandbox.server.server:app`).
 SANDBOX_SERVER = re.compile(r"\bsandbox\.server\.server\b")
-CODE_TASK = re.compile(r"\b(humaneval|mbpp|apps|ds1000|livecodebench|bigcodebench)\w*", re.IGNORECASE)
+CODE_TASK = re.compile(r"(?<![a-z0-9])(humaneval|mbpp|apps|ds1000|livecodebench|bigcodebench)\w*", re.IGNORECASE)
+VARIABLE = re.compile(r"\$\{([A-Za-z_]\w*)\}|\$\(([A-Za-z_]\w*)\)|\$([A-Za-z_]\w*)")
+# Evaluation harnesses' own switches for running generated programs (bigcode-evaluation-harness, EvalPlus).
+CODE_EXEC_FLAG = re.compile(r"--allow_code_execution\b|\bevalplus\.evaluate\b")
 # Subpath segments that hold what a run trains or serves.
 PROTECTED = re.compile(r"(^|/)(models?|checkpoints?|ckpts?|weights|hf_cache|huggingface)(/|$)", re.IGNORECASE)
 EPHEMERAL = ("emptyDir", "configMap", "secret", "projected", "downwardAPI", "ephemeral")
@@ -81,7 +86,7 @@ def _runs_model_code(ctx, o, pod_path, pod) -> str | None:
         if _truthy(_container_env(ctx, c).get("HF_ALLOW_CODE_EVAL")):
             return "env HF_ALLOW_CODE_EVAL enables code execution"
         argv = " ".join(str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])])
-        why = _argv_reason(argv)
+        why = _argv_reason(_expanded(argv, _container_env(ctx, c)))
         if why:
             return why
     return None
@@ -108,9 +113,17 @@ def _container_env(ctx, c) -> dict[str, str]:
     return out
 
 
+def _expanded(argv: str, env: dict[str, str]) -> str:
+    """`--tasks "$TASKS"` read with the container's own variables put in (unknown ones left as written)."""
+    return VARIABLE.sub(lambda m: env.get(next(g for g in m.groups() if g), m.group(0)), argv)
+
+
 def _argv_reason(argv: str) -> str | None:
     if SANDBOX_SERVER.search(argv):
         return "it starts the SandboxFusion server"
+    m = CODE_EXEC_FLAG.search(argv)
+    if m:
+        return f"it runs generated code ({m.group(0)})"
     if re.search(r"\bHF_ALLOW_CODE_EVAL=[\"']?(1|true|yes)\b", argv, re.IGNORECASE):
         return "its command sets HF_ALLOW_CODE_EVAL"
     if "lm_eval" in argv or "lm-eval" in argv:
