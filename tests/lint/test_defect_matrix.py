@@ -689,6 +689,16 @@ def _gpu_quantity(request: str, limit: str | None) -> Callable[[], Case]:
     return build
 
 
+def _mig(memory_limit: bool) -> Callable[[], Case]:
+    def build() -> Case:
+        case = Case()
+        slices = {"nvidia.com/mig-1g.10gb": 1}
+        case.main["resources"] = {"requests": {"cpu": "2", "memory": "8Gi", **slices},
+                                  "limits": {**slices, **({"memory": "8Gi"} if memory_limit else {})}}
+        return case
+    return build
+
+
 def _efa(limited: bool) -> Callable[[], Case]:
     def build() -> Case:
         case = Case()
@@ -741,6 +751,7 @@ DEFECTS += [
            skip_reason="only a Ray head group has rayStartParams of a head"),
     Defect("846-gpu-string-quantity-without-limit", "GRPO846", _gpu_quantity("4", None), _gpu_quantity("4", "4"),
            "containers.0.resources.requests"),
+    Defect("846-mig-slice-without-memory-limit", "GRPO846", _mig(False), _mig(True), "containers.0.resources"),
     Defect("846-efa-request-without-limit", "GRPO846", _efa(False), _efa(True), "containers.0.resources.requests"),
     Defect("601-oversized-affinity-branch", "GRPO601",
            _capacity(["m5.xlarge", "m5.4xlarge"], {"cpu": "8", "memory": "16Gi"}, {"memory": "16Gi"}),
