@@ -68,6 +68,7 @@ class Case:
     other_files: list[list[dict[str, Any]]] = field(default_factory=list)  # further files of the release
     head_params: dict[str, str] | None = None  # rayStartParams when the pod is a Ray head
     entrypoint: str = "python -m train"  # a RayJob's entrypoint
+    workload: dict[str, Any] = field(default_factory=dict)  # extra fields of a Deployment's spec
 
     @property
     def main(self) -> dict[str, Any]:
@@ -620,6 +621,15 @@ DEFECTS += [
                                                  ["sh", "-c"]),
            _invoked("python3 -m pip install 'peft==0.13.2' && exec python -m merge", ["sh", "-c"]),
            "containers.0.command.2"),
+    Defect("871-hub-download-without-revision", "GRPO871",
+           _scripted("set -eu\nhuggingface-cli download Qwen/Qwen3-8B --local-dir /data/models/qwen3-8b\n"),
+           _scripted("set -eu\nhuggingface-cli download Qwen/Qwen3-8B --revision 9c925d64d72725edaf899c6cb9c377fd"
+                     "0709d9c5 --local-dir /data/models/qwen3-8b\n"), SCRIPT),
+    Defect("871-hub-download-branch", "GRPO871",
+           _invoked("hf download open-r1/codeforces --repo-type dataset --revision=main --local-dir /data/cf",
+                    ["sh", "-c"]),
+           _invoked("hf download open-r1/codeforces --repo-type dataset --revision=v1.1 --local-dir /data/cf",
+                    ["sh", "-c"]), "containers.0.command.2"),
     Defect("841-wait-seq-falls-through", "GRPO841", _scripted(WAIT_SEQ_BAD), _scripted(WAIT_SEQ_FIXED), SCRIPT),
     Defect("841-wait-until-forever", "GRPO841", _scripted(WAIT_UNTIL_BAD, "sh"), _scripted(WAIT_UNTIL_FIXED, "sh"),
            SCRIPT),
@@ -641,6 +651,24 @@ DEFECTS += [
            _probe(["bash", "-c", "python -c 'import datasets'"]), "containers.0.readinessProbe.exec.command"),
     Defect("844-probe-exit-0", "GRPO844", _probe(["/bin/sh", "-c", "exit 0"]),
            _probe(["sh", "-c", "curl -sf http://127.0.0.1:8080/health"]), "containers.0.readinessProbe.exec.command"),
+]
+
+
+def _slow_start(deadline: int | None) -> Callable[[], Case]:
+    """A server that may take 90 minutes to load its weights, in a Deployment with or without a deadline."""
+    def build() -> Case:
+        case = Case()
+        case.main["startupProbe"] = {"httpGet": {"path": "/health", "port": 8000}, "periodSeconds": 30,
+                                     "failureThreshold": 180}
+        if deadline:
+            case.workload["progressDeadlineSeconds"] = deadline
+        return case
+    return build
+
+
+DEFECTS += [
+    Defect("501-deadline-shorter-than-startup", "GRPO501", _slow_start(None), _slow_start(6000), "@host:spec",
+           only=("deployment", "envsubst-output"), skip_reason="only a Deployment has a progress deadline"),
 ]
 
 
@@ -997,7 +1025,7 @@ def e_pod(case: Case) -> Embedded:
 
 def e_deployment(case: Case) -> Embedded:
     return Embedded({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("executor", case),
-                     "spec": {"replicas": 2, "selector": {"matchLabels": dict(case.labels)},
+                     "spec": {"replicas": 2, "selector": {"matchLabels": dict(case.labels)}, **case.workload,
                               "template": template(case)}}, "spec.template.spec")
 
 
