@@ -409,7 +409,7 @@ DEFECTS += [
            "containers.0.env.0.value"),
     Defect("101-url-configmap-other-namespace", "GRPO101", _url_in_configmap(f"http://scorer.{OTHER_NS}:8080/run"),
            _url_in_configmap("http://scorer:8080/run"), "@ConfigMap:data.SCORER_URL",
-           only=WRAPPERS, skip_reason="a ConfigMap holds no pod template; checked once per file shape"),
+           only=WRAPPERS, skip_reason="a ConfigMap holds no pod template; checked in the file-shape columns"),
     Defect("101-url-short-form-other-namespace", "GRPO101", _url_case(f"http://scorer.{OTHER_NS}:8080/run", False),
            _url_case(f"http://scorer.{NS}:8080/run", False), "containers.0.env.0.value"),
 ]
@@ -443,9 +443,9 @@ def _secret_object(value: str | None, field_name="stringData") -> Callable[[], C
 
 DEFECTS += [
     Defect("201-empty-secret-stringdata", "GRPO201", _secret_object(""), _secret_object(None),
-           "@Secret:stringData.api_key", only=WRAPPERS, skip_reason="a Secret holds no pod template"),
+           "@Secret:stringData.api_key", only=WRAPPERS, skip_reason="a Secret holds no pod template; checked in the file-shape columns"),
     Defect("201-empty-secret-data", "GRPO201", _secret_object("", "data"), _secret_object(None, "data"),
-           "@Secret:data.api_key", only=WRAPPERS, skip_reason="a Secret holds no pod template"),
+           "@Secret:data.api_key", only=WRAPPERS, skip_reason="a Secret holds no pod template; checked in the file-shape columns"),
     Defect("201-empty-aws-secret-env", "GRPO201", _secret_env("", "AWS_SECRET_ACCESS_KEY"),
            _secret_env(None, "AWS_SECRET_ACCESS_KEY"), "containers.0.env.0.value"),
     Defect("201-empty-token-env", "GRPO201", _secret_env(""), _secret_env(None), "containers.0.env.0.value"),
@@ -938,7 +938,8 @@ def _rbac(subject: dict[str, str], cluster=False) -> Callable[[], Case]:
     return build
 
 
-POD_EMBEDDINGS_ONLY_ONCE = "an RBAC binding holds no pod template; checked once per file shape (wrapper columns)"
+POD_EMBEDDINGS_ONLY_ONCE = ("an RBAC binding holds no pod template; checked in the file-shape columns (dump, List, "
+                            "envsubst, multi-document) and beside a Deployment")
 DEFECTS += [
     Defect("401-service-selects-nothing", "GRPO401", _selector_case(False, False), _selector_case(True, False),
            "@Service:spec.selector"),
