@@ -429,6 +429,9 @@ def _secret_env(value: Any, name="HF_TOKEN") -> Callable[[], Case]:
     return build
 
 
+SECRET_SKIP = "a Secret holds no pod template; checked in the file-shape columns"
+
+
 def _secret_object(value: str | None, field_name="stringData") -> Callable[[], Case]:
     def build() -> Case:
         case = Case()
@@ -443,9 +446,9 @@ def _secret_object(value: str | None, field_name="stringData") -> Callable[[], C
 
 DEFECTS += [
     Defect("201-empty-secret-stringdata", "GRPO201", _secret_object(""), _secret_object(None),
-           "@Secret:stringData.api_key", only=WRAPPERS, skip_reason="a Secret holds no pod template; checked in the file-shape columns"),
+           "@Secret:stringData.api_key", only=WRAPPERS, skip_reason=SECRET_SKIP),
     Defect("201-empty-secret-data", "GRPO201", _secret_object("", "data"), _secret_object(None, "data"),
-           "@Secret:data.api_key", only=WRAPPERS, skip_reason="a Secret holds no pod template; checked in the file-shape columns"),
+           "@Secret:data.api_key", only=WRAPPERS, skip_reason=SECRET_SKIP),
     Defect("201-empty-aws-secret-env", "GRPO201", _secret_env("", "AWS_SECRET_ACCESS_KEY"),
            _secret_env(None, "AWS_SECRET_ACCESS_KEY"), "containers.0.env.0.value"),
     Defect("201-empty-token-env", "GRPO201", _secret_env(""), _secret_env(None), "containers.0.env.0.value"),
