@@ -49,7 +49,7 @@ def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: 
     """Lint manifest files as one release. `namespace` (grpo-lint --namespace) is where the release goes; without
     it the objects' own namespace is expected (none at all: `helm template` output applied with -n)."""
     opts = Options(**kw)
-    objects = [RenderedObject(f.path, i, d) for f in files for i, d in enumerate(f.docs)]
+    objects, positions = _unwrapped(files)
     unchecked_kinds: Counter = Counter()
     schema_hits = _object_schema_hits(objects, opts, unchecked_kinds)
     malformed = {id(h[3].obj) for h in schema_hits if h[4]}
@@ -57,12 +57,56 @@ def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: 
     ns = namespace or _common_namespace(wellformed) or "default"
     ctx = LintContext(files[0].path if files else "", "", ns, wellformed,
                       extra={**opts.config.settings, EXPECTED: namespace})
-    locator = Locator([], manifest_docs={f.path: _positions(f.text) for f in files})
+    locator = Locator([], manifest_docs=positions)
     hits = [h[:4] for h in schema_hits] + _rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     sup = [s for f in files for s in inline_suppressions(f.path, f.text)]
     return LintResult(findings=_apply(findings, sup, opts.config.disable, {}),
                       unchecked_rayclusters=_unchecked(objects, opts), unchecked_kinds=unchecked_kinds)
+
+
+def _unwrapped(files: list[ManifestFile]) -> tuple[list[RenderedObject], LazyPositions]:
+    """The objects of the files, each `kind: List` (what `kubectl get -o yaml` prints for several objects)
+    replaced by its items, and their position documents (an item is located inside its List)."""
+    objects = [RenderedObject(f.path, i, d) for f in files for i, d in enumerate(_flat(f.docs, f.docs))]
+    return objects, LazyPositions(files)
+
+
+def _flat(docs: list[Any], nodes: list[Any] | None) -> list[Any]:
+    """`nodes` (documents, or the position documents aligned with them) with each List's items in its place."""
+    out: list[Any] = []
+    for i, doc in enumerate(docs):
+        node = nodes[i] if nodes is not None and i < len(nodes) else None
+        if _is_list(doc):
+            items = node.get("items") if isinstance(node, dict) else None
+            out += [items[j] if isinstance(items, list) and j < len(items) else None for j in range(len(doc["items"]))]
+        else:
+            out.append(node)
+    return out
+
+
+class LazyPositions:
+    """Path -> position documents aligned with the objects, read (ruamel round-trip) only for a file that has a
+    finding to locate: a clean file never pays for it."""
+
+    def __init__(self, files: list[ManifestFile]):
+        self._files = {f.path: f for f in files}
+        self._done: dict[str, list[Any] | None] = {}
+
+    def get(self, path: str) -> list[Any] | None:
+        if path not in self._done:
+            f = self._files.get(path)
+            rt = _positions(f.text) if f is not None else None
+            self._done[path] = _flat(f.docs, rt) if f is not None and rt is not None else None
+        return self._done[path]
+
+
+def _is_list(doc: Any) -> bool:
+    """A `kind: List` (or `<Kind>List`) of objects: every item a mapping with a kind."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or not doc["kind"].endswith("List"):
+        return False
+    items = doc.get("items")
+    return isinstance(items, list) and all(isinstance(i, dict) and "kind" in i for i in items)
 
 
 def _common_namespace(objects: list[RenderedObject]) -> str | None:

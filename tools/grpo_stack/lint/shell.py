@@ -1,8 +1,10 @@
 """Shell scripts inside manifests, parsed with tree-sitter's bash grammar (a real parser, not patterns).
 
 A container runs a script when its command + args is `sh|bash|… [flags] -c [--] SCRIPT` (flags may be combined:
-`-ec`, `-xeuc`, `-lc`). The same applies to exec probes and lifecycle hooks. Rules read `Script` objects: the source,
-where it sits in the object, the shell options its invocation sets, and the parse tree.
+`-ec`, `-xeuc`, `-lc`), possibly behind a launcher (`/usr/bin/env bash -c`, `tini -- sh -c`). A RayJob's
+`entrypoint` is a script too (Ray runs it with `/bin/sh -c`). The same applies to exec probes and lifecycle hooks.
+Rules read `Script` objects: the source, where it sits in the object, the shell options its invocation sets, and
+the parse tree.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Script:
     source: str
     invocation_options: frozenset[str]  # options set by the shell's own flags (`bash -ec`)
     tree: Tree
+    container: dict | None = None  # the container running it (None: a RayJob entrypoint)
 
     @property
     def root(self) -> Node:
@@ -58,7 +61,8 @@ def _at(node, *keys):
 
 
 def scripts(ctx) -> Iterator[Script]:
-    """Every shell script a pod template runs: entrypoints, exec probes and lifecycle hooks."""
+    """Every shell script a pod template runs: entrypoints, exec probes and lifecycle hooks; and every RayJob
+    entrypoint."""
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
             base = f"{pod_path}.{field}.{i}"
@@ -71,35 +75,56 @@ def scripts(ctx) -> Iterator[Script]:
             if found:
                 index, opts = found
                 path = f"{base}.command.{index}" if index < n_cmd else f"{base}.args.{index - n_cmd}"
-                yield _script(o, path, f"container {name}", argv[index], opts)
+                yield _script(o, path, f"container {name}", argv[index], opts, c)
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
                 cmd = _at(c, probe, "exec", "command")
                 cmd = cmd if isinstance(cmd, list) else []
                 found = _script_in(cmd)
                 if found:
                     yield _script(o, f"{base}.{probe}.exec.command.{found[0]}", f"{probe} of container {name}",
-                                  cmd[found[0]], found[1])
+                                  cmd[found[0]], found[1], c)
             for hook in ("postStart", "preStop"):
                 cmd = _at(c, "lifecycle", hook, "exec", "command")
                 cmd = cmd if isinstance(cmd, list) else []
                 found = _script_in(cmd)
                 if found:
                     yield _script(o, f"{base}.lifecycle.{hook}.exec.command.{found[0]}", f"{hook} of container {name}",
-                                  cmd[found[0]], found[1])
+                                  cmd[found[0]], found[1], c)
+    # A RayJob's entrypoint is a shell command line: Ray's job supervisor runs it with `/bin/sh -c`.
+    for o in ctx.of_kind("RayJob"):
+        entry = _at(o.obj, "spec", "entrypoint")
+        if isinstance(entry, str) and entry.strip() and len(entry) <= MAX_SCRIPT:
+            yield _script(o, "spec.entrypoint", "the RayJob entrypoint", entry, frozenset())
 
 
-def _script(obj, path: str, where: str, source: str, opts: frozenset[str]) -> Script:
-    return Script(obj, path, where, source, opts, parse(source))
+def _script(obj, path: str, where: str, source: str, opts: frozenset[str], container: dict | None = None) -> Script:
+    return Script(obj, path, where, source, opts, parse(source), container)
+
+
+# Programs that run the rest of their argv (`/usr/bin/env bash -c`, `tini -- sh -c`): the shell comes after them.
+LAUNCHERS = frozenset({"env", "tini", "dumb-init", "catatonit", "nice", "nohup", "exec"})
 
 
 def _script_in(argv: list) -> tuple[int, frozenset[str]] | None:
     """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`."""
-    if not argv or not isinstance(argv[0], str) or posixpath.basename(argv[0]) not in SHELLS:
+    start = 0
+    while (start < len(argv) and isinstance(argv[start], str)
+           and posixpath.basename(argv[start]) in LAUNCHERS):  # skip the launcher, its flags and VAR=value words
+        start += 1
+        while start < len(argv) and isinstance(argv[start], str) and (
+                argv[start].startswith("-") or "=" in argv[start]):
+            start += 1
+    if start >= len(argv) or not isinstance(argv[start], str) or posixpath.basename(argv[start]) not in SHELLS:
         return None
     opts: set[str] = set()
-    i = 1
+    i = start + 1
     while i < len(argv) and isinstance(argv[i], str) and argv[i].startswith("-"):
         flag = argv[i]
+        if flag == "--":
+            return None  # `bash -- FILE`: a script file, not a -c string
+        if flag.startswith("--"):  # --login, --norc, --noprofile: no option these rules read
+            i += 1
+            continue
         if flag == "-o" and i + 1 < len(argv):
             opts.add(LONG_OPTIONS.get(str(argv[i + 1]), str(argv[i + 1])))
             i += 2

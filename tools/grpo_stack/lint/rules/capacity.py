@@ -15,10 +15,11 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A pod's requests do not fit the instance types it may schedule on, or it takes a partial EFA count."
 DOC = """## What it does
 For every pod, reads the instance types its `nodeSelector` / required node affinity admits
-(`node.kubernetes.io/instance-type`), and compares the pod's effective requests (the larger of the sum of its
-containers and its largest init container) with each type's allocatable CPU, memory, GPUs and EFA interfaces
-(Karpenter's AL2023 estimate, sourced per row in `grpo_stack/catalog/instances.py`). A pod that requests EFA
-must request the node's full count. Unknown instance types are a warning.
+(`node.kubernetes.io/instance-type`, or the deprecated `beta.kubernetes.io/instance-type`), and compares the
+pod's effective requests (the larger of the sum of its containers and its largest init container) with each
+type's allocatable CPU, memory, GPUs and EFA interfaces (Karpenter's AL2023 estimate, sourced per row in
+`grpo_stack/catalog/instances.py`). A pod that requests EFA must request the node's full count. Unknown
+instance types are a warning.
 
 ## Why is this bad?
 The predecessor's validation Job admitted `m5.xlarge` (4 vCPU, ~14 GiB allocatable) while requesting 8 CPU and
@@ -71,8 +72,17 @@ def _requests(pod: dict) -> dict[str, float]:
     return {k: max(total.get(k, 0), init_max.get(k, 0)) for k in set(total) | set(init_max)}
 
 
+# The well-known label, and the deprecated one older manifests still select on (kubelets set both).
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+def _selected_type(pod: dict) -> str | None:
+    selector = pod.get("nodeSelector") if isinstance(pod.get("nodeSelector"), dict) else {}
+    return next((str(selector[k]) for k in INSTANCE_TYPE_LABELS if selector.get(k)), None)
+
+
 def _instance_types(pod: dict) -> list[str]:
-    selected = (pod.get("nodeSelector") or {}).get("node.kubernetes.io/instance-type")
+    selected = _selected_type(pod)
     if selected:
         return [selected]
     terms = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
@@ -80,13 +90,13 @@ def _instance_types(pod: dict) -> list[str]:
     out = []
     for term in terms:
         for expr in term.get("matchExpressions") or []:
-            if expr.get("key") == "node.kubernetes.io/instance-type" and expr.get("operator") == "In":
+            if expr.get("key") in INSTANCE_TYPE_LABELS and expr.get("operator") == "In":
                 out += [str(v) for v in expr.get("values") or []]
     return out
 
 
 def _selector_path(pod: dict, pod_path: str) -> str:
-    if (pod.get("nodeSelector") or {}).get("node.kubernetes.io/instance-type"):
+    if _selected_type(pod):
         return f"{pod_path}.nodeSelector"
     return (f"{pod_path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
             "nodeSelectorTerms")

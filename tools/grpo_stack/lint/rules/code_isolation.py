@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers, pod_component, selector_matches
+from ._objects import containers, pod_component
+from ._podsecurity import policies_selecting, policy_types
 from .image_pinning import split as split_image
 
 CODE = "GRPO801"
@@ -15,17 +16,24 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A pod that runs model-written code has an API token, a writable checkpoint mount or no NetworkPolicy."
 DOC = """## What it does
 Finds the pods that execute model-written programs by what they run, whatever their labels:
-- a code-sandbox image (SandboxFusion: `volcengine/sandbox-fusion`, `…/code-sandbox`, `…/sandbox-fusion`);
-- `HF_ALLOW_CODE_EVAL=1` in `env`, or set inside a shell script (`export HF_ALLOW_CODE_EVAL=1`,
+- a code-sandbox image (SandboxFusion: `volcengine/sandbox-fusion`, `…/code-sandbox`, a mirror whose name
+  contains `sandbox-fusion`), or SandboxFusion's server started from any image (`sandbox.server.server:app`);
+- `HF_ALLOW_CODE_EVAL=1` in `env` (a literal, or from a ConfigMap of the set by `envFrom` or
+  `configMapKeyRef`), or set inside a shell script (`export HF_ALLOW_CODE_EVAL=1`,
   `HF_ALLOW_CODE_EVAL=1 lm_eval …`);
 - lm-eval run with `--confirm_run_unsafe_code` or with code tasks (`humaneval`, `mbpp`, `apps`, `ds1000`,
-  `livecodebench`, `bigcodebench` and their variants), in argv or in a shell script;
+  `livecodebench`, `bigcodebench` and their variants, `instruct_humaneval` too), in argv or in a shell script,
+  the task list also read through the container's variables (`--tasks "$TASKS"`);
+- bigcode-evaluation-harness's `--allow_code_execution`, or EvalPlus (`evalplus.evaluate`);
 - this chart's sandbox-fusion and lm-eval components.
 
 Each such pod must set `automountServiceAccountToken: false`, must not mount a persistent or host volume
 writable by any route — the whole volume, a `subPath` that names or contains a model or checkpoint tree
 (`models`, `checkpoints`, `ckpt`, `weights`, …) or a parent of one; a writable `subPath` of its own for output
-is allowed — and must be selected by a NetworkPolicy that restricts egress. A privileged code-executing
+is allowed — and must be selected by a NetworkPolicy that restricts egress. A writable subPath is a parent of a
+model or checkpoint tree when a path the pod names (command, args, env) runs through its mount point into such
+a tree (`/workspace/models/…` under a writable `/workspace`), or when any pod of the set mounts a model or
+checkpoint subPath of the same claim below it. A privileged code-executing
 container is an error: a suppression with the reason is the only way to keep it.
 
 ## Why is this bad?
@@ -52,8 +60,15 @@ restricts egress; privileged only on a dedicated node group, with the reason in 
 """
 
 CODE_RUNNERS = {"sandbox-fusion", "lm-eval"}
-SANDBOX_IMAGE = re.compile(r"(^|/)(sandbox-fusion|code-sandbox|code_sandbox)$")
-CODE_TASK = re.compile(r"\b(humaneval|mbpp|apps|ds1000|livecodebench|bigcodebench)\w*", re.IGNORECASE)
+# The image's repository name (its last path segment) names a code sandbox: `volcengine/sandbox-fusion`, a mirror
+# such as `acme/rl-sandbox-fusion`, SandboxFusion's `…/code-sandbox`.
+SANDBOX_IMAGE = re.compile(r"(^|/)[^/]*(sandbox[-_]?fusion|code[-_]sandbox)[^/]*$", re.IGNORECASE)
+# SandboxFusion's server started from a project's own image (`uvicorn sandbox.server.server:app`).
+SANDBOX_SERVER = re.compile(r"\bsandbox\.server\.server\b")
+CODE_TASK = re.compile(r"(?<![a-z0-9])(humaneval|mbpp|apps|ds1000|livecodebench|bigcodebench)\w*", re.IGNORECASE)
+VARIABLE = re.compile(r"\$\{([A-Za-z_]\w*)\}|\$\(([A-Za-z_]\w*)\)|\$([A-Za-z_]\w*)")
+# Evaluation harnesses' own switches for running generated programs (bigcode-evaluation-harness, EvalPlus).
+CODE_EXEC_FLAG = re.compile(r"--allow_code_execution\b|\bevalplus\.evaluate\b")
 # Subpath segments that hold what a run trains or serves.
 PROTECTED = re.compile(r"(^|/)(models?|checkpoints?|ckpts?|weights|hf_cache|huggingface)(/|$)", re.IGNORECASE)
 EPHEMERAL = ("emptyDir", "configMap", "secret", "projected", "downwardAPI", "ephemeral")
@@ -68,17 +83,47 @@ def _runs_model_code(ctx, o, pod_path, pod) -> str | None:
     for _, _, c in containers(pod):
         if SANDBOX_IMAGE.search(split_image(str(c.get("image", "")))[0]):
             return f"image {c.get('image')} is a code sandbox"
-        for e in c.get("env") or []:
-            if isinstance(e, dict) and e.get("name") == "HF_ALLOW_CODE_EVAL" and _truthy(e.get("value")):
-                return "env HF_ALLOW_CODE_EVAL enables code execution"
+        if _truthy(_container_env(ctx, c).get("HF_ALLOW_CODE_EVAL")):
+            return "env HF_ALLOW_CODE_EVAL enables code execution"
         argv = " ".join(str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])])
-        why = _argv_reason(argv)
+        why = _argv_reason(_expanded(argv, _container_env(ctx, c)))
         if why:
             return why
     return None
 
 
+def _container_env(ctx, c) -> dict[str, str]:
+    """The container's environment as far as the set tells it: `envFrom` ConfigMaps (with their prefix), then
+    `env` literals and `configMapKeyRef`s into ConfigMaps of the set."""
+    maps = {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap") if isinstance(m.obj.get("data"), dict)}
+    out: dict[str, str] = {}
+    for source in c.get("envFrom") or []:
+        ref = source.get("configMapRef") if isinstance(source, dict) else None
+        if isinstance(ref, dict):
+            prefix = str(source.get("prefix") or "")
+            out.update({f"{prefix}{k}": str(v) for k, v in (maps.get(ref.get("name")) or {}).items()})
+    for e in c.get("env") or []:
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            continue
+        ref = (e.get("valueFrom") or {}).get("configMapKeyRef") if isinstance(e.get("valueFrom"), dict) else None
+        if isinstance(ref, dict):
+            out[e["name"]] = str((maps.get(ref.get("name")) or {}).get(ref.get("key"), ""))
+        elif "value" in e:
+            out[e["name"]] = str(e.get("value"))
+    return out
+
+
+def _expanded(argv: str, env: dict[str, str]) -> str:
+    """`--tasks "$TASKS"` read with the container's own variables put in (unknown ones left as written)."""
+    return VARIABLE.sub(lambda m: env.get(next(g for g in m.groups() if g), m.group(0)), argv)
+
+
 def _argv_reason(argv: str) -> str | None:
+    if SANDBOX_SERVER.search(argv):
+        return "it starts the SandboxFusion server"
+    m = CODE_EXEC_FLAG.search(argv)
+    if m:
+        return f"it runs generated code ({m.group(0)})"
     if re.search(r"\bHF_ALLOW_CODE_EVAL=[\"']?(1|true|yes)\b", argv, re.IGNORECASE):
         return "its command sets HF_ALLOW_CODE_EVAL"
     if "lm_eval" in argv or "lm-eval" in argv:
@@ -95,8 +140,53 @@ def _truthy(value) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes")
 
 
+ABSOLUTE_PATH = re.compile(r"/[\w.@+-]+(?:/[\w.@+-]+)*")
+
+
+def _claims(pod) -> dict[str, str]:
+    """Volume name -> the PersistentVolumeClaim it mounts."""
+    out = {}
+    for v in pod.get("volumes") or []:
+        claim = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
+        if isinstance(claim, dict) and isinstance(claim.get("claimName"), str):
+            out[str(v.get("name"))] = claim["claimName"]
+    return out
+
+
+def _protected_subpaths(ctx) -> set[tuple[str, str]]:
+    """(claim, subPath) of every mount in the set whose subPath is a model or checkpoint tree."""
+    out = set()
+    for _, _, pod in ctx.pod_templates():
+        claims = _claims(pod)
+        for _, _, c in containers(pod):
+            for m in c.get("volumeMounts") or []:
+                sub = str(m.get("subPath") or "").strip("/") if isinstance(m, dict) else ""
+                if sub and m.get("name") in claims and PROTECTED.search(sub):
+                    out.add((claims[m["name"]], sub))
+    return out
+
+
+def _named_paths(c) -> list[str]:
+    """Absolute paths a container names in its command, args and env values."""
+    texts = [str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])]]
+    texts += [str(e.get("value")) for e in c.get("env") or [] if isinstance(e, dict) and e.get("value")]
+    return [p for t in texts for p in ABSOLUTE_PATH.findall(t)]
+
+
+def _protected_below(m, sub: str, claim: str | None, paths: list[str], protected: set[tuple[str, str]]) -> str | None:
+    """A model or checkpoint tree below a writable mount of an unprotected subPath, or None."""
+    mount = str(m.get("mountPath") or "").rstrip("/")
+    for p in paths:
+        if mount and p.startswith(mount + "/") and PROTECTED.search(p[len(mount) + 1:]):
+            return p
+    for other_claim, other in sorted(protected):
+        if other_claim == claim and (not sub or other.startswith(sub + "/")):
+            return f"subPath {other} of {claim}"
+    return None
+
+
 def check(ctx) -> Iterator[Hit]:
-    policies = [((p.obj.get("spec") or {}), p) for p in ctx.of_kind("NetworkPolicy")]
+    protected = _protected_subpaths(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         why = _runs_model_code(ctx, o, pod_path, pod)
         if not why:
@@ -106,14 +196,20 @@ def check(ctx) -> Iterator[Hit]:
             yield Hit(f"{pod_path}.automountServiceAccountToken", f"{label} with a service-account token", obj=o)
         durable = {v.get("name") for v in pod.get("volumes") or [] if isinstance(v, dict)
                    and not any(k in v for k in EPHEMERAL)}
+        claims = _claims(pod)
         for field, i, c in containers(pod):
+            paths = _named_paths(c)
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if not isinstance(m, dict) or m.get("name") not in durable or m.get("readOnly"):
                     continue
                 sub = str(m.get("subPath") or m.get("subPathExpr") or "").strip("/")
+                below = None
                 if sub and sub != "." and not PROTECTED.search(sub):
-                    continue  # its own output directory
+                    below = _protected_below(m, sub, claims.get(str(m.get("name"))), paths, protected)
+                    if below is None:
+                        continue  # its own output directory
                 what = f"subPath {sub!r}" if sub else "the whole volume"
+                what += f", a parent of {below}," if below else ""
                 yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{label} with {what} of {m['name']} "
                           f"mounted read-write at {m.get('mountPath')}", obj=o,
                           remediation="mount it readOnly and add one subPath mount for the output")
@@ -123,9 +219,8 @@ def check(ctx) -> Iterator[Hit]:
                           obj=None if ctx.has_values else o,
                           remediation="set privileged: false; where SandboxFusion's cgroup isolation is required on a "
                           "dedicated node group, suppress this finding with the reason")
-        labels = ctx.pod_labels(o, pod_path)
-        restricting = [p for spec, p in policies if selector_matches(spec.get("podSelector") or {}, labels)
-                       and "Egress" in (spec.get("policyTypes") or [])]
+        # A policy in the pod's namespace; policyTypes as Kubernetes defaults them (Egress when egress rules exist).
+        restricting = [p for p, spec in policies_selecting(ctx, o, pod_path) if "Egress" in policy_types(spec)]
         if not restricting:
             yield Hit(f"{pod_path}", f"{label} and no NetworkPolicy restricts its egress", obj=o,
                       remediation="add a NetworkPolicy selecting these pods with policyTypes [Ingress, Egress]")

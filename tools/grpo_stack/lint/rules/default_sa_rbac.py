@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
@@ -11,8 +12,9 @@ NAME = "default-service-account-rbac"
 SEVERITY = Severity.ERROR
 SUMMARY = "A RoleBinding or ClusterRoleBinding grants permissions to a namespace's `default` service account."
 DOC = """## What it does
-Reports every RoleBinding and ClusterRoleBinding with a subject `{kind: ServiceAccount, name: default}`, and
-every subject group `system:serviceaccounts` (all service accounts).
+Reports every RoleBinding and ClusterRoleBinding with a subject `{kind: ServiceAccount, name: default}` (or its
+user name `system:serviceaccount:<namespace>:default`), and every subject group `system:serviceaccounts` (all
+service accounts).
 
 ## Why is this bad?
 Every pod that names no service account runs as `default`: a sandbox, an eval job running model-written code,
@@ -47,6 +49,9 @@ def check(ctx) -> Iterator[Hit]:
             if s.get("kind") == "ServiceAccount" and s.get("name") == "default":
                 yield Hit(f"subjects.{i}", f"{o.kind} {o.name} grants {role} to the default service account of "
                           f"namespace {s.get('namespace', o.obj.get('metadata', {}).get('namespace', '?'))}", obj=o)
+            elif s.get("kind") == "User" and re.fullmatch(r"system:serviceaccount:[^:]+:default", str(s.get("name"))):
+                yield Hit(f"subjects.{i}", f"{o.kind} {o.name} grants {role} to the default service account "
+                          f"({s.get('name')})", obj=o)
             elif s.get("kind") == "Group" and str(s.get("name", "")).startswith("system:serviceaccounts"):
                 yield Hit(f"subjects.{i}", f"{o.kind} {o.name} grants {role} to every service account "
                           f"({s.get('name')})", obj=o)

@@ -12,9 +12,9 @@ NAME = "device-limits"
 SEVERITY = Severity.ERROR
 SUMMARY = "A container requests GPUs or EFA interfaces without an equal limit, or a GPU pod sets no memory limit."
 DOC = """## What it does
-For every container in every pod template: an extended device resource (`nvidia.com/gpu`,
-`vpc.amazonaws.com/efa`, `aws.amazon.com/neuron*`) in `requests` must appear in `limits` with the same count,
-and a container that gets GPUs must set a memory limit.
+For every container in every pod template: an extended device resource (`nvidia.com/gpu`, MIG slices
+`nvidia.com/mig-*`, `amd.com/gpu`, `vpc.amazonaws.com/efa`, `aws.amazon.com/neuron*`) in `requests` must appear
+in `limits` with the same count, and a container that gets GPUs (whole or MIG slices) must set a memory limit.
 
 ## Why is this bad?
 Extended resources cannot be overcommitted: the API server rejects a request without an equal limit, so the
@@ -38,7 +38,8 @@ resources:
 Put every device count in `limits` (equal to the request) and give GPU containers a memory limit.
 """
 
-DEVICE_PREFIXES = ("nvidia.com/gpu", "vpc.amazonaws.com/efa", "aws.amazon.com/neuron")
+GPU_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu")
+DEVICE_PREFIXES = (*GPU_PREFIXES, "vpc.amazonaws.com/efa", "aws.amazon.com/neuron")
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -56,6 +57,8 @@ def check(ctx) -> Iterator[Hit]:
                     shown = f"limit {limits[key]}" if key in limits else "no limit"
                     yield Hit(f"{path}.requests", f"{o.kind} {o.name}: container {name} requests {key} "
                               f"{requests[key]} with {shown}; extended resources need an equal limit", obj=o)
-            gpus = limits.get("nvidia.com/gpu", requests.get("nvidia.com/gpu"))
-            if gpus not in (None, 0, "0") and "memory" not in limits:
+            gpu_keys = [k for k in sorted({*limits, *requests}) if str(k).startswith(GPU_PREFIXES)]
+            gpus = next((limits.get(k, requests.get(k)) for k in gpu_keys
+                         if limits.get(k, requests.get(k)) not in (None, 0, "0")), None)
+            if gpus is not None and "memory" not in limits:
                 yield Hit(path, f"{o.kind} {o.name}: container {name} gets {gpus} GPU(s) and no memory limit", obj=o)

@@ -14,7 +14,8 @@ NAME = "namespace-mismatch"
 SEVERITY = Severity.ERROR
 SUMMARY = "An in-cluster URL or PVC reference points outside the release namespace or at nothing the release has."
 DOC = """## What it does
-Finds every in-cluster DNS name (`<svc>.<ns>`, `<svc>.<ns>.svc`, `<svc>.<ns>.svc.cluster.local`) in the values
+Finds every in-cluster DNS name (`<svc>.<ns>.svc`, `<svc>.<ns>.svc.cluster.local`, and `<svc>.<ns>` as the host
+of a URL when `<svc>` is a Service the release defines) in the values
 and in the rendered objects (env values, arguments, ConfigMap data), and every `claimName`. Each name must be in
 the release namespace and name a Service the release renders (or the KubeRay head Service); each claim must be
 the PVC declared in `global.storage.claimName`. In plain manifests (not rendered from values), a name in another
@@ -78,15 +79,25 @@ def check(ctx) -> Iterator[Hit]:
                               f"{o.kind} {o.name} mounts PVC {name!r}; the release declares {claim!r}", obj=o)
 
 
+# `http://<svc>.<ns>:8080/…`: the short form resolves through the pod's DNS search list (`svc.cluster.local`). Only
+# read in a URL whose host ends there, and only when <svc> is a Service of the set (else it is a public host).
+SHORT = re.compile(r"://([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-9])?)(?=[:/?#\s\"']|$)")
+
+
+def _names(text: str, services: set[str]):
+    yield from DNS.finditer(text)
+    yield from (m for m in SHORT.finditer(text) if m.group(1) in services)
+
+
 def _check_text(ctx, text: str, services: set[str]) -> Iterator[str]:
-    for m in DNS.finditer(text):
+    for m in _names(text, services):
         svc, ns = m.group(1), m.group(3)
         if (svc, ns) == ("kubernetes", "default"):
             continue  # the API server, reachable from every namespace
         if ns != ctx.namespace and not ctx.has_values and svc not in services:
             continue  # a shared service in its own namespace (monitoring, a team's gateway): not ours to judge
         if ns != ctx.namespace:
-            yield (f"{m.group(0)} is in namespace {ns!r}, the release is in {ctx.namespace!r}; "
+            yield (f"{m.group(0).removeprefix('://')} is in namespace {ns!r}, the release is in {ctx.namespace!r}; "
                    "a Service of this release would resolve as "
                    f"{svc}.{ctx.namespace}.svc.cluster.local")
         elif services and svc not in services:

@@ -14,7 +14,8 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A readiness or startup probe checks nothing: `true`, `echo`, `exit 0`."
 DOC = """## What it does
 Reads every readiness and startup probe's `exec` command, in every pod template. A probe whose command cannot
-fail — `true`, `:`, `echo …`, `printf …`, `exit 0`, or a shell script made only of those — is reported.
+fail — `true`, `:`, `echo …`, `printf …`, `exit 0`, a shell script made only of those, or a shell script whose
+last statement rescues its check (`curl -s http://…/health || true`, `… || exit 0`) — is reported.
 Liveness probes are left alone (an always-passing liveness probe only disables restarts).
 
 ## Why is this bad?
@@ -63,9 +64,23 @@ def _always_passes(argv: list[str]) -> bool:
         tree = parse(argv[-1])
         if tree.root_node.has_error:
             return False
+        statements = [n for n in tree.root_node.named_children if n.type != "comment"]
+        if statements and _rescued(statements[-1]):
+            return True
         cmds = list(commands_in(tree.root_node))
         if not cmds or any(n.type in ("pipeline", "list", "if_statement") for n in walk(tree.root_node)):
             return False
         return all(command_name(c) in NO_OP or (command_name(c) == "exit" and command_words(c) in ([], ["0"]))
                    for c in cmds)
     return False
+
+
+def _no_op(node) -> bool:
+    return node.type == "command" and (command_name(node) in NO_OP
+                                       or (command_name(node) == "exit" and command_words(node) in ([], ["0"])))
+
+
+def _rescued(node) -> bool:
+    """`CHECK || true`: the script's status is 0 whatever CHECK returns (the last statement decides it)."""
+    return (node.type == "list" and len(node.children) >= 3 and node.children[-2].type == "||"
+            and _no_op(node.children[-1]))

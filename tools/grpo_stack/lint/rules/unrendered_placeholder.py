@@ -21,6 +21,10 @@ In manifest mode, finds template syntax that was meant to be rendered before `ku
   images, env values, exec-form `command`/`args`, volumes, selectors. Kubernetes expands only `$(VAR)`, and only
   in `command`, `args` and `env[].value`; a `$(VAR)` anywhere else is reported too.
 
+- the marks of a variable envsubst expanded to nothing (it was unset, and envsubst has no error for that): an
+  image reference with an empty part (`/rl/trainer:1.2.3`, `registry//trainer`, `trainer:`), a URL host with an
+  empty label (`http://scorer..svc.cluster.local`, `http://:8080`).
+
 Not reported: shell scripts run by `sh -c` (the shell expands them; in pod templates and in any other
 `command`/`args` pair, such as KubeRay's `autoscalerOptions`), KubeRay `rayStartParams` values and the
 Ray container's `command`/`args` (KubeRay joins them into the `/bin/bash -lc` line that runs `ray start`, so
@@ -56,6 +60,10 @@ HELM = re.compile(r"\{\{-?\s*(?:\.(?:Values|Release|Chart|Capabilities|Files|Tem
 ENVSUBST = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:]?[-=?+][^}]*)?\}|\$[A-Z_][A-Z0-9_]*\b")
 KUBE_EXPANSION = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 DATA_KINDS = ("ConfigMap", "Secret")
+# An image reference whose registry, repository or tag was an unset variable: `/x`, `a//b`, `a:`, `a@`, `:tag`.
+EMPTY_IMAGE_PART = re.compile(r"^[/:@]|//|[:@]$")
+# (file:/// has an empty host by design: only network schemes are read.)
+EMPTY_URL_HOST = re.compile(r"\b(?:https?|grpcs?|wss?|redis|s3)://(?:[:/.]|[^/\s]*\.\.)")
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -67,6 +75,8 @@ def check(ctx) -> Iterator[Hit]:
     for o in ctx.objects:
         for path, text in walk_strings(o.obj):
             if "$" not in text and "{{" not in text:
+                if not _free_text(o.kind, path) and (id(o), path) not in shell:
+                    yield from _expanded_empty(o, path, text)
                 continue
             m = HELM.search(text)
             if m:
@@ -84,6 +94,17 @@ def check(ctx) -> Iterator[Hit]:
             if m and not _kube_expands(path):
                 yield Hit(path, f"{o.kind} {o.name}: {m.group(0)!r} is expanded only in command, args and env "
                           "values; here it stays literal", obj=o)
+
+
+def _expanded_empty(o, path: str, text: str) -> Iterator[Hit]:
+    parts = path.split(".")
+    if len(parts) >= 3 and parts[-1] == "image" and parts[-3] in ("containers", "initContainers"):
+        if EMPTY_IMAGE_PART.search(text.strip()):
+            yield Hit(path, f"{o.kind} {o.name}: image {text!r} has an empty part, the mark of a variable "
+                      "envsubst expanded to nothing (unset when the template was rendered)", obj=o)
+    elif EMPTY_URL_HOST.search(text):
+        yield Hit(path, f"{o.kind} {o.name}: {text[:80]!r} has a URL host with an empty label, the mark of a "
+                  "variable envsubst expanded to nothing (unset when the template was rendered)", obj=o)
 
 
 def _free_text(kind: str, path: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
@@ -13,10 +14,11 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A utility pod sets itself up and then idles, but has no readiness probe: it is Ready before set-up ends."
 DOC = """## What it does
 Finds containers whose shell entrypoint does some set-up (installs, downloads, copies) and then idles —
-its last command is `sleep infinity`, `tail -f /dev/null` or a `while true; do sleep …; done` loop — and
-requires a `readinessProbe` on them (a file the script writes after set-up, tested by the probe). Set-up means a
-command that installs, downloads, copies or unpacks (pip, apt-get, curl, wget, git, cp, tar, huggingface-cli,
-aws, python, ...); a script that only checks or prints (ping, echo, test) before idling has nothing to wait for.
+its last command is `sleep infinity` (or a sleep of a day or more, `sleep 365d`), `tail -f /dev/null` or a
+`while true; do sleep …; done` loop — and requires a `readinessProbe` on them (a file the script writes after
+set-up, tested by the probe). Set-up means a command that installs, downloads, copies or unpacks (pip, apt-get,
+curl, wget, git, cp, tar, huggingface-cli, aws, python, ...); a script that only checks or prints (ping, echo,
+test) before idling has nothing to wait for.
 
 ## Why is this bad?
 Such a pod is what people `kubectl wait` on and `kubectl exec` into. Without a readiness probe it reports Ready
@@ -58,9 +60,28 @@ def check(ctx) -> Iterator[Hit]:
                       "readinessProbe; it is Ready before its set-up has finished or failed", obj=s.obj)
 
 
+DAY = 86_400
+UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": DAY}
+
+
+def _forever(words: list[str]) -> bool:
+    """`sleep infinity`, or a sleep of a day or more (`sleep 365d`, `sleep 999999`): the container only idles."""
+    if words in (["infinity"], ["inf"]):
+        return True
+    total = 0.0
+    for w in words:
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", w)
+        if not m:
+            return False
+        total += float(m.group(1)) * UNIT_SECONDS[m.group(2)]
+    return bool(words) and total >= DAY
+
+
 def _idles(node) -> bool:
     words = text(node).split()
-    if command_name(node) == "sleep" and command_words(node) in (["infinity"], ["inf"]):
+    if command_name(node) == "sleep" and _forever(command_words(node)):
+        return True
+    if words[:2] == ["exec", "sleep"] and _forever(words[2:]):
         return True
     if words[:3] == ["tail", "-f", "/dev/null"] or words[:2] == ["exec", "sleep"] and words[2:3] == ["infinity"]:
         return True

@@ -14,8 +14,10 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A pod script traces commands (`set -x`) while it expands a credential or sources an env file."
 DOC = """## What it does
 Tracks xtrace in every pod script (`bash -xc`, `set -x`, `set -o xtrace`, until `set +x`) and reports, while it
-is on, every expansion of a credential-named variable (`$HF_TOKEN`, `${WANDB_API_KEY}`: names with TOKEN,
-SECRET, PASSWORD, KEY or CREDENTIAL) and every `source`/`.` of a file, whose exports xtrace prints one by one.
+is on, every expansion of a credential — a variable named like one (`$HF_TOKEN`, `${WANDB_API_KEY}`: names with
+TOKEN, SECRET, PASSWORD, KEY or CREDENTIAL) or one the container takes from a Secret (`secretKeyRef`, or
+`envFrom` of a Secret in the set), whatever its name — and every `source`/`.` of a file, whose exports xtrace
+prints one by one.
 
 ## Why is this bad?
 xtrace writes each command with its variables expanded to stderr, which is the pod log: readable by anyone with
@@ -42,8 +44,26 @@ Drop `set -x`, or turn it on only after the secret is used (`set +x` around any 
 """
 
 
+def _secret_names(ctx, container) -> set[str]:
+    """Variables the container takes from a Secret: `secretKeyRef` env entries, and the keys of the set's Secrets
+    it loads whole by `envFrom` (with their prefix)."""
+    if not isinstance(container, dict):
+        return set()
+    out = {str(e.get("name")) for e in container.get("env") or []
+           if isinstance(e, dict) and isinstance(e.get("valueFrom"), dict) and "secretKeyRef" in e["valueFrom"]}
+    secrets = {o.name: o.obj for o in ctx.of_kind("Secret")}
+    for source in container.get("envFrom") or []:
+        ref = source.get("secretRef") if isinstance(source, dict) else None
+        secret = secrets.get(ref.get("name")) if isinstance(ref, dict) else None
+        if isinstance(secret, dict):
+            keys = [*(secret.get("data") or {}), *(secret.get("stringData") or {})]
+            out |= {f"{source.get('prefix') or ''}{k}" for k in keys}
+    return out
+
+
 def check(ctx) -> Iterator[Hit]:
     for s in scripts(ctx):
+        from_secrets = _secret_names(ctx, s.container)
         tracing = "x" in s.invocation_options
         for node in walk(s.root):
             for opt, on in set_changes(node):
@@ -57,7 +77,7 @@ def check(ctx) -> Iterator[Hit]:
             elif node.type == "variable_name" and node.parent is not None and node.parent.type in (
                     "simple_expansion", "expansion"):
                 name = text(node)
-                if SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name):
+                if name in from_secrets or (SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name)):
                     yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: {s.where} expands ${name} with xtrace on (script "
                               f"line {s.line_of(node)}); its value is printed to the pod log", obj=s.obj)
 
