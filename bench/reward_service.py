@@ -92,7 +92,8 @@ def per_core_limit(count: int, warmup: int) -> None:
     """Child process: score `count` samples of the clean mix inline on the main thread, after `warmup` others.
 
     math-verify gets cheaper over its first few hundred scores (ANTLR's prediction caches and sympy's cache fill:
-    measured ~20 ms per score over the first 150, ~11 ms from about the 600th on), so both sides are measured warm.
+    on a shared machine the first 150 scores cost 1.4-2 times as much as those from about the 600th on), so both
+    sides are measured warm.
     """
     sys.path.insert(0, str(SERVICE_DIR))  # first, so the package wins over this file, which has the same name
     from reward_service import scoring
