@@ -1,10 +1,10 @@
 """HTTP surface: /score, /score/batch, /health, /ready, /metrics. Every handler is async; nothing runs in a thread.
 
 POST /score and /score/batch are the hot path (one request per sample at trainer rates): they are plain ASGI
-handlers that `RewardApp` calls directly, without FastAPI's routing, dependency solving and middleware stack, which
-cost about as much CPU per request as everything else the server does. Their replies, status codes and headers are
-byte for byte the ones FastAPI's JSONResponse and exception handlers gave. Everything else (probes,
-metrics, lifespan, 404/405) goes to the FastAPI app.
+handlers that `RewardApp` calls directly, without FastAPI's routing, dependency solving and middleware stack (about
+half the server's Python time per request when profiled). Their replies, status codes and headers are byte for byte
+the ones FastAPI's JSONResponse and exception handlers gave. Everything else (probes, metrics, lifespan, 404/405)
+goes to the FastAPI app.
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ class RewardApp:
                 return
         await self.fastapi(scope, receive, send)
 
-    async def serve(self, handler, scope: dict, receive: Receive, send: Send) -> None:
+    async def serve(self, handler: Callable[[dict, Receive], Awaitable[Any]], scope: dict, receive: Receive,
+                    send: Send) -> None:
         try:
             status, content = await handler(scope, receive)
         except (ServiceFault, BadRequest, TooLarge) as error:
