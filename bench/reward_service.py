@@ -1,16 +1,19 @@
 """Benchmark of the reward service against the per-core limit of math-verify and the predecessor design.
 
 One run on one machine measures:
-  1. single-process math-verify throughput on a realistic mix (the physical limit per core);
-  2. the service (`python -m reward_service`, 2 workers) on the clean mix: throughput, p50, p99;
-  3. the same with 1 % pathological responses;
-  4. the predecessor design (sync handler in FastAPI's threadpool, math-verify timeouts off) on both loads,
+  1. single-process math-verify throughput on a realistic mix (the physical limit per core), and the service
+     (`python -m reward_service`, 2 workers) on the same clean mix, interleaved: per-core, service, per-core,
+     service, per-core (`--rounds`), each side warmed up to steady state first; the ratio of each adjacent pair is
+     taken, and their median is the figure to quote, as drifting load on a shared machine moves both sides of a
+     pair alike;
+  2. the service with 1 % pathological responses, and through /score/batch;
+  3. the predecessor design (sync handler in FastAPI's threadpool, math-verify timeouts off) on both loads,
      each run bounded by its own time limit so the benchmark always finishes.
 
 The load generator is slime's client setup: one aiohttp session, 64 connections, 120 s timeout per request (on
 uvloop). It shares the machine's cores with the server, as it did in the reference measurements.
 
-Usage: python bench/reward_service.py [--requests 3000] [--workers 2] [--bound 60]
+Usage: python bench/reward_service.py [--requests 3000] [--workers 2] [--bound 60] [--rounds 2] [--warmup 400]
 """
 
 
@@ -21,6 +24,7 @@ import os
 import random
 import signal
 import socket
+import statistics
 import string
 import subprocess
 import sys
@@ -38,6 +42,9 @@ BATCH = 32
 NESTED_BRACES = "\\boxed{" + "{" * 10_000 + "1" + "}" * 10_001
 HUGE_RESPONSE = "Let me think. " * 71_429 + "So the answer is \\boxed{1}."
 SOURCE = "bench_math"
+# The measured clean mix, and the samples that warm both sides up first (other values, same mix).
+CLEAN_SEED = 2
+WARMUP_SEED = 3
 PATHOLOGICAL = ["\\boxed{9^{9^{9^{9}}}}", "\\boxed{2^{10^{10}}}", NESTED_BRACES, HUGE_RESPONSE]
 
 
@@ -81,27 +88,33 @@ def workload(count: int, seed: int, pathological: bool) -> list[dict]:
 
 # ---------------------------------------------------------------------------------------------- per-core limit
 
-def per_core_limit(count: int) -> None:
-    """Child process: score `count` mix samples inline on the main thread, print samples per second."""
+def per_core_limit(count: int, warmup: int) -> None:
+    """Child process: score `count` samples of the clean mix inline on the main thread, after `warmup` others.
+
+    math-verify gets cheaper over its first few hundred scores (ANTLR's prediction caches and sympy's cache fill:
+    on a shared machine the first 150 scores cost 1.4-2 times as much as those from about the 600th on), so both
+    sides are measured warm.
+    """
     sys.path.insert(0, str(SERVICE_DIR))  # first, so the package wins over this file, which has the same name
     from reward_service import scoring
 
     scoring.init_worker(parse_timeout_s=1, memory_mb=4096)
-    samples = workload(count + 20, seed=1, pathological=False)
-    for sample in samples[:20]:  # warm-up, as a pool worker is warmed at start
+    for sample in workload(warmup, seed=WARMUP_SEED, pathological=False):
         scoring.score((sample["label"],), sample["response"])
+    samples = workload(count, seed=CLEAN_SEED, pathological=False)  # the service's samples, from the first
     started, cpu_started = time.perf_counter(), time.process_time()
-    statuses = Counter(scoring.score((s["label"],), s["response"])["status"] for s in samples[20:])
+    statuses = Counter(scoring.score((s["label"],), s["response"])["status"] for s in samples)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     print(f"{count / elapsed:.2f} {statuses['ok'] / count:.4f} {cpu * 1000 / count:.4f}")
 
 
-def measure_per_core(count: int) -> tuple[float, float, float]:
-    """(scores/s, ok share, CPU ms per score) of math-verify inline in one process."""
-    child = subprocess.run([sys.executable, __file__, "--per-core", str(count)], capture_output=True, text=True,
-                           check=True)
+def measure_per_core(count: int, warmup: int) -> dict:
+    """Scores/s, ok share and CPU ms per score of math-verify inline in one process."""
+    load = os.getloadavg()[0]
+    child = subprocess.run([sys.executable, __file__, "--per-core", str(count), "--warmup", str(warmup)],
+                           capture_output=True, text=True, check=True)
     rate, ok_share, cpu_ms = map(float, child.stdout.split())
-    return rate, ok_share, cpu_ms
+    return {"rate": rate, "ok_share": ok_share, "cpu_ms": cpu_ms, "load": load}
 
 
 # ------------------------------------------------------------------------------------------------- predecessor
@@ -275,18 +288,24 @@ async def run_load(url: str, samples: list[dict], bound_s: float, batch: int = 0
     }
 
 
-def measure_service(samples: list[dict], workers: int, bound_s: float, batch: int = 0) -> dict:
+def measure_service(samples: list[dict], workers: int, bound_s: float, batch: int = 0, warmup: int = 0) -> dict:
+    """One server: `warmup` samples per worker first (not measured), then `samples`, with CPU split by process."""
     port = free_port()
     env = {"PYTHONPATH": str(SERVICE_DIR), "REWARD_HOST": "127.0.0.1", "PORT": str(port),
            "METRICS_PORT": str(free_port()), "REWARD_WORKERS": str(workers), "REWARD_LOG_LEVEL": "ERROR",
            "REWARD_ROUTES": json.dumps({SOURCE: "math"})}
     proc = start_server([sys.executable, "-m", "reward_service"], env, "/ready", port)
     try:
+        if warmup:
+            uvloop.run(run_load(f"http://127.0.0.1:{port}/score",
+                                workload(warmup * workers, seed=WARMUP_SEED, pathological=False), bound_s))
+        load = os.getloadavg()[0]
         server_before, workers_before = cpu_split(proc.pid)
         result = uvloop.run(run_load(f"http://127.0.0.1:{port}/score", samples, bound_s, batch))
         server_after, workers_after = cpu_split(proc.pid)
         result["server_cpu_s"] = server_after - server_before
         result["worker_cpu_s"] = workers_after - workers_before
+        result["load"] = load
         return result
     finally:
         stop_server(proc)
@@ -312,8 +331,35 @@ def describe(name: str, result: dict) -> str:
         per_sample = 1000 / max(result["answered"], 1)
         line += (f"\n{'':<34} CPU per sample: workers {result['worker_cpu_s'] * per_sample:.2f} ms, "
                  f"server process {result['server_cpu_s'] * per_sample:.2f} ms, "
-                 f"load generator {result['client_cpu_s'] * per_sample:.2f} ms")
+                 f"load generator {result['client_cpu_s'] * per_sample:.2f} ms   "
+                 f"(load average {result['load']:.2f})")
     return line
+
+
+def service_cpu_ms(run: dict, generator: bool = True) -> float:
+    """CPU ms per answered sample: workers + server process (+ the load generator, which shares the cores)."""
+    total = run["worker_cpu_s"] + run["server_cpu_s"] + (run["client_cpu_s"] if generator else 0.0)
+    return total * 1000 / max(run["answered"], 1)
+
+
+def adjacent_pairs(per_core: list[dict], service: list[dict], workers: int) -> list[dict]:
+    """Ratios of each service run to the per-core run just before it and just after it (P S P S P: 4 pairs)."""
+    pairs = []
+    for index, run in enumerate(service):
+        for limit in (per_core[index], per_core[index + 1]):
+            generator_cores = run["client_cpu_s"] / run["elapsed_s"]
+            pairs.append({
+                "wall": run["throughput"] / (limit["rate"] * workers),
+                "wall_generator_core": run["throughput"] / (limit["rate"] * (workers - generator_cores)),
+                "cpu": limit["cpu_ms"] / service_cpu_ms(run),
+                "cpu_service_only": limit["cpu_ms"] / service_cpu_ms(run, generator=False),
+            })
+    return pairs
+
+
+def describe_per_core(name: str, run: dict) -> str:
+    return (f"{name:<34} {run['rate']:8.1f} scores/s   ok share {run['ok_share']:.3f}   CPU {run['cpu_ms']:.2f} ms "
+            f"per score   (load average {run['load']:.2f})")
 
 
 def main() -> None:
@@ -323,65 +369,87 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="service workers; also the cores assumed")
     parser.add_argument("--bound", type=float, default=60, help="time limit (s) of each predecessor run")
     parser.add_argument("--hard-timeout", type=float, default=4.0, help="the service's REWARD_HARD_TIMEOUT_S")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="service clean runs, each between two per-core runs (P S P S P for 2)")
+    parser.add_argument("--warmup", type=int, default=400,
+                        help="samples scored before measuring, per core (per-core run) and per worker (service)")
     parser.add_argument("--serve-predecessor", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--per-core", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_predecessor:
         return serve_predecessor(args.serve_predecessor)
     if args.per_core:
-        return per_core_limit(args.per_core)
+        return per_core_limit(args.per_core, args.warmup)
 
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start (other work on the machine "
           f"skews every figure); service workers: {args.workers}; {args.requests} requests per run, "
-          f"{CONCURRENCY} connections", flush=True)
-    per_core, ok_share, per_core_cpu_ms = measure_per_core(args.per_core_samples)
-    print(f"{'per-core limit (inline, 1 process)':<34} {per_core:8.1f} scores/s   ok share {ok_share:.3f}   "
-          f"CPU {per_core_cpu_ms:.2f} ms per score", flush=True)
+          f"{CONCURRENCY} connections; warm-up {args.warmup} samples per core / per worker", flush=True)
+    clean = workload(args.requests, seed=CLEAN_SEED, pathological=False)
+    dirty = workload(args.requests, seed=CLEAN_SEED, pathological=True)
 
-    clean = workload(args.requests, seed=2, pathological=False)
-    dirty = workload(args.requests, seed=2, pathological=True)
+    # Interleaved, so that load from elsewhere that drifts during the run moves both sides of each pair alike.
+    per_core_runs = [measure_per_core(args.per_core_samples, args.warmup)]
+    print(describe_per_core("per-core limit (inline, 1 process)", per_core_runs[0]), flush=True)
+    clean_runs = []
+    for round_index in range(args.rounds):
+        clean_runs.append(measure_service(clean, args.workers, bound_s=600, warmup=args.warmup))
+        print(describe(f"service, clean mix (round {round_index + 1})", clean_runs[-1]), flush=True)
+        per_core_runs.append(measure_per_core(args.per_core_samples, args.warmup))
+        print(describe_per_core("per-core limit, measured again", per_core_runs[-1]), flush=True)
+
     runs = {}
-    runs["service clean"] = measure_service(clean, args.workers, bound_s=600)
-    print(describe("service, clean mix", runs["service clean"]), flush=True)
-    runs["service 1% pathological"] = measure_service(dirty, args.workers, bound_s=600)
+    runs["service 1% pathological"] = measure_service(dirty, args.workers, bound_s=600, warmup=args.warmup)
     print(describe("service, 1% pathological", runs["service 1% pathological"]), flush=True)
-    runs["service batch"] = measure_service(clean, args.workers, bound_s=600, batch=BATCH)
+    runs["service batch"] = measure_service(clean, args.workers, bound_s=600, batch=BATCH, warmup=args.warmup)
     print(describe(f"service, clean, /score/batch of {BATCH}", runs["service batch"]), flush=True)
     runs["predecessor clean"] = measure_predecessor(clean, args.bound)
     print(describe("predecessor, clean mix", runs["predecessor clean"]), flush=True)
     runs["predecessor 1% pathological"] = measure_predecessor(dirty, args.bound)
     print(describe("predecessor, 1% pathological", runs["predecessor 1% pathological"]), flush=True)
 
-    per_core_after, _, per_core_cpu_after = measure_per_core(args.per_core_samples)
-    print(f"{'per-core limit, measured again':<34} {per_core_after:8.1f} scores/s   CPU {per_core_cpu_after:.2f} ms "
-          "per score", flush=True)
-    per_core = (per_core + per_core_after) / 2
-    per_core_cpu_ms = (per_core_cpu_ms + per_core_cpu_after) / 2
+    per_core = statistics.mean(run["rate"] for run in per_core_runs)
+    per_core_cpu_ms = statistics.mean(run["cpu_ms"] for run in per_core_runs)
     limit = per_core * args.workers
-    clean_rate = runs["service clean"]["throughput"]
+    clean_rate = statistics.mean(run["throughput"] for run in clean_runs)
+    clean_cpu_ms = statistics.mean(service_cpu_ms(run) for run in clean_runs)
+    clean_service_cpu_ms = statistics.mean(service_cpu_ms(run, generator=False) for run in clean_runs)
+    generator_cores = statistics.mean(run["client_cpu_s"] / run["elapsed_s"] for run in clean_runs)
     dirty = runs["service 1% pathological"]
     old_dirty = runs["predecessor 1% pathological"]
+    pairs = adjacent_pairs(per_core_runs, clean_runs, args.workers)
+
+    def median(key: str) -> str:
+        values = [pair[key] for pair in pairs]
+        return f"{statistics.median(values):.2f}   (pairs: {', '.join(f'{value:.2f}' for value in values)})"
+
     print()
-    print(f"service clean / (per-core limit x {args.workers})   = {clean_rate / limit:.2f}   (target >= 0.90)")
-    generator_cores = runs["service clean"]["client_cpu_s"] / runs["service clean"]["elapsed_s"]
+    print(f"single-request clean path / (per-core limit x {args.workers}), median of {len(pairs)} adjacent pairs "
+          "(target >= 0.90):")
+    print(f"  wall clock                                        = {median('wall')}")
+    print(f"  wall clock, counting only the cores the load generator left = {median('wall_generator_core')}")
+    print(f"  CPU per sample, load generator included           = {median('cpu')}")
+    print(f"  CPU per sample, service only (workers + server)   = {median('cpu_service_only')}")
+    print(f"means over all runs ({len(per_core_runs)} per-core, {len(clean_runs)} service):")
+    print(f"  service clean / (per-core limit x {args.workers})   = {clean_rate / limit:.2f}")
     print(f"  same, counting only the cores the load generator left ({args.workers - generator_cores:.2f}) = "
           f"{clean_rate / (per_core * (args.workers - generator_cores)):.2f}")
-    print(f"service batch of {BATCH} / (per-core limit x {args.workers}) = "
+    print(f"  service batch of {BATCH} / (per-core limit x {args.workers}) = "
           f"{runs['service batch']['throughput'] / limit:.2f}")
-    print(f"service 1% pathological / clean       = {dirty['throughput'] / clean_rate:.2f}   (target >= 0.80)")
-    print(f"service 1% pathological p99           = {dirty['p99_s']:.2f} s   (hard timeout {args.hard_timeout:g} s)")
-    print(f"predecessor clean / service clean     = {runs['predecessor clean']['throughput'] / clean_rate:.2f}")
-    # The same two targets from CPU time per sample, which a machine shared with other work skews far less than
+    print(f"  service 1% pathological / clean       = {dirty['throughput'] / clean_rate:.2f}   (target >= 0.80)")
+    print(f"  service 1% pathological p99           = {dirty['p99_s']:.2f} s   (hard timeout {args.hard_timeout:g} s)")
+    print(f"  predecessor clean / service clean     = {runs['predecessor clean']['throughput'] / clean_rate:.2f}")
+    # The same targets from CPU time per sample, which a machine shared with other work skews far less than
     # wall-clock throughput: on dedicated cores throughput is cores / (CPU per sample).
-    def cpu_ms(run: dict) -> float:
-        return (run["worker_cpu_s"] + run["server_cpu_s"] + run["client_cpu_s"]) * 1000 / max(run["answered"], 1)
-    print("by CPU time per sample (load generator included, as it shares the cores):")
-    print(f"  per-core limit / service clean        = {per_core_cpu_ms / cpu_ms(runs['service clean']):.2f}   "
-          f"(target >= 0.90; {per_core_cpu_ms:.2f} ms vs {cpu_ms(runs['service clean']):.2f} ms)")
-    print(f"  service clean / 1% pathological       = {cpu_ms(runs['service clean']) / cpu_ms(dirty):.2f}   "
-          f"(target >= 0.80; {cpu_ms(runs['service clean']):.2f} ms vs {cpu_ms(dirty):.2f} ms)")
+    print("by CPU time per sample (means):")
+    print(f"  per-core limit / service clean        = {per_core_cpu_ms / clean_cpu_ms:.2f}   "
+          f"(target >= 0.90; {per_core_cpu_ms:.2f} ms vs {clean_cpu_ms:.2f} ms, load generator included)")
+    print(f"  same, service only                    = {per_core_cpu_ms / clean_service_cpu_ms:.2f}   "
+          f"({per_core_cpu_ms:.2f} ms vs {clean_service_cpu_ms:.2f} ms: workers + server)")
+    print(f"  service clean / 1% pathological       = {clean_cpu_ms / service_cpu_ms(dirty):.2f}   "
+          f"(target >= 0.80; {clean_cpu_ms:.2f} ms vs {service_cpu_ms(dirty):.2f} ms)")
     print(f"predecessor 1% pathological: answered {old_dirty['answered']} of {args.requests} in {args.bound:g} s; "
           f"{old_dirty['unanswered']} left hanging")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

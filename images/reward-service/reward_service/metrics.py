@@ -43,9 +43,14 @@ class Metrics:
         self.sandbox_calls = Counter("reward_sandbox_calls", "SandboxFusion /run_code calls by outcome, retries "
                                      "included.", ["outcome"], registry=self.registry)
         self.ready = Gauge("reward_ready", "1 when the last readiness check passed.", registry=self.registry)
-        for status in INPUT_STATUSES + FAULT_STATUSES:
-            self.scores.labels(status)  # export zeros, so rate() works from the first scrape
+        # Every status exported from zero, so rate() works from the first scrape; the children are kept, since
+        # labels() takes a lock and builds a key on every call.
+        self._score_counters = {status: self.scores.labels(status) for status in INPUT_STATUSES + FAULT_STATUSES}
         for outcome in SANDBOX_OUTCOMES:
             self.sandbox_calls.labels(outcome)
         for reason in ("hard_timeout", "worker_died", "start_failed"):
             self.pool_restarts.labels(reason)
+
+    def count_score(self, status: str, samples: int = 1) -> None:
+        counter = self._score_counters.get(status)
+        (counter if counter is not None else self.scores.labels(status)).inc(samples)

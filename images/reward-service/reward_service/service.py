@@ -68,14 +68,18 @@ class RewardService:
     async def score_many(self, samples: list[RawSample]) -> list[dict]:
         """Score samples concurrently; any service fault fails the whole call (5xx), never a silent 0.0."""
         if self._in_flight + len(samples) > self.settings.max_in_flight:
-            self.metrics.scores.labels("overloaded").inc(len(samples))
+            self.metrics.count_score("overloaded", len(samples))
             raise ServiceFault(503, "overloaded",
                                f"{self._in_flight} samples in flight; the limit is {self.settings.max_in_flight}")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.queue_deadline_s
         self._in_flight += len(samples)
         try:
-            outcomes = await asyncio.gather(*(self._score_one(s, deadline) for s in samples), return_exceptions=True)
+            if len(samples) == 1:  # the single-request path: no task to create and schedule for one sample
+                outcomes = [await _outcome(self._score_one(samples[0], deadline))]
+            else:
+                outcomes = await asyncio.gather(*(self._score_one(s, deadline) for s in samples),
+                                                return_exceptions=True)
         finally:
             self._in_flight -= len(samples)
         faults = [(index, o) for index, o in enumerate(outcomes) if isinstance(o, BaseException)]
@@ -103,7 +107,7 @@ class RewardService:
             result = await self._run_scorer(scorer, sample, raw, deadline)
         elapsed = loop.time() - started
         status = result["status"]
-        self.metrics.scores.labels(status).inc()
+        self.metrics.count_score(status)
         self.metrics.latency.observe(elapsed)
         if status != "overloaded":
             self.window.record(status in WINDOW_FAULTS)
@@ -142,6 +146,14 @@ class RewardService:
             except SandboxFault as fault:
                 return {"status": "sandbox_unavailable", "http_status": 502, "detail": str(fault)}
         return CUSTOM_SCORERS[scorer](sample.golds, sample.response)
+
+
+async def _outcome(scoring) -> dict | Exception:
+    """The sample's result or its exception, as asyncio.gather(return_exceptions=True) would give it."""
+    try:
+        return await scoring
+    except Exception as error:
+        return error
 
 
 def _fault_rank(fault: BaseException) -> int:
