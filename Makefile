@@ -13,6 +13,9 @@ $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip==26.0.1
 	$(BIN)/pip install --quiet -r requirements/dev.txt -c requirements/constraints.txt
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e tools
+	# An editable install is not byte-compiled (a wheel install is); with PYTHONDONTWRITEBYTECODE set, every
+	# grpo-lint run would compile its modules from source.
+	$(BIN)/python -m compileall -q tools/grpo_stack >/dev/null
 	touch $(STAMP)
 
 setup: $(STAMP)
