@@ -84,7 +84,7 @@ def test_job_settings_reach_the_job_configmap(change, render_values):
 
 # Each input the Ray pods consume: changing it must change the hash (KubeRay then recreates the pods).
 POD_INPUTS = {
-    "image tag": ("qwen3-8b", {"raycluster.image.tag": "0.9.1-ray2.53.0-r2"}),
+    "image tag": ("qwen3-8b", {"raycluster.image.tag": "0.9.1-ray2.53.0-r3"}),
     "image digest": ("qwen3-8b", {"raycluster.image.digest": "sha256:" + "a" * 64}),
     "nccl.debug": ("qwen3-8b", {"raycluster.nccl.debug": "INFO"}),
     "head instance type": ("qwen3-8b", {"raycluster.head.instanceType": "m6i.8xlarge"}),

@@ -69,6 +69,7 @@ class Case:
     head_params: dict[str, str] | None = None  # rayStartParams when the pod is a Ray head
     entrypoint: str = "python -m train"  # a RayJob's entrypoint
     workload: dict[str, Any] = field(default_factory=dict)  # extra fields of a Deployment's spec
+    gpu_workers: bool = False  # a Ray cluster's other (worker) group requests GPUs
 
     @property
     def main(self) -> dict[str, Any]:
@@ -113,6 +114,12 @@ class Defect:
     where: str  # path of the finding: relative to the pod spec, or "@<kind>:<path>" in the named companion object
     only: tuple[str, ...] = ()  # embeddings the class applies to (empty: all)
     skip_reason: str = ""
+
+
+# Every embedding but the Ray head and worker containers (ids of EMBEDDINGS below).
+NOT_RAY_CONTAINERS = ("pod", "deployment", "statefulset", "job", "cronjob", "rayjob-submitter", "jobset",
+                      "lws-leader", "lws-worker", "custom-crd", "pytorchjob-worker", "volcano-task", "kubectl-dump",
+                      "list-of-dumps", "envsubst-output", "multi-document")
 
 
 def code_runner(recognise: Callable[[Case], None], *, token=True, policy=False, labels_index=0) -> Case:
@@ -396,7 +403,8 @@ DEFECTS += [
     Defect("851-placeholder-image", "GRPO851", _placeholder("image", False), _placeholder("image", True),
            "containers.0.image"),
     Defect("851-placeholder-args", "GRPO851", _placeholder("args", False), _placeholder("args", True),
-           "containers.0.args.1"),
+           "containers.0.args.1", only=NOT_RAY_CONTAINERS,
+           skip_reason="KubeRay runs a Ray container's command and args through `bash -lc`: the shell expands $VAR"),
     Defect("851-unset-variable-in-image", "GRPO851", _placeholder("empty-image", False),
            _placeholder("empty-image", True), "containers.0.image"),
     Defect("851-unset-variable-in-url", "GRPO851", _placeholder("empty-url", False), _placeholder("empty-url", True),
@@ -750,7 +758,7 @@ def _efa(limited: bool) -> Callable[[], Case]:
 
 def _head(params: dict[str, str], gpu=False) -> Callable[[], Case]:
     def build() -> Case:
-        case = Case(head_params=dict(params))
+        case = Case(head_params=dict(params), gpu_workers=True)  # the class: a driverless head in a GPU cluster
         if gpu:
             case.main["resources"] = {"requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": 1},
                                       "limits": {"memory": "64Gi", "nvidia.com/gpu": 1}}
@@ -1060,9 +1068,13 @@ def _ray_cluster_spec(case: Case, defective: str) -> dict[str, Any]:
     head: dict[str, Any] = {"rayStartParams": dict(params), "template": template(head_case)}
     if params.get("omit") == "rayStartParams":  # optional since KubeRay 1.2
         del head["rayStartParams"]
+    worker = template(worker_case)
+    if case.gpu_workers and defective != "worker":
+        worker["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": 8},
+                                                        "limits": {"memory": "64Gi", "nvidia.com/gpu": 8}}
     return {"headGroupSpec": head,
             "workerGroupSpecs": [{"groupName": "rollout", "replicas": 2, "minReplicas": 2, "maxReplicas": 2,
-                                  "rayStartParams": {}, "template": template(worker_case)}]}
+                                  "rayStartParams": {}, "template": worker}]}
 
 
 def _ray_paths(prefix: str, defective: str) -> tuple[str, str]:
@@ -1295,3 +1307,10 @@ def test_defect_found_and_fix_clean(defect: Defect, embedding: Embedding, tmp_pa
     fixed = build_files(defect.fixed(), embedding, str(tmp_path / "fixed"))
     still = [f"{f.key_path}: {f.message}" for f in findings_of(fixed, defect.code)]
     assert not still, f"the fixed form is still reported: {still}"
+
+
+def test_not_ray_containers_names_every_other_embedding():
+    """NOT_RAY_CONTAINERS is written out before EMBEDDINGS exists: it must stay every embedding but the Ray
+    head and worker containers."""
+    ray = {e.id for e in EMBEDDINGS if e.id.startswith("ray") and not e.id.endswith("submitter")}
+    assert set(NOT_RAY_CONTAINERS) == {e.id for e in EMBEDDINGS} - ray
