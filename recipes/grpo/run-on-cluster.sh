@@ -58,6 +58,19 @@ have="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=worker" -o 
 head="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=head" -o jsonpath='{.items[*].metadata.name}')"
 [ "$(wc -w <<< "$head")" -eq 1 ] || die "expected one head pod for ${cluster}, found: ${head:-none}"
 
+# The job's first reward and code-run calls follow the submit within minutes, and verl's reward client gives up
+# after six attempts (about 25 s): the reward service and sandbox this release deploys must be Available first.
+for component in reward-service sandbox-fusion; do
+  sel="app.kubernetes.io/instance=${release},app.kubernetes.io/component=${component}"
+  deploys="$(kubectl "${ns[@]}" get deployments -l "$sel" -o jsonpath='{.items[*].metadata.name}')" \
+    || die "cannot list ${component} Deployments in namespace ${namespace}"
+  [ -n "$deploys" ] || continue  # this release does not deploy it
+  if ! kubectl "${ns[@]}" wait --for=condition=Available deployment -l "$sel" --timeout="$wait_timeout" >/dev/null; then
+    kubectl "${ns[@]}" get pods -l "$sel" >&2 || true
+    die "${component} of release ${release} is not Available after ${wait_timeout}; the job's first reward calls would fail"
+  fi
+done
+
 # The job spec the release holds NOW, hashed here; the in-pod submit refuses a mount that still has an older one
 # (the kubelet refreshes ConfigMap mounts some time after `helm upgrade`).
 job_cms="$(kubectl "${ns[@]}" get configmaps -l "app.kubernetes.io/instance=${release},app.kubernetes.io/component=job" \

@@ -3,7 +3,8 @@
 runs `exec` commands locally. It is NOT a cluster: it implements only the calls the recipes make.
 
 State file ($KUBECTL_SHIM_STATE): {"rayclusters": [{"name", "namespace", "labels", "replicas"}],
-"pods": [{"name", "namespace", "labels", "ready"}], "configmaps": [{"name", "namespace", "labels", "data"}]}.
+"pods": [{"name", "namespace", "labels", "ready"}], "configmaps": [{"name", "namespace", "labels", "data"}],
+"deployments": [{"name", "namespace", "labels", "available"}]}.
 Every call is appended to $KUBECTL_SHIM_LOG as JSON.
 Pod paths under /tmp/grpo-stack map to $KUBECTL_SHIM_ROOT/tmp/grpo-stack.
 """
@@ -59,7 +60,8 @@ def main(argv: list[str]) -> int:
     if verb == "get":
         kind = rest[1]
         items = (state["rayclusters"] if kind.startswith("raycluster")
-                 else state.get("configmaps", []) if kind.startswith("configmap") else state["pods"])
+                 else state.get("configmaps", []) if kind.startswith("configmap")
+                 else state.get("deployments", []) if kind.startswith("deployment") else state["pods"])
         items = [i for i in items if i["namespace"] == ns and selector_match(opts.get("-l", ""), i["labels"])]
         if len(rest) > 2:
             items = [i for i in items if i["name"] == rest[2]]
@@ -75,6 +77,20 @@ def main(argv: list[str]) -> int:
             print(" ".join(str(r) for r in items[0]["replicas"]), end="")
         else:
             print("NAME READY\n" + "\n".join(f"{i['name']} {i.get('ready')}" for i in items))
+        return 0
+    if verb == "wait" and rest[1].startswith("deployment"):
+        if opts.get("--for") != "condition=Available":
+            print(f"kubectl shim: unsupported wait {argv}", file=sys.stderr)
+            return 1
+        found = [d for d in state.get("deployments", [])
+                 if d["namespace"] == ns and selector_match(opts["-l"], d["labels"])]
+        if not found:
+            print("error: no matching resources found", file=sys.stderr)
+            return 1
+        waiting = [d["name"] for d in found if not d["available"]]
+        if waiting:
+            print(f"error: timed out waiting for the condition on deployments/{waiting[0]}", file=sys.stderr)
+            return 1
         return 0
     if verb == "wait":
         pods = [p for p in state["pods"] if p["namespace"] == ns and selector_match(opts["-l"], p["labels"])]

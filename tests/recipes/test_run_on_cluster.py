@@ -69,9 +69,11 @@ def ray_head(fake_verl, tmp_path_factory):
     subprocess.run([str(VENV_BIN / "ray"), "stop", "--force"], env=env, capture_output=True, timeout=120)
 
 
-def cluster_state(values: str, *, ready_workers=None, extra=(), storage=None, job=None) -> tuple[dict, dict]:
+def cluster_state(values: str, *, ready_workers=None, extra=(), storage=None, job=None,
+                  unavailable=()) -> tuple[dict, dict]:
     """Fixture state for the shim, derived from the chart render of a shipped values file; `storage` (a local
-    directory) stands in for the shared filesystem, `job` replaces keys under global.job."""
+    directory) stands in for the shared filesystem, `job` replaces keys under global.job, `unavailable` names
+    the components whose Deployments are not Available yet."""
     data = load_values_file(REPO_ROOT / "values" / values).data
     if storage is not None:
         data["global"].setdefault("storage", {})["mountPath"] = str(storage)
@@ -93,8 +95,12 @@ def cluster_state(values: str, *, ready_workers=None, extra=(), storage=None, jo
                      "labels": {**labels, "ray.io/node-type": "worker"}})
     cms = [{"name": o.name, "namespace": NAMESPACE, "labels": o.obj["metadata"]["labels"], "data": o.obj["data"]}
            for o in rendered.of_kind("ConfigMap") if "job.json" in (o.obj.get("data") or {})]
+    deployments = [{"name": o.name, "namespace": NAMESPACE, "labels": o.obj["metadata"]["labels"],
+                    "available": o.obj["metadata"]["labels"].get("app.kubernetes.io/component") not in unavailable}
+                   for o in rendered.of_kind("Deployment")]
     state = {"rayclusters": [{"name": rc.name, "namespace": NAMESPACE, "replicas": replicas,
-                              "labels": rc.obj["metadata"]["labels"]}], "pods": pods, "configmaps": cms}
+                              "labels": rc.obj["metadata"]["labels"]}], "pods": pods, "configmaps": cms,
+             "deployments": deployments}
     for other in extra:
         state["rayclusters"].append(other["cluster"])
         state["pods"].extend(other["pods"])
@@ -194,6 +200,34 @@ def test_pending_worker_stops_the_submission(tmp_path):
     assert proc.returncode == 1
     assert "are not Ready" in proc.stderr
     assert not [c for c in calls if "exec" in c]
+
+
+@pytest.mark.parametrize("component", ["reward-service", "sandbox-fusion"])
+def test_reward_or_sandbox_not_available_stops_the_submission(tmp_path, component):
+    """The job's first reward calls follow the submit within minutes and verl's reward client gives up after six
+    attempts: a release whose reward service or sandbox is not Available yet is not submitted (exit 1, naming the
+    component; nothing exec'd in the head pod). Recording kubectl shim, not a cluster."""
+    state, spec = cluster_state("qwen3-235b.yaml", unavailable=(component,))
+    proc, calls = run_recipe(tmp_path, state, spec, "--dry-run", "--wait-timeout", "1s")
+    assert proc.returncode == 1, proc.stdout
+    assert f"{component} of release {RELEASE} is not Available after 1s" in proc.stderr
+    assert not [c for c in calls if "exec" in c]
+
+
+def test_components_the_release_does_not_deploy_are_not_waited_for(tmp_path):
+    """qwen3-8b deploys neither a reward service nor a sandbox: the submit goes on, and it waited on no
+    Deployment; qwen3-235b deploys both and waits for each by the release's own labels."""
+    state, spec = cluster_state("qwen3-8b.yaml")
+    proc, calls = run_recipe(tmp_path, state, spec, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert not [c for c in calls if "wait" in c and "deployment" in c]
+    state, spec = cluster_state("qwen3-235b.yaml")
+    (tmp_path / "b").mkdir()
+    proc, calls = run_recipe(tmp_path / "b", state, spec, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    waited = [c[c.index("-l") + 1] for c in calls if "wait" in c and "deployment" in c]
+    assert waited == [f"app.kubernetes.io/instance={RELEASE},app.kubernetes.io/component={c}"
+                      for c in ("reward-service", "sandbox-fusion")]
 
 
 def test_dry_run_prints_the_command(tmp_path):

@@ -61,3 +61,13 @@ def test_reward_clients_outwait_the_service(render_values):
     assert "REWARD_QUEUE_DEADLINE_S" not in env
     longest_kill = _property("hardTimeoutSeconds")["maximum"]
     assert verl_remote_reward.DEFAULT_TIMEOUT_S > Settings.queue_deadline_s + longest_kill
+
+
+def test_miles_reward_client_outwaits_the_service():
+    """miles' `--rm-url` client (radixark/miles dec268f7, miles/rollout/rm_hub/__init__.py `remote_rm`) opens
+    `aiohttp.ClientSession()` with no timeout of its own, so aiohttp's default applies (a 300 s total since aiohttp
+    3.3), and `raise_for_status()` turns the service's 5xx faults into a failed sample, never a reward. That
+    default must outlast the service's queue deadline plus the longest per-sample kill the schema allows."""
+    import aiohttp.client
+
+    assert aiohttp.client.DEFAULT_TIMEOUT.total > Settings.queue_deadline_s + _property("hardTimeoutSeconds")["maximum"]

@@ -189,6 +189,19 @@ def _kubernetes_api(kind: str, api_version: str) -> bool:
     return kind.lower() in kinds or api in apis
 
 
+# A whole value that is one envsubst / shell / Helm placeholder or a sed-style marker (`PLACEHOLDER_NUM_NODES`).
+PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|[A-Z0-9_]*PLACEHOLDER[A-Z0-9_]*|<[A-Za-z_ -]+>")
+
+
+def _wanted(e) -> str:
+    if e.validator == "type":
+        return e.validator_value if isinstance(e.validator_value, str) else " or ".join(e.validator_value)
+    if e.validator == "pattern":
+        return "a value of the field's format"
+    kinds = [c.validator_value for c in e.context or () if c.validator == "type"]
+    return " or ".join(k for k in kinds if isinstance(k, str)) or "another value"
+
+
 def _errors(validator: jsonschema.protocols.Validator, obj: Any) -> list[ObjectError]:
     from .errors import excerpt
 
@@ -196,5 +209,9 @@ def _errors(validator: jsonschema.protocols.Validator, obj: Any) -> list[ObjectE
     for e in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
         structural = e.validator == "type" or any(c.validator == "type" for c in e.context or ())
         message = e.message if len(e.message) <= 300 else excerpt(e.message, 300)[1:-1]
+        if isinstance(e.instance, str) and PLACEHOLDER.fullmatch(e.instance.strip()):
+            # A template linted before it was rendered: say so, rather than only "not of type 'integer'".
+            message = (f"{excerpt(e.instance, 60)} is an unrendered template placeholder where the schema wants "
+                       f"{_wanted(e)}; render the template (envsubst, helm template) and lint its output")
         out.append(ObjectError(".".join(str(p) for p in e.absolute_path), message, structural))
     return out

@@ -70,9 +70,11 @@ PROMISES: tuple[Promise, ...] = (
     Promise(WAITS, "The training job's first reward and code-run calls come after the reward service and the "
             "sandbox are Ready", "submit (run-on-cluster.sh) ↔ reward-service / sandbox-fusion readiness ↔ the "
             "reward client's retries",
-            gap="run-on-cluster.sh waits for the Ray pods only; nothing compares the reward and sandbox pods' start "
-            "(CPU node provisioning, image pull) with the time to the first reward call, and verl's client gives "
-            "up after 6 attempts (25 s of backoff in all)"),
+            guards=(Guard("runtime", "run-on-cluster.sh waits (up to `--wait-timeout`) for the release's "
+                          "reward-service and sandbox-fusion Deployments to be Available and submits nothing until "
+                          "they are; verl's client would give up after 6 attempts (25 s of backoff in all)",
+                          "tests/recipes/test_run_on_cluster.py::"
+                          "test_reward_or_sandbox_not_available_stops_the_submission"),)),
     Promise(WAITS, "verl's reward client waits longer than the reward service may take to answer a sample",
             "GRPO_REWARD_TIMEOUT_S (120 s) ↔ REWARD_QUEUE_DEADLINE_S (60 s) + reward-service.hardTimeoutSeconds",
             guards=(Guard("schema", "the chart leaves the queue deadline at the image's default and the schema caps "
@@ -80,8 +82,11 @@ PROMISES: tuple[Promise, ...] = (
                           "tests/reward/test_reward_values_fit_image.py::test_reward_clients_outwait_the_service"),)),
     Promise(WAITS, "miles' reward client waits longer than the reward service may take to answer a sample",
             "miles `--rm-url` client timeout ↔ REWARD_QUEUE_DEADLINE_S + reward-service.hardTimeoutSeconds",
-            gap="miles' remote reward client and its timeout are upstream code in the miles image; no test here "
-            "reads that timeout"),
+            guards=(Guard("schema", "miles' client (`remote_rm`, miles dec268f7) uses aiohttp's default 300 s total "
+                          "timeout; the chart leaves the queue deadline at the image's default and the schema caps "
+                          "hardTimeoutSeconds at 30 s",
+                          "tests/reward/test_reward_values_fit_image.py::"
+                          "test_miles_reward_client_outwaits_the_service"),)),
     Promise(WAITS, "A utility pod others wait on is Ready only after its set-up", "fsx-utils ↔ whoever waits "
             "for it", (Check("GRPO849", "good-utility-pod.yaml", "bad-utility-pod.yaml"),)),
     Promise(WAITS, "A readiness or startup probe checks the service it gates", "probe ↔ the server in the pod",
