@@ -28,6 +28,19 @@ def selector_match(selector: str, labels: dict) -> bool:
     return True
 
 
+def wait(items: list[dict], condition: str, kind: str, ns: str, selector: str) -> int:
+    """`kubectl wait` over fixture items: fails at once (as a timeout would) on the first one not in `condition`."""
+    found = [i for i in items if i["namespace"] == ns and selector_match(selector, i["labels"])]
+    if not found:
+        print("error: no matching resources found", file=sys.stderr)
+        return 1
+    waiting = [i["name"] for i in found if not i[condition]]
+    if waiting:
+        print(f"error: timed out waiting for the condition on {kind}/{waiting[0]}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def local(path: str) -> str:
     root = os.environ["KUBECTL_SHIM_ROOT"]
     return root + path if path.startswith(POD_PREFIX) else path
@@ -78,30 +91,13 @@ def main(argv: list[str]) -> int:
         else:
             print("NAME READY\n" + "\n".join(f"{i['name']} {i.get('ready')}" for i in items))
         return 0
-    if verb == "wait" and rest[1].startswith("deployment"):
-        if opts.get("--for") != "condition=Available":
-            print(f"kubectl shim: unsupported wait {argv}", file=sys.stderr)
-            return 1
-        found = [d for d in state.get("deployments", [])
-                 if d["namespace"] == ns and selector_match(opts["-l"], d["labels"])]
-        if not found:
-            print("error: no matching resources found", file=sys.stderr)
-            return 1
-        waiting = [d["name"] for d in found if not d["available"]]
-        if waiting:
-            print(f"error: timed out waiting for the condition on deployments/{waiting[0]}", file=sys.stderr)
-            return 1
-        return 0
     if verb == "wait":
-        pods = [p for p in state["pods"] if p["namespace"] == ns and selector_match(opts["-l"], p["labels"])]
-        if not pods:
-            print("error: no matching resources found", file=sys.stderr)
-            return 1
-        not_ready = [p["name"] for p in pods if not p["ready"]]
-        if not_ready:
-            print(f"error: timed out waiting for the condition on pods/{not_ready[0]}", file=sys.stderr)
-            return 1
-        return 0
+        if rest[1].startswith("deployment"):
+            if opts.get("--for") != "condition=Available":
+                print(f"kubectl shim: unsupported wait {argv}", file=sys.stderr)
+                return 1
+            return wait(state.get("deployments", []), "available", "deployments", ns, opts["-l"])
+        return wait(state["pods"], "ready", "pods", ns, opts["-l"])
     if verb == "cp":
         src, dest = rest[1], rest[2].split(":", 1)[1]
         target = local(dest)
