@@ -63,7 +63,7 @@ def convert(loaded: Loaded, weight: float, dedupe: bool, pass_filter: PassRateFi
     out: list[Example] = []
     for row in tqdm(loaded.rows, desc=f"{a.name}/{loaded.split}", unit="row", disable=not progress):
         try:
-            ex = a.convert(row, loaded.split)
+            ex = a.example(row, loaded.split)
         except Skip as why:
             report.skipped[str(why)] = report.skipped.get(str(why), 0) + 1
             continue

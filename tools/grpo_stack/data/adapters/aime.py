@@ -6,18 +6,17 @@ by accident. verl scores data sources starting with `aime` with its DAPO scorer,
 
 from __future__ import annotations
 
-from ..example import Example
-from .base import MATH_ANSWER_LINE, Adapter, Skip
+from .base import MATH_ANSWER_LINE, Adapter, Converted, Skip
 
 
-def convert(row: dict, split: str) -> Example:
+def convert(row: dict) -> Converted:
     answer = row["answer"]
     if answer is None or str(answer).strip() == "":
         raise Skip("no answer")
-    return Example(
-        data_source="aime2024", ability="math", problem=row["problem"],
-        prompt=MATH_ANSWER_LINE.format(problem=row["problem"]), ground_truth=str(answer).strip(), source="aime",
-        source_id=str(row.get("id", row["_row"])), split=split,
+    return Converted(
+        problem=row["problem"],
+        prompt=MATH_ANSWER_LINE.format(problem=row["problem"]), ground_truth=str(answer).strip(),
+        source_id=str(row.get("id", row["_row"])),
     )
 
 

@@ -6,16 +6,15 @@ on the moving branch refs/convert/parquet, so it is not the default."""
 
 from __future__ import annotations
 
-from ..example import Example
-from .base import Adapter, apps_style_cases, code_prompt
+from .base import Adapter, Converted, apps_style_cases, code_prompt
 
 
-def convert(row: dict, split: str) -> Example:
+def convert(row: dict) -> Converted:
     cases, fn_name = apps_style_cases(row["input_output"])
-    return Example(
-        data_source="apps", ability="code", problem=row["question"],
-        prompt=code_prompt(row["question"], fn_name, row.get("starter_code")), ground_truth=cases, source="apps",
-        source_id=str(row["id"] if row.get("id") is not None else row["_row"]), split=split,
+    return Converted(
+        problem=row["question"],
+        prompt=code_prompt(row["question"], fn_name, row.get("starter_code")), ground_truth=cases,
+        source_id=str(row["id"] if row.get("id") is not None else row["_row"]),
         metadata={"difficulty": row["difficulty"]} if row.get("difficulty") else {},
     )
 

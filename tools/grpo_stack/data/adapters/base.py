@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..example import Example
@@ -18,6 +18,17 @@ class Skip(Exception):
 
 
 @dataclass(frozen=True)
+class Converted:
+    """What one row's conversion decides; the adapter adds what it states once for every row."""
+
+    problem: str  # the raw problem text: what the holdout audit hashes
+    prompt: str  # the user message sent to the model
+    ground_truth: str
+    source_id: str  # the row's id in its source (index or upstream id)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Adapter:
     name: str  # registry key and the --dataset value
     repo: str  # Hugging Face dataset repository
@@ -25,13 +36,21 @@ class Adapter:
     data_source: str  # verl's default_compute_score / the reward routing key
     ability: str  # "math" | "code"
     splits: dict[str, str]  # split name -> data_files glob (*.parquet or *.jsonl) inside the repository
-    convert: Callable[[dict[str, Any], str], Example]  # raises Skip for an unusable row
+    convert: Callable[[dict[str, Any]], Converted]  # raises Skip for an unusable row
     columns: tuple[str, ...]  # columns the conversion reads: checked before any row is converted
     provenance: str  # where the repo id, revision, files and columns were read: URLs, confirmed or not
 
     @property
     def pinned(self) -> bool:
         return bool(COMMIT.match(self.revision))
+
+    def example(self, row: dict[str, Any], split: str) -> Example:
+        """One row as an Example: its data_source (the reward routing key GRPO550 checks), ability and source name
+        come from this adapter, so the rows and the routing check cannot name different sources."""
+        c = self.convert(row)
+        return Example(data_source=self.data_source, ability=self.ability, problem=c.problem, prompt=c.prompt,
+                       ground_truth=c.ground_truth, source=self.name, source_id=c.source_id, split=split,
+                       metadata=c.metadata)
 
 
 def boxed(text: str) -> str | None:

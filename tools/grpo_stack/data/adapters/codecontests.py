@@ -5,8 +5,7 @@ uses the public and private tests (the generated ones are many and mutation-made
 
 from __future__ import annotations
 
-from ..example import Example
-from .base import Adapter, code_prompt, test_cases
+from .base import Adapter, Converted, code_prompt, test_cases
 
 
 def _tests(row: dict, key: str) -> tuple[list, list]:
@@ -14,15 +13,15 @@ def _tests(row: dict, key: str) -> tuple[list, list]:
     return list(t.get("input") or []), list(t.get("output") or [])
 
 
-def convert(row: dict, split: str) -> Example:
+def convert(row: dict) -> Converted:
     pub_in, pub_out = _tests(row, "public_tests")
     priv_in, priv_out = _tests(row, "private_tests")
     cases = test_cases(pub_in + priv_in, pub_out + priv_out)
     meta = {k: row[k] for k in ("difficulty", "cf_rating", "source") if row.get(k) is not None}
-    return Example(
-        data_source="codecontests", ability="code", problem=row["description"],
-        prompt=code_prompt(row["description"], None, None), ground_truth=cases, source="codecontests",
-        source_id=str(row.get("name") or row["_row"]), split=split, metadata=meta,
+    return Converted(
+        problem=row["description"],
+        prompt=code_prompt(row["description"], None, None), ground_truth=cases,
+        source_id=str(row.get("name") or row["_row"]), metadata=meta,
     )
 
 

@@ -5,13 +5,12 @@ the preparation de-duplicates by problem unless told not to. See `provenance` fo
 
 from __future__ import annotations
 
-from ..example import Example
-from .base import MATH_ANSWER_LINE, Adapter, Skip
+from .base import MATH_ANSWER_LINE, Adapter, Converted, Skip
 
 _HEAD, _TAIL = MATH_ANSWER_LINE.split("{problem}")
 
 
-def convert(row: dict, split: str) -> Example:
+def convert(row: dict) -> Converted:
     prompt = row["prompt"]
     if not isinstance(prompt, list) or not prompt:
         raise Skip("prompt is not a chat list")
@@ -21,9 +20,9 @@ def convert(row: dict, split: str) -> Example:
     if truth in (None, ""):
         raise Skip("no ground_truth")
     extra = row.get("extra_info") or {}
-    return Example(
-        data_source="math_dapo", ability="math", problem=problem, prompt=text, ground_truth=str(truth),
-        source="dapo-math-17k", source_id=str(extra.get("index", row["_row"])), split=split,
+    return Converted(
+        problem=problem, prompt=text, ground_truth=str(truth),
+        source_id=str(extra.get("index", row["_row"])),
     )
 
 

@@ -6,21 +6,20 @@ Layout at the pinned commit: main/train-00000-of-00001.parquet, main/test-00000-
 
 from __future__ import annotations
 
-from ..example import Example
-from .base import Adapter, Skip
+from .base import Adapter, Converted, Skip
 
 INSTRUCTION = "{problem} Let's think step by step and output the final answer after \"####\"."
 
 
-def convert(row: dict, split: str) -> Example:
+def convert(row: dict) -> Converted:
     answer = row["answer"]
     if "####" not in answer:
         raise Skip("answer has no ####")
     truth = answer.split("####")[-1].strip().replace(",", "")
-    return Example(
-        data_source="openai/gsm8k", ability="math", problem=row["question"],
-        prompt=INSTRUCTION.format(problem=row["question"]), ground_truth=truth, source="gsm8k",
-        source_id=str(row["_row"]), split=split,
+    return Converted(
+        problem=row["question"],
+        prompt=INSTRUCTION.format(problem=row["question"]), ground_truth=truth,
+        source_id=str(row["_row"]),
     )
 
 

@@ -7,18 +7,17 @@ data_source DigitalLearningGmbH/MATH-lighteval with its MATH scorer.
 
 from __future__ import annotations
 
-from ..example import Example
-from .base import MATH_BOXED, Adapter, Skip, boxed
+from .base import MATH_BOXED, Adapter, Converted, Skip, boxed
 
 
-def convert(row: dict, split: str) -> Example:
+def convert(row: dict) -> Converted:
     truth = boxed(row["solution"] or "")
     if truth is None:
         raise Skip("solution has no \\boxed answer")
-    return Example(
-        data_source="DigitalLearningGmbH/MATH-lighteval", ability="math", problem=row["problem"],
-        prompt=MATH_BOXED.format(problem=row["problem"]), ground_truth=truth, source="math",
-        source_id=str(row["_row"]), split=split,
+    return Converted(
+        problem=row["problem"],
+        prompt=MATH_BOXED.format(problem=row["problem"]), ground_truth=truth,
+        source_id=str(row["_row"]),
         metadata={k: row[k] for k in ("level", "type") if row.get(k) is not None},
     )
 

@@ -5,17 +5,16 @@ Expected Auxiliary Space, time_limit, date, picture_num, memory_limit, Expected 
 
 from __future__ import annotations
 
-from ..example import Example
-from .base import Adapter, apps_style_cases, code_prompt
+from .base import Adapter, Converted, apps_style_cases, code_prompt
 
 
-def convert(row: dict, split: str) -> Example:
+def convert(row: dict) -> Converted:
     cases, fn_name = apps_style_cases(row["input_output"])
     meta = {k: row[k] for k in ("difficulty", "source", "name") if row.get(k)}
-    return Example(
-        data_source="taco", ability="code", problem=row["question"],
-        prompt=code_prompt(row["question"], fn_name, row.get("starter_code")), ground_truth=cases, source="taco",
-        source_id=str(row["_row"]), split=split, metadata=meta,
+    return Converted(
+        problem=row["question"],
+        prompt=code_prompt(row["question"], fn_name, row.get("starter_code")), ground_truth=cases,
+        source_id=str(row["_row"]), metadata=meta,
     )
 
 
