@@ -48,15 +48,16 @@ def verl_row(ex: Example, index: int) -> dict[str, Any]:
         "ability": ex.ability,
         "reward_model": {"style": "rule", "ground_truth": ex.ground_truth},
         "extra_info": {
-            "split": ex.split,
-            "index": index,
-            "source": ex.source,
-            "source_id": ex.source_id,
-            "problem": ex.problem,
-            "pass_rate": ex.pass_rate,
+            **_provenance(ex, index),
             "metadata": json.dumps(ex.metadata, sort_keys=True, ensure_ascii=False),
         },
     }
+
+
+def _provenance(ex: Example, index: int) -> dict[str, Any]:
+    """Where a row came from, in the same keys and order in both layouts."""
+    return {"split": ex.split, "index": index, "source": ex.source, "source_id": ex.source_id,
+            "problem": ex.problem, "pass_rate": ex.pass_rate}
 
 
 def miles_row(ex: Example, index: int) -> dict[str, Any]:
@@ -66,12 +67,7 @@ def miles_row(ex: Example, index: int) -> dict[str, Any]:
         "metadata": {
             "data_source": ex.data_source,
             "ability": ex.ability,
-            "split": ex.split,
-            "index": index,
-            "source": ex.source,
-            "source_id": ex.source_id,
-            "problem": ex.problem,
-            "pass_rate": ex.pass_rate,
+            **_provenance(ex, index),
             **({"extra": ex.metadata} if ex.metadata else {}),
         },
     }
