@@ -119,9 +119,10 @@ def _fix_labels(run, framework: str) -> list[tuple[str, str]]:
 
 
 def _label(key: str, value) -> str:
+    key = key.removeprefix("global.")
     if key.endswith(".offload"):
-        return f"{key}: {{params: true, optimizer: true}}"
-    return f"{key.removeprefix('global.')} {value}"
+        return f"{key} params+optimizer on"
+    return f"{key} {value}"
 
 
 def _fix_text(run, framework: str) -> str:
