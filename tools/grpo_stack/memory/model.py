@@ -166,8 +166,10 @@ def estimate(run: Run) -> Report:
     if run.rollout:
         residue = _residue(run, states) if run.colocated else []
         pool = "colocated" if run.colocated else "rollout"
+        # miles' measured residue already holds the context and the NCCL buffers
+        beside = [] if run.offload_train else (margins if run.colocated else margins[:1])
         phases.append(Phase("rollout", pool, (*residue, *(ref if run.colocated and not run.ref_offload else []),
-                                              *(margins if run.colocated else margins[:1]), *rollout_terms["terms"]),
+                                              *beside, *rollout_terms["terms"]),
                             leaves=tuple(x.name for x in residue)))
     trainer_pool = "colocated" if run.colocated else "trainer"
     state_terms = tuple(Term(k, v, STATE_SOURCES[run.engine][k]) for k, v in states.items())
@@ -240,7 +242,7 @@ def _residue(run: Run, states: dict[str, float]) -> list[Term]:
 def _margins(run: Run) -> list[Term]:
     out = [Term("CUDA context + allocator", t.CONTEXT_MARGIN, "3-5 GB measured (slime release_v0.1.0.md L92-98)",
                 margin=True)]
-    if run.ep > 1 and not run.offload_train:
+    if run.ep > 1:
         out.append(Term("NCCL (expert-parallel groups)", t.NCCL_MOE_MARGIN, "> 10 GB for large MoE (slime blog)",
                         margin=True))
     return out
@@ -320,7 +322,8 @@ def _rollout_engine(run: Run, states: dict[str, float]) -> tuple[dict, list[Term
         return {"terms": [buffer], "kv_tokens": None, "refusal": ""}, [buffer]
     resident = sum(x.bytes for x in _residue(run, states)) if run.colocated else 0
     resident += sum(x.bytes for x in _reference(run)) if run.colocated and not run.ref_offload else 0
-    resident += sum(x.bytes for x in _margins(run)) if run.colocated else t.CONTEXT_MARGIN
+    if not run.offload_train:
+        resident += sum(x.bytes for x in _margins(run)) if run.colocated else t.CONTEXT_MARGIN
     free = run.gpu_bytes - resident
     if run.rollout == "vllm":
         # vLLM V1: requested = total x gpu_memory_utilization; start-up fails when free memory is below it
