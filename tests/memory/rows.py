@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grpo_stack.catalog.models import MODELS
 from grpo_stack.memory import Run
 from grpo_stack.memory.arch import Arch, from_shape
-from grpo_stack.catalog.models import MODELS
 
 GIB = 2**30
 H100 = 81920 * 2**20  # EC2 GpuInfo MiB (catalog/instances.py GPU_MEMORY_MIB p5)

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from grpo_stack.catalog.models import MODELS
 from grpo_stack.memory.arch import from_config, from_shape
 from grpo_stack.memory.terms import kv_bytes_per_token

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from grpo_stack.memory import Run, estimate
 from grpo_stack.memory.model import trainer_states
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from .rows import H200, preset
 

@@ -104,7 +104,8 @@ class Arch:
         out = [(h, q, 1, False), (h, kv, 2, False), (q, h, 1, False)]
         width = self.moe_ffn if self.experts else self.ffn
         copies = self.experts or 1
-        out += [(h, width, (2 if self.gated else 1) * copies, bool(self.experts)), (width, h, copies, bool(self.experts))]
+        expert = bool(self.experts)
+        out += [(h, width, (2 if self.gated else 1) * copies, expert), (width, h, copies, expert)]
         return out
 
 
@@ -139,7 +140,8 @@ def from_config(config: dict[str, Any]) -> Arch:
     experts = _int(c, "num_experts", "num_local_experts", "n_routed_experts")
     mtype = str(c.get("model_type", ""))
     gated = str(c.get("hidden_act", "silu")) in ("silu", "swiglu", "swish")
-    shared = _int(c, "n_shared_experts") * _int(c, "moe_intermediate_size") or _int(c, "shared_expert_intermediate_size")
+    shared = (_int(c, "n_shared_experts") * _int(c, "moe_intermediate_size")
+              or _int(c, "shared_expert_intermediate_size"))
     return Arch(
         layers=_int(c, "num_hidden_layers", "n_layer", "num_layers"), hidden=h, heads=heads,
         kv_heads=_int(c, "num_key_value_heads", default=heads), head_dim=_int(c, "head_dim", default=h // heads),

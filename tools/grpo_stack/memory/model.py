@@ -460,7 +460,7 @@ def nearest_fixes(run: Run, count: int = 3) -> list[tuple[tuple[Fix, ...], Repor
         if fits(rep):
             found.append(((fix,), rep))
     if not found:
-        for i, f1 in enumerate(singles):
+        for f1 in singles:
             for f2 in _candidates(f1.run):
                 if f2.field == f1.field:
                     continue

@@ -46,8 +46,8 @@ def as_text(report: Report) -> str:
         if p.leaves:
             lines.append(f"  leaves resident: {', '.join(p.leaves)}")
     if report.kv_tokens is not None:
-        lines.append(f"\nKV cache: {report.kv_tokens:,.0f} tokens per engine; one max_model_len {report.kv_need_one:,}; "
-                     f"concurrency x length {report.kv_need_all:,}")
+        lines.append(f"\nKV cache: {report.kv_tokens:,.0f} tokens per engine; one max_model_len "
+                     f"{report.kv_need_one:,}; concurrency x length {report.kv_need_all:,}")
     if report.engine_refusal:
         lines.append(report.engine_refusal)
     if report.host_bytes:

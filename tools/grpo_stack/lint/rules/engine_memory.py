@@ -11,7 +11,8 @@ from ..finding import Hit, Severity
 CODE = "GRPO905"
 NAME = "engine-gpu-memory"
 SEVERITY = Severity.ERROR
-SUMMARY = "The evaluation vLLM server's GPU memory share cannot hold its slice of the weights and one full-length sequence."
+SUMMARY = ("The evaluation vLLM server's GPU memory share cannot hold its slice of the weights and one full-length "
+           "sequence.")
 DOC = """## What it does
 For the evaluation server (vLLM, when `global.components.vllm` is on), compares the memory it may use on one GPU
 (`vllm.gpuMemoryUtilization` of a `vllm.instanceType` GPU, from the instance catalogue) with what it must hold

@@ -137,8 +137,9 @@ def _oom(run, report, worst, over, gpu: str, framework: str) -> Hit:
     message = (f"{worst.name} phase needs {worst.total / GIB:.1f} GiB per GPU > {gpu} ({_top(worst)}"
                f"{'; ' + why if why else ''})" + (f"; also over: {', '.join(others)}" if others else ""))
     labels = _fix_labels(run, framework)
-    return Hit(PHASE_KEYS[worst.name], message + (f"; nearest fixes: {', '.join(lbl for lbl, _ in labels)}" if labels else
-                               "; no single change the model tries fits: use larger or more GPUs"),
+    tail = (f"; nearest fixes: {', '.join(lbl for lbl, _ in labels)}" if labels else
+            "; no single change the model tries fits: use larger or more GPUs")
+    return Hit(PHASE_KEYS[worst.name], message + tail,
                remediation=fix or None, related=("global.cluster.gpuInstanceType",))
 
 
