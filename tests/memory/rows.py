@@ -104,3 +104,44 @@ REPORTED = [
                        rollout="vllm", rollout_tp=2, gmu=0.6, max_model_len=2048), False,
              "verl@2239fd0f examples/tuning/7b/qwen2-7b_grpo_2_h800_fsdp_vllm.sh; device_tuning.rst L127-134"),
 ]
+
+
+@dataclass(frozen=True)
+class Boundary:
+    id: str
+    run: Run  # micro_batch is set per candidate: samples per Ulysses group = per-GPU count x ulysses
+    largest_fit: int  # per-GPU samples (the scripts' nproc_per_gpu)
+    smallest_oom: int
+    source: str
+
+
+def _lora_fsdp(name: str, gpus: int, gmu: float) -> Run:
+    """verl's examples/tuning LoRA scripts: r32 all-linear, FSDP over all GPUs, param + optimizer offload, reference
+    offloaded, gradient checkpointing, Ulysses 2, remove padding, prompt 512 + response 1024, n 5, vLLM TP = GPUs,
+    max_num_seqs 512, max_model_len and max_num_batched_tokens 1536."""
+    return Run(from_config_name(name), "verl", "fsdp", H100, 1, gpus, ulysses=2, lora_rank=32, param_offload=True,
+               optimizer_offload=True, recompute="full", seq_len=1536, use_ref=True, ref_offload=True,
+               rollout="vllm", rollout_tp=gpus, gmu=gmu, max_model_len=1536, max_num_seqs=512,
+               max_batched_tokens=1536)
+
+
+def from_config_name(name: str) -> Arch:
+    import json
+    from pathlib import Path
+
+    from grpo_stack.memory.arch import from_config
+
+    return from_config(json.loads((Path(__file__).parent / "configs.json").read_text())[name]["config"])
+
+
+BOUNDARIES = [
+    Boundary("B7", _lora_fsdp("Qwen2.5-72B", 8, 0.4), 22, 23,
+             "volcengine/verl@3f388066 examples/tuning/70b/qwen2-72b_grpo-lora_8_h100_fsdp_vllm.sh L10 "
+             "(16 fit, 32 OOM, 24 OOM, 20 fit, 22 fit, 23 OOM)"),
+    Boundary("B8", _lora_fsdp("Qwen2.5-32B", 4, 0.3), 44, 45,
+             "volcengine/verl@3f388066 examples/tuning/32b/qwen2-32b_grpo-lora_4_h100_fsdp_vllm.sh L10 "
+             "(... 44 fit, 46 OOM, 45 OOM)"),
+    Boundary("B9", _lora_fsdp("Qwen2.5-14B", 2, 0.25), 58, 59,
+             "volcengine/verl@3f388066 examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh L10 "
+             "(... 58 fit, 59 OOM)"),
+]
