@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import math
-
 from .arch import Arch
 
 GB = 10**9
@@ -149,20 +147,6 @@ def vllm_profile_peak(arch: Arch, tp: int, batched_tokens: int, max_num_seqs: in
     return layer_activation(arch, batched_tokens, tp, sp=False) + max_num_seqs * arch.vocab * 4
 
 
-def sglang_default_fraction(gpu_bytes: int, tp: int, chunked_prefill: int = 8192, cuda_graph_bs: int = 256) -> float:
-    """SGLang's mem_fraction_static when unset (server_args.py _handle_gpu_memory_settings, v0.5.x):
-    reserved MB = 512 + 1.5*max(chunked_prefill, 2048) + 2*cuda_graph_max_bs + (tp/8)*1024, at least 10 GiB on
-    GPUs above 60 GB."""
-    reserved = (512 + 1.5 * max(chunked_prefill, 2048) + 2 * cuda_graph_bs + tp / 8 * 1024) * MIB
-    if gpu_bytes > 60 * GB:
-        reserved = max(reserved, 10 * 2**30)
-    return (gpu_bytes - reserved) / gpu_bytes
-
-
 def sglang_max_running(kv_tokens: float, context_len: int) -> int:
     """SGLang init_memory default max_running_requests = min(max(tokens/context_len*512, 2048), 4096)."""
     return int(min(max(kv_tokens / max(context_len, 1) * 512, 2048), 4096))
-
-
-def ceil_div(a: int, b: int) -> int:
-    return math.ceil(a / b)
