@@ -176,7 +176,8 @@ def estimate(run: Run) -> Report:
     sleeping = tuple(engine_resident) if run.colocated else ()
     if run.framework != "megatron" or run.rollout:  # pre-training has no log-prob pass
         phases.append(Phase("log-prob", trainer_pool, (*state_terms, *ref, *margins, *sleeping,
-                                                       *_forward_activation(run)), leaves=("weights",)))
+                                                       *_forward_activation(run)),
+                            leaves=tuple(x.name for x in state_terms)))
     phases.append(Phase("train", trainer_pool, (*state_terms, *ref, *margins, *sleeping, *_train_activation(run)),
                         leaves=tuple(x.name for x in state_terms)))
     if run.rollout and run.rollout != "static":
@@ -299,7 +300,7 @@ def _train_activation(run: Run) -> list[Term]:
            "Korthikanti et al. Table 2 via theoretical_memory_usage.py L309-386, per stage and in-flight microbatch")
     lsrc = "verl logits+entropy 7 B/elem (perf_tuning.rst L237-248)" if run.rl_logits else "Megatron output layer"
     return [Term(f"activations ({stage} stage, {tokens} tokens)", body * overhead, src),
-            Term("logits", lg * overhead, lsrc)]
+            Term("logits", lg * overhead, lsrc), *_gathered(run)]
 
 
 def _forward_activation(run: Run) -> list[Term]:
@@ -308,7 +309,18 @@ def _forward_activation(run: Run) -> list[Term]:
     per_gpu = tokens / (run.cp * run.ulysses)
     return [Term(f"forward activations ({tokens} tokens)", _activations(run, tokens, "first", False),
                  "one layer's working set, no activations kept [inferred]"),
-            Term("logits", t.rl_logits(a, per_gpu, tp), "verl logits+entropy 7 B/elem (perf_tuning.rst L237-248)")]
+            Term("logits", t.rl_logits(a, per_gpu, tp), "verl logits+entropy 7 B/elem (perf_tuning.rst L237-248)"),
+            *_gathered(run)]
+
+
+def _gathered(run: Run) -> list[Term]:
+    """FSDP all-gathers each layer's bf16 parameters for compute, the next one prefetched [inferred, a2]."""
+    if run.engine != "fsdp":
+        return []
+    a = run.arch
+    layer = max(a.dense_layer() if (a.dense_layers or not a.experts) else 0,
+                a.moe_layer_dense_part() + a.moe_layer_experts() if a.experts else 0)
+    return [Term("gathered layers (FSDP)", 2 * layer * t.BF16, "unsharded bf16 parameters of two layers")]
 
 
 def _rollout_engine(run: Run, states: dict[str, float]) -> tuple[dict, list[Term]]:
@@ -378,9 +390,11 @@ def _weight_sync(run: Run, states, state_terms, margins, ref) -> Phase:
     engine = Term("rollout weights", t.engine_weights(run.arch, run.rollout_tp), "bf16 weights / rollout tp")
     if not run.colocated:
         return Phase("weight-sync", "trainer", (*state_terms, *ref, *margins, Term("sync bucket", bucket, src)))
-    trainer = state_terms
-    if run.offload_train:  # miles syncs before offloading: weights on GPU, optimizer already back on the host
-        trainer = tuple(x for x in state_terms if x.name == "weights")
+    # The step's weights are on the GPU; gradients and optimizer stay only where they are not offloaded (verl
+    # offloads the optimizer after the step, the parameters after the sync); miles syncs before --offload-train.
+    trainer = tuple(x for x in state_terms if x.name == "weights")
+    if not run.offload_train:
+        trainer += tuple(x for x in _residue(run, states) if x.name != "trainer weights")
     return Phase("weight-sync", "colocated", (*trainer, *ref, *margins, engine, Term("sync bucket", bucket, src)))
 
 

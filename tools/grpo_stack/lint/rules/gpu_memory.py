@@ -134,8 +134,12 @@ def _oom(run, report, worst, over, gpu: str, framework: str) -> Hit:
     fix = _fix_text(run, framework)
     others = [p.name for p in over if p is not worst]
     why = report.engine_refusal if worst.name == "rollout" and report.engine_refusal else ""
-    message = (f"{worst.name} phase needs {worst.total / GIB:.1f} GiB per GPU > {gpu} ({_top(worst)}"
-               f"{'; ' + why if why else ''})" + (f"; also over: {', '.join(others)}" if others else ""))
+    if worst.total > run.gpu_bytes:
+        message = (f"{worst.name} phase needs {worst.total / GIB:.1f} GiB per GPU > {gpu} ({_top(worst)}"
+                   f"{'; ' + why if why else ''})")
+    else:  # the engine refuses to start although the phase's sum would fit
+        message = f"{worst.name} phase: {why} ({gpu}; {_top(worst)})"
+    message += f"; also over: {', '.join(others)}" if others else ""
     labels = _fix_labels(run, framework)
     tail = (f"; nearest fixes: {', '.join(lbl for lbl, _ in labels)}" if labels else
             "; no single change the model tries fits: use larger or more GPUs")
