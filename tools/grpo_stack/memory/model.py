@@ -433,6 +433,8 @@ def _candidates(run: Run) -> list[Fix]:
         for pp in (run.pp * 2, run.pp * 4):
             if a.layers % pp == 0 and run.trainer_world % (run.tp * pp * run.cp) == 0:
                 out.append(Fix("pipeline", pp, replace(run, pp=pp)))
+    if run.recompute != "full" and run.framework == "verl":
+        out.append(Fix("recompute", "full", replace(run, recompute="full")))
     if run.token_budget:
         for b in (run.token_budget // 2, run.token_budget // 4):
             if b >= run.seq_len // max(1, run.cp):

@@ -26,7 +26,22 @@ FIX_KEYS = {
              "logProbMicro": "global.job.verl.batch.logProbMicroBatchSizePerGpu",
              "tokenBudget": "global.job.verl.batch.ppoMaxTokenLenPerGpu", "offload": "global.job.offload",
              "gmu": "global.job.rollout.gpuMemoryUtilization", "rolloutTensor": "global.job.rollout.tensorParallel",
-             "lora": "global.job.lora.rank", "nodes": "global.cluster.nodes"},
+             "lora": "global.job.lora.rank", "nodes": "global.cluster.nodes",
+             "recompute": "global.job.verl.overrides." + MG + "override_transformer_config.recompute_granularity"},
+    # a RayJob entrypoint's Hydra keys (memory/manifest.py)
+    **{f"verl-hydra-{engine}": {
+        "tensor": MG + "tensor_model_parallel_size", "pipeline": MG + "pipeline_model_parallel_size",
+        "micro": f"{AR}.actor.ppo_micro_batch_size_per_gpu",
+        "logProbMicro": f"{AR}.rollout.log_prob_micro_batch_size_per_gpu",
+        "tokenBudget": f"{AR}.actor.ppo_max_token_len_per_gpu",
+        "offload": f"{AR}.actor.{'megatron' if engine == 'megatron' else 'fsdp_config'}"
+                   ".param_offload+optimizer_offload",
+        "gmu": f"{AR}.rollout.gpu_memory_utilization",
+        "rolloutTensor": f"{AR}.rollout.tensor_model_parallel_size",
+        "lora": f"{AR}.model.{'lora.rank' if engine == 'megatron' else 'lora_rank'}", "nodes": "trainer.nnodes",
+        "recompute": (MG + "override_transformer_config.recompute_granularity" if engine == "megatron" else
+                      f"{AR}.model.enable_gradient_checkpointing"),
+    } for engine in ("megatron", "fsdp")},
     "miles": {"tensor": "global.job.parallel.tensor", "pipeline": "global.job.parallel.pipeline",
               "micro": "global.job.miles.microBatchSize", "tokenBudget": "global.job.miles.maxTokensPerGpu",
               "gmu": "global.job.rollout.gpuMemoryUtilization", "rolloutTensor": "global.job.rollout.tensorParallel",
@@ -58,12 +73,12 @@ def run_for(spec, built) -> Run | None:
         return None
     values = {a.key: a.value for a in built.args}
     if built.framework == "verl":
-        return _verl(arch, values, built, *hw)
+        return verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
     return _miles(arch, values, spec, built, *hw)
 
 
-def _verl(arch, v: dict, built, gpu: int, ram: int | None) -> Run:
-    megatron = built.entrypoint[-1].endswith("ppo_megatron_trainer")
+def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
+    """verl's Hydra keys (as the builder emits them, or as a manifest's entrypoint spells them) -> Run."""
     nodes, gpus = _int(v, "trainer.nnodes", 1), _int(v, "trainer.n_gpus_per_node", 8)
     tp = _int(v, MG + "tensor_model_parallel_size", 1) if megatron else 1
     pp = _int(v, MG + "pipeline_model_parallel_size", 1) if megatron else 1

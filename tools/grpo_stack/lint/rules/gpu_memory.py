@@ -34,6 +34,10 @@ Reports:
 - **warning**: a KV cache smaller than the engine's concurrency x sequence length (it preempts and slows down);
 - **error**: host RAM per node under CPU offload above the node's allocatable memory.
 
+Manifests: a RayJob whose entrypoint runs `verl.trainer.main_ppo` is modelled from its Hydra overrides when its
+workers select a catalogued GPU instance type (`node.kubernetes.io/instance-type`) and its
+`actor_rollout_ref.model.path` ends in a catalogued model's Hugging Face name; otherwise it is not checked.
+
 `grpo-render VALUES --job --memory` prints the whole breakdown.
 
 ## Why is this bad?
@@ -62,41 +66,72 @@ to fit on real GPUs may suppress the finding only with a reason carrying the mea
 """
 
 GIB = 2**30
+RISKY = 0.90  # reference d5: fits <= 90 %, risky 90-100 %
+KV_KEY = "global.job.rollout.gpuMemoryUtilization"
 # The phase -> the values key a finding points at when no fix names one.
 PHASE_KEYS = {"rollout": "global.job.rollout.gpuMemoryUtilization", "log-prob": "global.job.parallel.tensor",
               "train": "global.job.parallel.tensor", "weight-sync": "global.job.parallel.tensor"}
 
 
 def check(ctx) -> Iterator[Hit]:
-    from ...memory import estimate
-    from ...memory.resolve import run_for
+    from ...memory.resolve import FIX_KEYS, run_for
 
-    if ctx.spec is None or ctx.built is None:
+    if ctx.spec is not None and ctx.built is not None:
+        run = run_for(ctx.spec, ctx.built)
+        if run is not None:  # None: an uncatalogued GPU type (GRPO613's warning) or a shape without vocab
+            instance = ctx.spec.cluster.get("gpuInstanceType")
+            yield from _findings(run, instance, FIX_KEYS[ctx.built.framework], lambda kind: {"key_path": kind})
         return
-    run = run_for(ctx.spec, ctx.built)
-    if run is None:
-        return  # an uncatalogued GPU type is GRPO613's warning; a shape without vocab has no memory model
+    yield from _manifests(ctx)
+
+
+def _manifests(ctx) -> Iterator[Hit]:
+    """RayJobs that run verl's trainer, where the manifest states the GPU type and a catalogued model."""
+    from ...memory.manifest import rayjob_run
+    from ...memory.resolve import FIX_KEYS
+
+    for o in ctx.of_kind("RayJob"):
+        run = rayjob_run(o.obj)
+        if run is None:
+            continue
+        instance = next(iter(_selected_types(o.obj)), "")
+        keys = FIX_KEYS["verl-hydra-" + run.engine]
+        yield from _findings(run, instance, keys, lambda kind, o=o: {"key_path": "spec.entrypoint", "obj": o})
+
+
+def _selected_types(obj) -> list[str]:
+    from ...memory.manifest import INSTANCE_TYPE_LABELS
+
+    groups = ((obj.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs") or []
+    out = []
+    for g in groups:
+        selector = (((g or {}).get("template") or {}).get("spec") or {}).get("nodeSelector") or {}
+        out += [str(selector[k]) for k in INSTANCE_TYPE_LABELS if isinstance(selector, dict) and selector.get(k)]
+    return out
+
+
+def _findings(run, instance, keys: dict[str, str], where) -> Iterator[Hit]:
+    from ...memory import estimate
+
     report = estimate(run)
-    framework = ctx.built.framework
-    instance = ctx.spec.cluster.get("gpuInstanceType")
     gpu = f"{instance} GPU: {run.gpu_bytes / GIB:.1f} GiB"
     over = [p for p in report.phases if p.total > run.gpu_bytes]
     if report.engine_refusal and not any(p.name == "rollout" for p in over):
         over = [p for p in report.phases if p.name == "rollout"] + over
     if over:
         worst = max(over, key=lambda p: p.total)
-        yield _oom(run, report, worst, over, gpu, framework)
-    elif report.fraction(report.peak) > 0.90:
+        yield _oom(run, report, worst, over, gpu, keys, where(PHASE_KEYS[worst.name]))
+    elif report.fraction(report.peak) > RISKY:
         p = report.peak
-        yield Hit(PHASE_KEYS[p.name], f"{p.name} phase peaks at {p.total / GIB:.1f} GiB = "
+        yield Hit(**where(PHASE_KEYS[p.name]), message=f"{p.name} phase peaks at {p.total / GIB:.1f} GiB = "
                   f"{100 * report.fraction(p):.0f} % of the {gpu} ({_top(p)}): within 10 % of the GPU, where CUDA "
                   "graphs and fragmentation decide", severity=Severity.WARNING,
-                  remediation=_fix_text(run, framework) or "leave more headroom")
+                  remediation=_fix_text(run, keys) or "leave more headroom")
     if report.kv_tokens is not None and not any(p.name == "rollout" for p in over):
-        yield from _kv(run, report, framework)
+        yield from _kv(run, report, where(KV_KEY))
     if report.host_oom:
-        yield Hit("global.cluster.gpuInstanceType",
-                  f"offloaded states need {report.host_bytes / GIB:.0f} GiB of host RAM per node "
+        yield Hit(**where("global.cluster.gpuInstanceType"),
+                  message=f"offloaded states need {report.host_bytes / GIB:.0f} GiB of host RAM per node "
                   f"({run.gpus_per_node} GPUs) > {run.node_ram_bytes / GIB:.0f} GiB allocatable on {instance}",
                   remediation="turn offload off where the GPU has room, or add nodes")
 
@@ -106,13 +141,13 @@ def _top(phase, n: int = 3) -> str:
     return ", ".join(f"{x.name} {x.bytes / GIB:.1f}" for x in terms)
 
 
-def _fix_labels(run, framework: str) -> list[tuple[str, str]]:
+def _fix_labels(run, keys: dict[str, str]) -> list[tuple[str, str]]:
     from ...memory import nearest_fixes
-    from ...memory.resolve import FIX_KEYS
 
-    keys = FIX_KEYS[framework]
     out = []
     for fixes, rep in nearest_fixes(run):
+        if not all(f.field in keys for f in fixes):
+            continue
         label = " + ".join(_label(keys[f.field], f.value) for f in fixes)
         out.append((label, f"{label} (peak {rep.peak.name} {rep.peak.total / GIB:.1f} GiB)"))
     return out
@@ -122,16 +157,21 @@ def _label(key: str, value) -> str:
     key = key.removeprefix("global.")
     if key.endswith(".offload"):
         return f"{key} params+optimizer on"
+    if key.endswith("+optimizer_offload"):  # a Hydra pair
+        base = key.rsplit(".", 1)[0]
+        return f"{base}.param_offload=True {base}.optimizer_offload=True"
+    if key.startswith(("actor_rollout_ref.", "trainer.")):
+        return f"{key}={value}"
     return f"{key} {value}"
 
 
-def _fix_text(run, framework: str) -> str:
-    labels = _fix_labels(run, framework)
+def _fix_text(run, keys: dict[str, str]) -> str:
+    labels = _fix_labels(run, keys)
     return "predicted to fit: " + "; or ".join(text for _, text in labels) if labels else ""
 
 
-def _oom(run, report, worst, over, gpu: str, framework: str) -> Hit:
-    fix = _fix_text(run, framework)
+def _oom(run, report, worst, over, gpu: str, keys: dict[str, str], at: dict) -> Hit:
+    fix = _fix_text(run, keys)
     others = [p.name for p in over if p is not worst]
     why = report.engine_refusal if worst.name == "rollout" and report.engine_refusal else ""
     if worst.total > run.gpu_bytes:
@@ -140,25 +180,24 @@ def _oom(run, report, worst, over, gpu: str, framework: str) -> Hit:
     else:  # the engine refuses to start although the phase's sum would fit
         message = f"{worst.name} phase: {why} ({gpu}; {_top(worst)})"
     message += f"; also over: {', '.join(others)}" if others else ""
-    labels = _fix_labels(run, framework)
+    labels = _fix_labels(run, keys)
     tail = (f"; nearest fixes: {', '.join(lbl for lbl, _ in labels)}" if labels else
             "; no single change the model tries fits: use larger or more GPUs")
-    return Hit(PHASE_KEYS[worst.name], message + tail,
-               remediation=fix or None, related=("global.cluster.gpuInstanceType",))
+    return Hit(**at, message=message + tail, remediation=fix or None,
+               related=() if "obj" in at else ("global.cluster.gpuInstanceType",))
 
 
-def _kv(run, report, framework: str) -> Iterator[Hit]:
+def _kv(run, report, at: dict) -> Iterator[Hit]:
     engine = "vLLM" if run.rollout == "vllm" else "SGLang"
     tokens = report.kv_tokens
+    related = () if "obj" in at else ("global.job.rollout.tensorParallel",)
     if tokens < report.kv_need_one:
-        yield Hit("global.job.rollout.gpuMemoryUtilization",
-                  f"{engine}'s KV cache holds {tokens:.0f} tokens per engine < one max_model_len of "
-                  f"{report.kv_need_one}: the engine refuses to start", related=("global.job.rollout.tensorParallel",),
-                  remediation="raise global.job.rollout.gpuMemoryUtilization or global.job.rollout.tensorParallel")
+        yield Hit(**at, message=f"{engine}'s KV cache holds {tokens:.0f} tokens per engine < one max_model_len of "
+                  f"{report.kv_need_one}: the engine refuses to start", related=related,
+                  remediation="raise the engine's memory share or its tensor parallel size")
     elif report.kv_need_all and tokens < report.kv_need_all:
-        yield Hit("global.job.rollout.gpuMemoryUtilization",
-                  f"{engine}'s KV cache holds {tokens:.0f} tokens per engine < {report.kv_need_all} for its "
-                  f"concurrency x sequence length: it preempts sequences and generates more slowly",
-                  severity=Severity.WARNING, related=("global.job.rollout.tensorParallel",),
-                  remediation="raise global.job.rollout.gpuMemoryUtilization or global.job.rollout.tensorParallel, "
-                              "or accept the slower rollout")
+        yield Hit(**at, message=f"{engine}'s KV cache holds {tokens:.0f} tokens per engine < {report.kv_need_all} "
+                  "for its concurrency x sequence length: it preempts sequences and generates more slowly",
+                  severity=Severity.WARNING, related=related,
+                  remediation="raise the engine's memory share or its tensor parallel size, or accept the slower "
+                              "rollout")
