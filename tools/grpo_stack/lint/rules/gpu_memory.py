@@ -80,7 +80,7 @@ def check(ctx) -> Iterator[Hit]:
         run = run_for(ctx.spec, ctx.built)
         if run is not None:  # None: an uncatalogued GPU type (GRPO613's warning) or a shape without vocab
             instance = ctx.spec.cluster.get("gpuInstanceType")
-            yield from _findings(run, instance, FIX_KEYS[ctx.built.framework], lambda kind: {"key_path": kind})
+            yield from findings_for_run(run, instance, FIX_KEYS[ctx.built.framework], lambda kind: {"key_path": kind})
         return
     yield from _manifests(ctx)
 
@@ -96,7 +96,7 @@ def _manifests(ctx) -> Iterator[Hit]:
             continue
         instance = next(iter(_selected_types(o.obj)), "")
         keys = FIX_KEYS["verl-hydra-" + run.engine]
-        yield from _findings(run, instance, keys, lambda kind, o=o: {"key_path": "spec.entrypoint", "obj": o})
+        yield from findings_for_run(run, instance, keys, lambda kind, o=o: {"key_path": "spec.entrypoint", "obj": o})
 
 
 def _selected_types(obj) -> list[str]:
@@ -110,7 +110,7 @@ def _selected_types(obj) -> list[str]:
     return out
 
 
-def _findings(run, instance, keys: dict[str, str], where) -> Iterator[Hit]:
+def findings_for_run(run, instance, keys: dict[str, str], where) -> Iterator[Hit]:
     from ...memory import estimate
 
     report = estimate(run)
