@@ -25,3 +25,8 @@ def test_json_phases_add_up(capsys):
     for phase in data["phases"]:
         assert abs(sum(t["gib"] for t in phase["terms"]) - phase["gib"]) < 0.05
     assert data["peak"]["gib"] == max(p["gib"] for p in data["phases"])
+
+
+def test_memory_without_job_is_a_usage_error(capsys):
+    assert main([VALUES, "--memory"]) == 2
+    assert "--memory needs --job" in capsys.readouterr().err

@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _render(args) -> int:
+    if args.memory and not args.job:
+        print("grpo-render: --memory needs --job (the memory model reads the job the values build)", file=sys.stderr)
+        return 2
     if args.chart:
         _use_chart(args.chart)
     try:
