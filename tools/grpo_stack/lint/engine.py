@@ -348,10 +348,11 @@ def _apply(findings, sup, config, files_by_path) -> list[Finding]:
 
     out = []
     for f in findings:
-        if any(s.file == f.file and f.code in s.codes and _covers(s, f, files_by_path) for s in sup if s.reason):
+        if any(s.file == f.file and f.code in s.codes and _covers(s, f, files_by_path) for s in sup
+               if suppression_reason.accepted(f.code, s.reason)):
             continue
-        if any(c.code == f.code and c.reason and (not c.paths or any(fnmatch.fnmatch(f.file, p) for p in c.paths))
-               for c in config):
+        if any(c.code == f.code and suppression_reason.accepted(c.code, c.reason)
+               and (not c.paths or any(fnmatch.fnmatch(f.file, p) for p in c.paths)) for c in config):
             continue
         out.append(f)
     out += suppression_reason.findings_for(sup, config)

@@ -20,6 +20,7 @@ from . import (
     eval_phase,
     eval_server_heads,
     framework_image,
+    gpu_memory,
     host_path,
     image_pinning,
     job_build,
@@ -110,6 +111,7 @@ _MODULES: list[ModuleType] = [
     eval_checkpoint_step,
     vllm_server_gpus,
     engine_memory,
+    gpu_memory,
     sglang_context,
 ]
 

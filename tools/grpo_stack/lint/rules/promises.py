@@ -164,16 +164,18 @@ PROMISES: tuple[Promise, ...] = (
             (Check("GRPO902", "good-eval-tp-divides-heads.yaml", "bad-eval-tp-splits-no-heads.yaml"),
              Check("GRPO904", "good-manifest-vllm.yaml", "bad-manifest-vllm.yaml"),
              Check("GRPO601", "good-eval-server-fits.yaml", "bad-eval-server-tp-above-node-gpus.yaml"))),
-    Promise(PARALLEL, "Each inference engine's GPU memory share holds its slice of the weights and one full-length "
-            "sequence (rollout vLLM / SGLang, eval vLLM)", "model size / tensor parallel + KV cache ↔ GPU memory of "
-            "the instance type × gpuMemoryUtilization",
-            (Check("GRPO905", "good-shipped-rollout.yaml", "bad-rollout-weights-on-one-gpu.yaml"),
-             Check("GRPO905", "good-shipped-rollout.yaml", "bad-miles-sglang-share.yaml"),
-             Check("GRPO905", "good-eval-server-fits.yaml", "bad-eval-server-kv-cache.yaml"))),
-    Promise(PARALLEL, "Training fits its GPUs' memory (weights, gradients, optimizer state, activations)",
-            "trainer parallelism / offload / micro batch ↔ GPU memory", gap="no rule estimates the trainer's "
-            "memory per GPU; FSDP / Megatron sharding, offload and activation checkpointing make it a model, not a "
-            "comparison"),
+    Promise(PARALLEL, "The eval server's GPU memory share holds its slice of the weights and one full-length "
+            "sequence", "model size / tensor parallel + KV cache ↔ GPU memory of vllm.instanceType × "
+            "gpuMemoryUtilization",
+            (Check("GRPO905", "good-eval-server-fits.yaml", "bad-eval-server-kv-cache.yaml"),)),
+    Promise(PARALLEL, "Every phase of training fits its GPUs' memory (rollout engine, log-prob and reference "
+            "forward, training step, weight sync; KV cache; host RAM under offload)",
+            "trainer parallelism / offload / micro batch / LoRA ↔ rollout engine share ↔ GPU and node memory",
+            (Check("GRPO920", "good-72b-2-p5en-offload.yaml", "bad-72b-full-finetune-2-p5en.yaml"),
+             Check("GRPO920", "good-shipped-rollout.yaml", "bad-rollout-weights-on-one-gpu.yaml"),
+             Check("GRPO920", "good-shipped-rollout.yaml", "bad-miles-sglang-share.yaml"),
+             Check("GRPO920", "good-shipped-rollout.yaml", "bad-kv-below-one-sequence.yaml"),
+             Check("GRPO920", "good-manifest-rayjob-72b-offload.yaml", "bad-manifest-rayjob-72b-on-2-p5en.yaml"))),
     Promise(WORKERS, "The training batch splits over the data-parallel ranks the GPUs give",
             "job batch sizes ↔ trainer GPUs and parallelism",
             (Check("GRPO302", "good-qwen25-72b-dp3-b384.yaml", "bad-qwen25-72b-dp3-b256.yaml"),
