@@ -185,3 +185,24 @@ def test_process_fault(pool_service, process, how, state):
     not_ok = [sample for sample in traffic.health if sample[0] != 200]
     assert traffic.health and not not_ok, not_ok[:3]
     assert recovered_in < RECOVERY_S
+
+
+def test_forkserver_killed_four_times_while_workers_start(pool_service):
+    """The reviewed reproduction: the forkserver killed four times within a few seconds, each time just after a
+    worker died (so its replacement was starting). Every slot survives, the pool comes back to full strength, and
+    no request is lost meanwhile."""
+    service = pool_service
+    _wait_until(lambda: _settled(service), RECOVERY_S, "a settled pool before the storm", service)
+    with _Traffic(service) as traffic:
+        for _ in range(4):
+            workers = service.workers()
+            if workers:
+                _signal(workers[0], signal.SIGKILL)
+            _signal(service.forkserver(), signal.SIGKILL)
+            time.sleep(1)
+        _wait_until(lambda: _settled(service), RECOVERY_S, "a settled pool after the storm", service)
+        reply = service.post({"response": "\\boxed{4}", "label": 4}, timeout=30)
+    assert (reply.status_code, reply.json()["status"]) == (200, "ok")
+    lost = [outcome for outcome in traffic.outcomes if outcome[0] != 200 or outcome[1] not in ANSWERED]
+    assert not lost, lost[:5]
+    assert traffic.health and all(sample[0] == 200 for sample in traffic.health)
