@@ -25,10 +25,11 @@ import verl_remote_reward
 from conftest import base_env
 from reward_harness import ServiceProcess
 
-MAX_BODY = 64 * 1024
+MAX_BODY = 4 * 1024 * 1024
 CONNECTION_CAP = 12
 READ_TIMEOUT_S = 2
-# Over the limit, and within what the server drains (another MAX_BODY) so the client reads the 413.
+# Over the limit, within what the server drains (another MAX_BODY), and larger than loopback socket buffers, so
+# the client is still sending when the server has answered (where a connection closed early resets it).
 OVERSIZED = "x" * (MAX_BODY + MAX_BODY // 2)
 
 

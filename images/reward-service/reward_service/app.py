@@ -160,11 +160,11 @@ class RewardApp:
         await send({"type": "http.response.start", "status": status, "headers": raw})
         await send({"type": "http.response.body", "body": body, "more_body": True})
         declared = _header(scope, b"content-length")
-        unread = int(declared) - error.read if declared.isdigit() else 0
-        limit = self._max_body
+        limit = 2 * self._max_body - error.read  # what is left to read of a body twice the limit
         # A client that waits for "100 Continue" sends no body after a 413; one declaring more than the bound is
         # not worth reading.
-        if _header(scope, b"expect").lower() != "100-continue" and unread <= limit:
+        if _header(scope, b"expect").lower() != "100-continue" and not (
+                declared.isdigit() and int(declared) - error.read > limit):
             await _drain(receive, limit)
         await send({"type": "http.response.body", "body": b""})
 

@@ -137,6 +137,7 @@ class WorkerPool:
         self._slots: list[asyncio.Task] = []
         self._live: set[_Worker] = set()
         self._start_failures = 0
+        self._last_failure = ""
         self._failing_since = 0.0
         self._broken_after_s = broken_after_s
         self._running = False
@@ -195,7 +196,9 @@ class WorkerPool:
         if self._running and self._none_alive_since is not None:
             dead_for = time.monotonic() - self._none_alive_since
             if dead_for >= self._broken_after_s:
-                return f"no worker has been alive for {dead_for:.0f} s"
+                failing = (f"; {self._start_failures} worker starts failed in a row, last: {self._last_failure}"
+                           if self._start_failures else "")
+                return f"no worker has been alive for {dead_for:.0f} s{failing}"
         return None
 
     async def _run_slot(self, started: asyncio.Event) -> None:
@@ -254,6 +257,7 @@ class WorkerPool:
         if self._start_failures == 0:
             self._failing_since = now
         self._start_failures += 1
+        self._last_failure = reason
         self._metrics.pool_restarts.labels("start_failed").inc()
         log.warning("worker failed to start", extra={"detail": reason, "failures_in_a_row": self._start_failures})
         failing_for = now - self._failing_since
