@@ -1,5 +1,6 @@
 """Chaos, process by process: every process the pool depends on (its workers and the forkserver that forks them),
-killed (SIGKILL) or stopped (SIGSTOP, never continued), while idle, while a worker starts and while busy.
+killed (SIGKILL) or stopped (SIGSTOP, never continued), while idle, while a worker starts and while busy; and
+multiprocessing's resource tracker, stopped and killed.
 
 Prevents the reviewed failures: the forkserver killed while a worker started raised EOFError out of the spawn path,
 the slot's task ended, nothing restarted it, and with every slot gone /health answered 200 with workers_alive 0 for
@@ -23,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from conftest import TEST_HARD_TIMEOUT_S, base_env
-from reward_harness import ServiceProcess, descendants, process_state, running
+from reward_harness import ServiceProcess, children, cmdline, descendants, process_state, running
 
 # A start (hand-off to the forkserver and the worker's warm-up) that takes longer is abandoned: the worker, or a
 # forkserver that does not answer, is killed and the start retried.
@@ -53,9 +54,9 @@ def _wait_until(predicate, timeout_s: float, what: str, service) -> None:
     raise AssertionError(f"{what} not reached within {timeout_s} s; log:\n{service.log_tail()}")
 
 
-def _settled(service) -> bool:
+def _settled(service, ignore: tuple[int, ...] = ()) -> bool:
     """Two running workers that the pool counts, one running forkserver, nothing stopped among the processes."""
-    stopped = [pid for pid in descendants(service.proc.pid) if process_state(pid) == "T"]
+    stopped = [pid for pid in descendants(service.proc.pid) if process_state(pid) == "T" and pid not in ignore]
     if len(service.workers()) != 2 or service.forkserver() is None or stopped:
         return False
     return httpx.get(service.url + "/health", timeout=10).json() == {"status": "ok", "workers_alive": 2}
@@ -203,6 +204,27 @@ def test_forkserver_killed_four_times_while_workers_start(pool_service):
         _wait_until(lambda: _settled(service), RECOVERY_S, "a settled pool after the storm", service)
         reply = service.post({"response": "\\boxed{4}", "label": 4}, timeout=30)
     assert (reply.status_code, reply.json()["status"]) == (200, "ok")
+    lost = [outcome for outcome in traffic.outcomes if outcome[0] != 200 or outcome[1] not in ANSWERED]
+    assert not lost, lost[:5]
+    assert traffic.health and all(sample[0] == 200 for sample in traffic.health)
+
+
+def test_resource_tracker_stopped_then_killed(pool_service):
+    """multiprocessing's resource tracker, the service's third helper process, stopped and then killed: starts go
+    on (multiprocessing probes it at each start and launches a new one once it is dead), nothing is lost."""
+    service = pool_service
+    _wait_until(lambda: _settled(service), RECOVERY_S, "a settled pool", service)
+    tracker = next(pid for pid in children(service.proc.pid) if "resource_tracker" in cmdline(pid))
+    with _Traffic(service) as traffic:
+        for signum in (signal.SIGSTOP, signal.SIGKILL):
+            _signal(tracker, signum)
+            _signal(service.workers()[0], signal.SIGKILL)  # a start while the tracker is stopped, then dead
+            time.sleep(0.5)
+            _wait_until(lambda: _settled(service, ignore=(tracker,)), RECOVERY_S, "a settled pool", service)
+        reply = service.post({"response": "\\boxed{4}", "label": 4}, timeout=30)
+    assert (reply.status_code, reply.json()["status"]) == (200, "ok")
+    assert not running(tracker)
+    assert any("resource_tracker" in cmdline(pid) for pid in children(service.proc.pid))
     lost = [outcome for outcome in traffic.outcomes if outcome[0] != 200 or outcome[1] not in ANSWERED]
     assert not lost, lost[:5]
     assert traffic.health and all(sample[0] == 200 for sample in traffic.health)
