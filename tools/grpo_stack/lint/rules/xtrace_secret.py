@@ -34,14 +34,14 @@ and then sourced `env_vars`, printing `HF_TOKEN` in clear text.
 args:
   - |
     set -xeuo pipefail
-    huggingface-cli login --token "$HF_TOKEN"
+    hf auth login --token "$HF_TOKEN"
 ```
 Use instead:
 ```yaml
 args:
   - |
     set -euo pipefail
-    huggingface-cli download "$MODEL" --local-dir /fsx/models/x   # reads HF_TOKEN from the environment
+    hf download "$MODEL" --revision "$COMMIT" --local-dir /fsx/models/x   # reads HF_TOKEN from the environment
 ```
 
 ## Fix
