@@ -201,9 +201,10 @@ PROMISES: tuple[Promise, ...] = (
     Promise(WORKERS, "The code runs the reward service sends fit the sandbox's CPUs",
             "reward-service.replicas × sandbox.concurrency ↔ sandbox-fusion.replicas × resources.cpu",
             (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-runs-outnumber-sandbox-cpus.yaml"),)),
-    Promise(WORKERS, "The code runs a sandbox pod gets fit its memory", "reward-service.replicas × "
-            "sandbox.concurrency × sandbox.memoryMb ↔ sandbox-fusion.replicas × resources.memory",
-            (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-run-memory-exceeds-pod.yaml"),)),
+    Promise(WORKERS, "The code runs a sandbox pod gets fit its memory, with room left for the server",
+            "reward-service.replicas × sandbox.concurrency × sandbox.memoryMb ↔ sandbox-fusion.replicas × "
+            "resources.memory", (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-run-memory-exceeds-pod.yaml"),
+                                 Check("GRPO521", "good-sandbox-scaled.yaml", "bad-runs-take-whole-limit.yaml"))),
     Promise(WORKERS, "The trainers' concurrent reward requests fit the reward service's workers within its queue "
             "deadline", "rollout reward concurrency (verl workers, miles connections) ↔ reward-service.replicas × "
             "workers ↔ REWARD_QUEUE_DEADLINE_S",
@@ -248,9 +249,11 @@ PROMISES: tuple[Promise, ...] = (
     Promise(NODES, "Evaluation takes no GPUs from the training release and never re-renders it",
             "vllm / lm-eval ↔ the training RayCluster's nodes",
             (Check("GRPO901", "good-eval-release.yaml", "bad-eval-in-training-release.yaml"),)),
-    Promise(NODES, "The shared volume holds the model, the retained checkpoints and the data",
-            "global.storage.capacity ↔ model size × checkpoints kept",
-            (Check("GRPO614", "good-keeps-three.yaml", "bad-keeps-too-many-checkpoints.yaml"),)),
+    Promise(NODES, "The shared volume's free space holds the model, the retained checkpoints and the data",
+            "global.storage.capacity − global.storage.used (unstated: the smallest FSx file system) ↔ model size × "
+            "checkpoints kept", (Check("GRPO614", "good-keeps-three.yaml", "bad-keeps-too-many-checkpoints.yaml"),
+                                 Check("GRPO614", "good-free-space-stated.yaml", "bad-filesystem-already-full.yaml"),
+                                 Check("GRPO614", "good-free-space-stated.yaml", "bad-capacity-unstated.yaml"))),
     Promise(WIRING, "The job only calls components the values enable", "job reward/sandbox/eval ↔ components",
             (Check("GRPO102", "good-components-on.yaml", "bad-sandbox-disabled.yaml"),)),
     Promise(WIRING, "The reward service routes every data source the prepared data carries, and `code` routes have "
