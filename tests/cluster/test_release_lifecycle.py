@@ -39,7 +39,7 @@ def run(request, node_pool, helm_bin):
     training = Release(cp, helm_bin, "grpo", namespace, [values])
     evaluation = Release(cp, helm_bin, "grpo-eval", namespace, [values, EVAL_VALUES])
     state = SimpleNamespace(name=request.param, namespace=namespace, training=training, evaluation=evaluation,
-                            installed=True, hook_pods={})
+                            installed=True)
     try:
         training.install()
         training.wait_running()
