@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle startup helm chart-deps lint-values render-values schemas clean
+.PHONY: main test setup oracle startup lmeval helm chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,11 @@ chart-deps: helm
 startup:
 	bash tests/startup/setup_startup_venv.sh
 
-test: setup oracle helm startup
+# The lm-eval wire tier's venv: images/lm-eval/requirements.txt without torch (tests/wires, docs/wires.md).
+lmeval:
+	bash tests/wires/setup_lmeval_venv.sh
+
+test: setup oracle helm startup lmeval
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup
