@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import enum
 import types
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 
-def _fields(model: type) -> dict[str, tuple[str, bool]]:
-    """Field name -> (key on the wire, required), for pydantic v2 and v1 (`pydantic.v1`) models."""
-    if hasattr(model, "model_fields"):
-        return {name: (f.alias or name, f.is_required()) for name, f in model.model_fields.items()}
-    return {name: (f.alias, bool(f.required)) for name, f in model.__fields__.items()}
+def _fields(model: type) -> dict[str, tuple[str, bool, Any]]:
+    """Field name -> (key on the wire, required, annotation), for pydantic v2 and v1 (`pydantic.v1`) models."""
+    if hasattr(model, "model_fields"):  # v2 has resolved the annotations itself
+        return {name: (f.alias or name, f.is_required(), f.annotation) for name, f in model.model_fields.items()}
+    hints = get_type_hints(model)
+    return {name: (f.alias, bool(f.required), hints[name]) for name, f in model.__fields__.items()}
 
 
 def is_model(hint: Any) -> bool:
@@ -39,6 +40,8 @@ def _check(value: Any, hint: Any, where: str, every_field: bool) -> list[str]:
     if hint is Any:
         return []
     origin = get_origin(hint)
+    if origin is Annotated:
+        return _check(value, get_args(hint)[0], where, every_field)
     if origin in (Union, types.UnionType):
         arms = [_check(value, arm, where, every_field) for arm in get_args(hint)]
         return [] if any(not a for a in arms) else min(arms, key=len)
@@ -79,14 +82,13 @@ def _check_model(value: Any, model: type, where: str, every_field: bool) -> list
     if not isinstance(value, dict):
         return [f"{where}: {type(value).__name__} where a {model.__name__} object belongs"]
     fields = _fields(model)
-    hints = get_type_hints(model)
-    keys = {key: name for name, (key, _) in fields.items()}
+    keys = {key: name for name, (key, _, _) in fields.items()}
     found = [f"{where}.{k}: unknown to {model.__name__} (fields: {sorted(keys)})" for k in value if k not in keys]
-    for name, (key, required) in fields.items():
+    for key, required, hint in fields.values():
         if key not in value:
             if required or every_field:
                 found.append(f"{where}.{key}: missing ({model.__name__} declares it"
                              f"{', required' if required else ''})")
             continue
-        found += _check(value[key], hints[name], f"{where}.{key}", every_field)
+        found += _check(value[key], hint, f"{where}.{key}", every_field)
     return found

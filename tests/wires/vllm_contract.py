@@ -25,39 +25,44 @@ ROUTER_MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.openai
 MODELS_BY_PATH = {"/v1/completions": "CompletionRequest", "/v1/chat/completions": "ChatCompletionRequest"}
 
 
-def routes() -> set[str]:
-    """Every path vLLM's own FastAPI routers declare."""
+def routes() -> tuple[set[str], list[str]]:
+    """Every path vLLM's own FastAPI routers declare, and why a router module did not import."""
     found: set[str] = set()
+    errors = []
     for module in ROUTER_MODULES:
         try:
             router = getattr(importlib.import_module(module), "router", None)
-        except ImportError:
+        except ImportError as error:
+            errors.append(f"{module}: {error}")
             continue
         found |= {getattr(r, "path", "") for r in getattr(router, "routes", [])}
-    return found - {""}
+    return found - {""}, errors
 
 
 def request_model(name: str) -> type:
+    errors = []
     for module in PROTOCOL_MODULES:
         try:
             found = getattr(importlib.import_module(module), name, None)
-        except ImportError:
+        except ImportError as error:
+            errors.append(f"{module}: {error}")
             continue
         if found is not None:
             return found
-    raise SystemExit(f"vLLM's {name} is in none of {PROTOCOL_MODULES}")
+    raise SystemExit(f"vLLM's {name} is in none of {PROTOCOL_MODULES} (import errors: {errors})")
 
 
 def main() -> None:
     import vllm
 
     recorded = json.load(sys.stdin)["requests"]
-    served = routes()
+    served, errors = routes()
     found = []
     for i, request in enumerate(recorded):
         name = MODELS_BY_PATH.get(request["path"])
         if request["path"] not in served or name is None:
-            found.append(f"request {i}: POST {request['path']} is no completion route of vLLM's routers")
+            found.append(f"request {i}: POST {request['path']} is no completion route of vLLM's routers "
+                         f"(routers not imported: {errors})")
             continue
         found += [f"request {i}: {p}" for p in problems(request_model(name), request["body"], name)]
     json.dump({"vllm": vllm.__version__, "routes": sorted(served), "problems": found}, sys.stdout)
