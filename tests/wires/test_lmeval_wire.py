@@ -168,12 +168,23 @@ def test_each_task_files_generation_settings_reach_vllm(lm_eval_run):
     assert _HUMANEVAL["prompt"] in prompts and any(_MBPP["text"] in p for p in prompts)
 
 
-def test_every_request_fits_vllms_completion_request(lm_eval_run):
+def test_every_request_fits_vllms_completion_request(lm_eval_run, tmp_path):
+    """Checked in one run of the start-up venv, with three mutations of the first request that must fail there:
+    a sampling key vLLM does not know, a coerced value, a path vLLM does not serve."""
     _user, seen = lm_eval_run
     python = startup_python()
-    proc = subprocess.run([str(python), str(HERE / "vllm_contract.py")], input=json.dumps({"requests": seen}),
-                          capture_output=True, text=True, timeout=600)
+    first = seen[0]
+    mutants = [({**first, "body": {**first["body"], "do_sample": True}}, "do_sample"),
+               ({**first, "body": {**first["body"], "max_tokens": str(first["body"]["max_tokens"])}}, "max_tokens"),
+               ({**first, "path": "/v1/complete"}, "/v1/complete")]
+    out = tmp_path / "verdict.json"
+    sent = json.dumps({"requests": seen + [m for m, _ in mutants]})
+    proc = subprocess.run([str(python), str(HERE / "vllm_contract.py"), str(out)], input=sent, capture_output=True,
+                          text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    verdict = json.loads(proc.stdout)
+    verdict = json.loads(out.read_text())
     print(f"checked {len(seen)} requests against vllm {verdict['vllm']}'s models", file=sys.stderr)
-    assert verdict["problems"] == []
+    caught = {i: [p for p in verdict["problems"] if p.startswith(f"request {i}:")] for i in range(len(seen) + 3)}
+    assert [p for i in range(len(seen)) for p in caught[i]] == []
+    for i, (_, name) in enumerate(mutants, start=len(seen)):
+        assert len(caught[i]) == 1 and name in caught[i][0], caught[i]

@@ -1,6 +1,7 @@
 """Run with the start-up venv's interpreter (vllm installed): each recorded request against vLLM's own models.
 
-stdin: {"requests": [{"path": ..., "body": ...}, ...]}; stdout: {"vllm": version, "routes": [...], "problems": [...]}.
+stdin: {"requests": [{"path": ..., "body": ...}, ...]}; argv[1]: where to write {"vllm": version, "routes": [...],
+"problems": [...]} (vLLM logs to stdout).
 A POST must go to a route of vLLM's own OpenAI routers and fit that route's request model strictly
 (tests/wires/strict_models.py): vLLM logs and ignores a field it does not know, so a misspelt sampling
 parameter would silently fall back to its default.
@@ -65,7 +66,7 @@ def main() -> None:
                          f"(routers not imported: {errors})")
             continue
         found += [f"request {i}: {p}" for p in problems(request_model(name), request["body"], name)]
-    json.dump({"vllm": vllm.__version__, "routes": sorted(served), "problems": found}, sys.stdout)
+    Path(sys.argv[1]).write_text(json.dumps({"vllm": vllm.__version__, "routes": sorted(served), "problems": found}))
 
 
 if __name__ == "__main__":
