@@ -2,7 +2,7 @@
 # Create the lm-eval wire tier's venv: images/lm-eval/requirements.txt (the image's own pins) without torch.
 #
 # Usage: tests/wires/setup_lmeval_venv.sh [--refreeze]
-#   LMEVAL_VENV  venv path (default: $HOME/.cache/grpo-stack/venvs/lmeval-<hash of this script and its pins>)
+#   LMEVAL_VENV  venv path (default: tests/tier_venvs.py's, ~/.cache/grpo-stack/venvs/lmeval-<hash of its inputs>)
 #   --refreeze   rewrite tests/wires/lmeval-constraints.txt from `pip freeze` after installing
 #
 # torch is left out: the chart's Job runs `--model local-completions` with `tokenizer_backend=None`, which builds
@@ -18,7 +18,7 @@ CONSTRAINTS="${HERE}/lmeval-constraints.txt"
 fingerprint() {
   { cat "$0" "${REQUIREMENTS}" "${CONSTRAINTS}"; } | sha256sum | cut -c1-16
 }
-VENV="${LMEVAL_VENV:-${HOME}/.cache/grpo-stack/venvs/lmeval-$(fingerprint)}"
+VENV="${LMEVAL_VENV:-$(cd "${ROOT}" && python3 -m tests.tier_venvs lmeval)}"
 MARKER="${VENV}/.grpo-lmeval-installed"
 
 REFREEZE=0

@@ -156,10 +156,17 @@ def _open(base, release, namespace, crd, config_path, select) -> ResultCache | N
     try:
         common = [tool_digest(), tree_digest(chart_dir()), crd and file_digest(crd), config_path,
                   config_path and file_digest(config_path), release, namespace, sorted(select or []) or None,
-                  [(b, file_digest(b)) for b in base]]
+                  [(b, file_digest(b)) for b in base], _overlay_digest()]
     except (InputError, OSError):
         return None  # an unreadable input: the linter reports it, uncached
     return ResultCache(cache_dir(), _sha(json.dumps(common).encode()))
+
+
+def _overlay_digest() -> str | None:
+    """The evaluation overlay every run's file is also linted with (lint/evaluation_view.py)."""
+    from .evaluation_view import EVAL_OVERLAY
+
+    return file_digest(str(EVAL_OVERLAY)) if EVAL_OVERLAY.is_file() else None
 
 
 def _digests(paths: list[str]) -> dict[str, str] | None:
