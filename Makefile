@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle startup helm cluster-tools chart-deps lint-values render-values schemas clean
+.PHONY: main test setup oracle startup lmeval helm cluster-tools chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,8 @@ main: setup
 # setup script and lock files (tests/tier_venvs.py), so a second clone, a worktree and CI reuse them.
 ORACLE_VENV := $(shell $(PYTHON) -m tests.tier_venvs oracle)
 STARTUP_VENV := $(shell $(PYTHON) -m tests.tier_venvs startup)
-export ORACLE_VENV STARTUP_VENV
+LMEVAL_VENV := $(shell $(PYTHON) -m tests.tier_venvs lmeval)
+export ORACLE_VENV STARTUP_VENV LMEVAL_VENV
 
 oracle:
 	bash tests/oracle/setup_oracle_venv.sh
@@ -64,7 +65,12 @@ startup:
 	bash tests/startup/setup_startup_venv.sh
 	@$(PYTHON) -m tests.tier_venvs --prune startup
 
-test: setup oracle helm startup cluster-tools
+# The lm-eval wire tier's venv: images/lm-eval/requirements.txt without torch (tests/wires, docs/wires.md).
+lmeval:
+	bash tests/wires/setup_lmeval_venv.sh
+	@$(PYTHON) -m tests.tier_venvs --prune lmeval
+
+test: setup oracle helm startup lmeval cluster-tools
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup
