@@ -384,3 +384,23 @@ def _keys_on_line(node: Any, line: int, prefix: str = ""):
     elif isinstance(node, CommentedSeq):
         for i, v in enumerate(node):
             yield from _keys_on_line(v, line, f"{prefix}.{i}")
+
+
+def values_context(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE
+                   ) -> tuple[LintContext, list[ValuesFile]]:
+    """The context the rules see for these values, for checks outside the rule engine (the live preflight
+    reads the cluster against it). Raises the first InputError the lint would report as exit 2."""
+    checked = _check(paths, Options(release=release, namespace=namespace))
+    if isinstance(checked, LintResult):
+        raise checked.input_errors[0]
+    try:
+        rendered = render(checked.user, release=release, namespace=namespace, helm_schema=False)
+    except RenderError as exc:
+        raise render_input_errors(checked.files, exc)[0] from None
+    ctx = LintContext(checked.files[-1].path, release, namespace, list(rendered.objects),
+                      values_file=checked.files[-1], merged=checked.merged, rendered=rendered)
+    try:
+        ctx.job_spec = job_spec(rendered)
+    except RenderError:
+        pass
+    return ctx, checked.files
