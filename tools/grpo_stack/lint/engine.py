@@ -48,6 +48,9 @@ class LintResult:
     unchecked_rayclusters: int = 0  # RayCluster objects not validated against the KubeRay CRD (none given)
     # (apiVersion, kind) -> objects of a kind with no bundled schema: shape-checked only, said once per kind
     unchecked_kinds: Counter = field(default_factory=Counter)
+    # What the rules saw (values runs only): callers that check the same release elsewhere (the scheduler oracle,
+    # the live preflight) read the rendered objects from here instead of rendering again. Never cached.
+    context: LintContext | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -192,7 +195,8 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     explained = any(f.severity is Severity.ERROR for f in findings)
     errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
     return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
-                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds)
+                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds,
+                      context=ctx)
 
 
 # Helm's own schema check names a key as a JSON pointer: "- at '/lm-eval/tasks': got null, want array".

@@ -3,7 +3,7 @@ requests and where it may go. Shared by the live preflight and the scheduler ora
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -37,6 +37,7 @@ class PodGroup:
     labels: dict[str, str]
     replicas: int
     values_key: str  # the values key that chose where these pods go (for locating findings)
+    source: tuple[Any, str] = field(default=(None, ""), repr=False)  # (rendered object, dotted pod-spec path)
 
     @property
     def requests(self) -> dict[str, Decimal]:
@@ -53,8 +54,8 @@ def pod_requests(spec: dict[str, Any]) -> dict[str, Decimal]:
     container, per resource; a limit with no request is the request (the API server defaults it so)."""
     total: dict[str, Decimal] = {}
     init: dict[str, Decimal] = {}
-    for field, into in (("containers", total), ("initContainers", init)):
-        for c in spec.get(field) or []:
+    for list_name, into in (("containers", total), ("initContainers", init)):
+        for c in spec.get(list_name) or []:
             res = c.get("resources") or {}
             for name, value in {**(res.get("limits") or {}), **(res.get("requests") or {})}.items():
                 q = quantity(value)
@@ -73,7 +74,7 @@ def pod_groups(ctx: LintContext) -> list[PodGroup]:
             continue
         meta = node_at(o.obj, path.rsplit(".", 1)[0] + ".metadata") if "." in path else o.obj.get("metadata")
         labels = {str(k): str(v) for k, v in ((meta or {}).get("labels") or {}).items()}
-        out.append(PodGroup(f"{o.kind} {o.name}{where}", spec, labels, replicas, _values_key(ctx, o, path)))
+        out.append(PodGroup(f"{o.kind} {o.name}{where}", spec, labels, replicas, _values_key(ctx, o, path), (o, path)))
     return out
 
 
