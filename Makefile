@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle startup helm chart-deps lint-values render-values schemas clean
+.PHONY: main test setup oracle startup helm cluster-tools chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ oracle:
 helm: setup
 	$(BIN)/python -m tests.helm_binaries
 
+# The control plane of tests/cluster (kube-apiserver, scheduler, controller manager, etcd, kwok, KubeRay operator),
+# built with `go build` from the pinned modules in cluster-tools/ and cached in ~/.cache/grpo-stack/cluster-tools/
+# (idempotent; a second clone reuses the build). docs/control-plane.md.
+cluster-tools: setup
+	$(BIN)/python -m tests.controlplane.binaries
+
 # Re-vendor the grpo-common library into every subchart (charts/<sub>/charts/*.tgz + Chart.lock) after editing it.
 chart-deps: helm
 	@for c in charts/grpo-stack/charts/*/; do \
@@ -50,7 +56,7 @@ chart-deps: helm
 startup:
 	bash tests/startup/setup_startup_venv.sh
 
-test: setup oracle helm startup
+test: setup oracle helm startup cluster-tools
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup
