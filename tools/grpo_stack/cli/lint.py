@@ -262,6 +262,12 @@ def _explain(argv: list[str]) -> int:
 
     rule = by_name_or_code(argv[0])
     if rule is None:
+        from ..preflight.checks import CODES
+
+        for code, (name, summary) in CODES.items():
+            if argv[0].upper() == code or argv[0] == name:
+                print(f"# {code} {name} (grpo-lint --cluster)\n\n{summary}\n\nSee docs/preflight.md.")
+                return 0
         raise Usage(f"no such rule: {argv[0]!r} (see grpo-lint rules)")
     print(f"# {rule.CODE} {rule.NAME} ({rule.SEVERITY.value})\n\n{rule.SUMMARY}\n\n{rule.DOC.strip()}")
     return 0
