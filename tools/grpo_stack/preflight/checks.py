@@ -261,7 +261,7 @@ def _group(group: PodGroup, nodes: list[dict], seen: set[str], notes: list[str])
     if room >= group.replicas:
         return
     short = sorted({r for n in tolerated for r in short_resources(group, n)})
-    need = ", ".join(f"{_fmt(v)} {k}" for k, v in sorted(req.items()) if v > 0)
+    need = ", ".join(_amount(k, v) for k, v in sorted(req.items()) if v > 0)
     why = f" (short of {', '.join(short)})" if short else ""
     yield ClusterHit("GRPO965", group.values_key, f"{group.owner} needs {group.replicas} pod(s) of {need}; the "
                      f"{len(tolerated)} {wanted} node(s) hold {room}{why}", sev,
@@ -273,8 +273,11 @@ def _advertised(node: dict) -> str:
     return ", ".join(f"{k}={alloc[k]}" for k in ("cpu", "memory", GPU, EFA) if k in alloc)
 
 
-def _fmt(value) -> str:
-    return f"{value:f}".rstrip("0").rstrip(".") if "." in f"{value:f}" else f"{value:f}"
+def _amount(resource: str, value) -> str:
+    if resource in ("memory", "ephemeral-storage"):
+        return f"{float(value) / 2**30:,.1f} GiB {resource}"
+    text = f"{value:f}"
+    return f"{text.rstrip('0').rstrip('.') if '.' in text else text} {resource}"
 
 
 def device_plugins(cluster: Cluster, notes: list[str]) -> None:
