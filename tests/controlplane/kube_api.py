@@ -65,11 +65,6 @@ class Kube:
         self.api.call_api(path, "DELETE", query_params=query, auth_settings=["BearerToken"],
                           _preload_content=False, _return_http_data_only=True)
 
-    def patch_status(self, api_version: str, kind: str, name: str, body: dict, namespace: str | None = None):
-        res = self.resource(api_version, kind).subresources["status"]
-        return self.dyn.patch(res, body=body, name=name, namespace=namespace,
-                              content_type="application/merge-patch+json")
-
     def close(self) -> None:
         self.api.close()
 

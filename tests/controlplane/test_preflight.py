@@ -326,3 +326,43 @@ def test_missing_rbac_is_exit_2(control_plane, world, operator, tmp_path):
         return p if "secrets/hf-token is forbidden" in p.stderr else None
     proc = wait_for("RBAC to allow all but Secrets", denied, timeout=30, every=1)
     assert proc.returncode == 2 and SECRET_VALUE not in proc.stdout + proc.stderr
+
+
+def _leaves(node, path=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, f"{path}.{k}" if path else k)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, f"{path}.{i}")
+    else:
+        yield path
+
+
+def test_crd_pruning_prediction_matches_the_api_server(control_plane, world, tmp_path):
+    """GRPO960's unknown-field walk against the API server's own pruning: a server-side dry run of each shipped
+    RayCluster (plus two fields no CRD has) returns the object as stored; exactly the fields the walk names are
+    gone."""
+    from grpo_stack.lint.engine import lint_values
+    from grpo_stack.preflight.checks import unknown_fields
+
+    crd = world.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "rayclusters.ray.io")
+    schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
+    checked = 0
+    for values in sorted((REPO_ROOT / "values").glob("*.yaml")):
+        ctx = lint_values([str(values)], namespace=NS).context
+        for o in ctx.of_kind("RayCluster"):
+            obj = json.loads(json.dumps(o.obj))
+            obj["metadata"]["namespace"] = NS
+            obj["spec"]["notAField"] = {"x": 1}
+            obj["spec"]["headGroupSpec"]["bogus"] = "y"
+            predicted = set(unknown_fields(obj["spec"], schema["properties"]["spec"], "spec"))
+            stored = world.create(obj, NS, dry_run=True)
+            kept = set(_leaves(stored["spec"], "spec"))
+            dropped = {leaf for leaf in _leaves(obj["spec"], "spec") if leaf not in kept}
+            assert {"spec.notAField", "spec.headGroupSpec.bogus"} <= predicted
+            # every dropped leaf lies under a predicted path, and every predicted path was dropped
+            assert all(any(d == p or d.startswith(p + ".") for p in predicted) for d in dropped), (dropped, predicted)
+            assert all(not any(k == p or k.startswith(p + ".") for k in kept) for p in predicted), predicted
+            checked += 1
+    assert checked >= 6
