@@ -7,6 +7,7 @@ and `helm test` pods. Pod IPs are kwok's bookkeeping; no traffic ever goes to th
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -36,6 +37,12 @@ OWN_STAGES = (HERE / "stages" / "helm-test-complete.yaml",)
 
 class ControlPlaneError(RuntimeError):
     pass
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the test process dies, even by SIGKILL (Linux prctl)."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port() -> int:
@@ -127,7 +134,8 @@ class ControlPlane:
         with component.log.open("wb") as log:
             component.proc = subprocess.Popen(  # noqa: S603
                 component.cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=self.workdir, env={**os.environ, **component.env}, start_new_session=True)
+                cwd=self.workdir, env={**os.environ, **component.env}, start_new_session=True,
+                preexec_fn=_die_with_parent)
         self.components.append(component)
         if wait:
             self._wait_healthy(component)
