@@ -291,11 +291,14 @@ def test_unreachable_cluster_is_exit_2(tmp_path):
 
 def _token_kubeconfig(control_plane, kube: Kube, tmp_path: Path, account: str) -> Path:
     kube.apply_once({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": NS}})
-    res = kube.resource("v1", "ServiceAccount").subresources["token"]
-    token = kube.dyn.create(res, body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                                       "spec": {"expirationSeconds": 600}}, name=account, namespace=NS)
+    response = kube.api.call_api(f"/api/v1/namespaces/{NS}/serviceaccounts/{account}/token", "POST",
+                                 body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                       "spec": {"expirationSeconds": 600}},
+                                 header_params={"Content-Type": "application/json", "Accept": "application/json"},
+                                 auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True)
+    token = json.loads(response.data)["status"]["token"]
     config = yaml.safe_load(Path(control_plane.kubeconfig).read_text())
-    config["users"] = [{"name": account, "user": {"token": token.status.token}}]
+    config["users"] = [{"name": account, "user": {"token": token}}]
     config["contexts"][0]["context"]["user"] = account
     path = tmp_path / f"{account}.kubeconfig"
     path.write_text(yaml.safe_dump(config))
