@@ -55,6 +55,7 @@ MISSING: dict[str, str] = {
     'Service targetPort name invalid': _API_ONLY,
     'annotation key with a space': _API_ONLY,
     'container name with upper case': _API_ONLY,
+    'cpu request above its limit': _API_ONLY,
     'containerPort 0': _API_ONLY,
     'containerPort 65536': _API_ONLY,
     'cpu quantity negative': _API_ONLY,
@@ -117,7 +118,8 @@ def dry_run(kube: Kube, obj: dict) -> list[str] | None:
         except (TypeError, ValueError):
             return [str(exc.body)]
         causes = (status.get("details") or {}).get("causes") or []
-        fields = [re.sub(r"\[(\d+)\]", r".\1", c.get("field", "")) for c in causes if c.get("field")]
+        # spec.containers[0].resources.limits[nvidia.com/gpu] -> spec.containers.0.resources.limits.nvidia.com/gpu
+        fields = [re.sub(r"\[([^\]]+)\]", r".\1", c.get("field", "")) for c in causes if c.get("field")]
         return fields or [status.get("message", "")]
 
 
