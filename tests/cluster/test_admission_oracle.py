@@ -1,7 +1,7 @@
 """The API server as the oracle for grpo-lint's object validation.
 
 Objects rendered from every shipped values file (in-process, once each) are mutated by the classes in
-tests/controlplane/admission_mutations.py (invalid names, label keys and values, quantities, ports, CIDRs,
+tests/cluster/admission_mutations.py (invalid names, label keys and values, quantities, ports, CIDRs,
 selectors that no longer match their template, ... and valid edge cases beside each) and sampled with a fixed
 seed. Each mutated object is linted alone as a manifest (grpo-lint's manifest mode) and sent to the API server as
 a server-side dry run (`dryRun=All`: admission and validation run, nothing is stored):
@@ -30,9 +30,9 @@ import yaml
 from grpo_stack.lint.engine import lint_manifests, lint_values
 from kubernetes.dynamic.exceptions import ApiException
 
-from tests.controlplane.admission_mutations import sample
-from tests.controlplane.kube_api import Kube
-from tests.controlplane.placement_variants import EVAL, ROOT, TRAINING
+from tests.cluster.admission_mutations import sample
+from tests.cluster.kube_api import Kube
+from tests.cluster.placement_variants import EVAL, ROOT, TRAINING
 
 NS = "admission-oracle"
 SAMPLES = 260

@@ -23,9 +23,9 @@ import yaml
 from grpo_stack.catalog.instances import lookup
 from grpo_stack.preflight.run import preflight_many
 
+from tests.cluster.kube_api import Kube, wait_for
 from tests.conftest import REPO_ROOT
 from tests.controlplane import nodes
-from tests.controlplane.kube_api import Kube, wait_for
 
 NS = "preflight"
 SECRET_VALUE = "hf_preflightSecretMarker0123456789"  # must never appear in any output
@@ -204,14 +204,15 @@ def test_missing_in_the_namespace(control_plane, world, operator, tmp_path, case
 @pytest.mark.parametrize("case, gpu_type, node_kw, count, want_nodes, code, text", [
     ("no nodes", "p4de.24xlarge", None, 0, 1, "GRPO965", "no schedulable node matches its node selector"),
     ("no gpu plugin", "g6e.48xlarge", {"gpus": 0}, 1, 1, "GRPO966", "the NVIDIA device plugin is not running"),
-    ("no efa plugin", "p5.48xlarge", {"efa": 0}, 1, 1, "GRPO966", "the EFA device plugin"),
+    ("no efa plugin", "g5.48xlarge", {"efa": 0}, 1, 1, "GRPO966", "the EFA device plugin"),
     ("too few", "p6-b300.48xlarge", {}, 1, 3, "GRPO965", "needs 3 pod(s)"),
     ("untolerated taint", "p4d.24xlarge", {"taints": [nodes.GPU_TAINT, {"key": "reserved", "value": "other-team",
                                                                         "effect": "NoSchedule"}]},
      2, 1, "GRPO965", "taint reserved=other-team:NoSchedule"),
 ])
 def test_gpu_nodes(control_plane, world, operator, tmp_path, case, gpu_type, node_kw, count, want_nodes, code, text):
-    """Each GPU case on an instance type of its own, so the cases never see each other's nodes."""
+    """Each GPU case on an instance type of its own, none that the shipped values or the tier's distractor pool
+    (tests/cluster/conftest.py) use, so the cases never see each other's nodes."""
     if count:
         make_nodes(control_plane, world, gpu_type, count, **(node_kw or {}))
     result = run_preflight(control_plane, [overlay(tmp_path, case.replace(" ", "-"), gpu_type, want_nodes)])

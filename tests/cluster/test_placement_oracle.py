@@ -1,6 +1,6 @@
 """The scheduler as the oracle for grpo-lint's placement rules (GRPO601 node-capacity).
 
-At least 100 seeded variants of the shipped values files (tests/controlplane/placement_variants.py) are linted
+At least 100 seeded variants of the shipped values files (tests/cluster/placement_variants.py) are linted
 and rendered once, in-process (one render serves both); each variant's pods are created on the control plane
 with kwok nodes made from the instance catalogue per the values, and the real kube-scheduler places them:
 
@@ -34,9 +34,9 @@ from grpo_stack.catalog.instances import lookup
 from grpo_stack.lint.engine import lint_values_many
 from grpo_stack.preflight.plan import EFA, GPU, pod_groups
 
+from tests.cluster.kube_api import Kube, wait_for
+from tests.cluster.placement_variants import variants
 from tests.controlplane import nodes
-from tests.controlplane.kube_api import Kube, wait_for
-from tests.controlplane.placement_variants import variants
 from tests.controlplane.prerequisites import install_prerequisites
 
 NS = "placement-oracle"
