@@ -58,7 +58,10 @@ def expected_pending(findings) -> list[tuple[str, str]]:
         owner = OWNER.match(f.message)
         leaf = f.key_path.rsplit(".", 1)[-1]
         if owner and leaf in RESOURCE_OF:
-            out.append((f"{owner.group(1)} {owner.group(2)}", RESOURCE_OF[leaf]))
+            # A RayCluster finding names the group by its key: the head's or the GPU workers' values.
+            group = ", head" if f.key_path.startswith("raycluster.head.") else \
+                ", worker group" if f.key_path.startswith(("raycluster.worker.", "global.cluster.")) else ""
+            out.append((f"{owner.group(1)} {owner.group(2)}{group}", RESOURCE_OF[leaf]))
         else:
             out.append((f.message, "?"))
     return out
