@@ -95,7 +95,7 @@ def _container_mutations(obj: dict, c: str) -> Iterator[tuple[str, str, Any]]:
         for name in (res.get(part) or {}):
             yield f"{name} quantity not a number", f"{c}.resources.{part}.{name}", "1.5.5"
             yield f"{name} quantity negative", f"{c}.resources.{part}.{name}", "-1"
-            yield "valid: quantity in exponent form", f"{c}.resources.{part}.{name}", "1e3"
+            yield "valid: quantity in exponent form", f"{c}.resources.{part}.{name}", _exponent(res[part][name])
             yield f"{name} quantity unknown suffix", f"{c}.resources.{part}.{name}", "1Gb"
     if (res.get("limits") or {}).get("cpu"):
         yield "cpu request above its limit", f"{c}.resources.requests.cpu", "100000"
@@ -112,6 +112,14 @@ def _container_mutations(obj: dict, c: str) -> Iterator[tuple[str, str, Any]]:
     if container.get("volumeMounts"):
         yield "volumeMount names no volume", f"{c}.volumeMounts.0.name", "no-such-volume"
     yield "runAsUser negative", f"{c}.securityContext.runAsUser", -1
+
+
+def _exponent(value: Any) -> str:
+    """The same quantity written with a decimal exponent (`160` -> `1.60E+2`): equal, so requests and limits
+    still agree."""
+    from grpo_stack.preflight.plan import quantity
+
+    return f"{quantity(value):E}"
 
 
 def _kind_mutations(obj: dict) -> Iterator[tuple[str, str, Any]]:
