@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.cluster.workloads import load_manifests, pod_templates, pods_per_instance_type
+from tests.controlplane.nodes import INSTANCE_TYPE_LABEL
 from tests.controlplane.prerequisites import install_prerequisites
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -69,10 +71,18 @@ class Release:
                                         *self._value_args(sets)))
 
     def provision_nodes(self, objects: list[dict[str, Any]] | None = None, spare: int = 1) -> None:
-        """kwok nodes for every instance type the release's pods select: one node per pod (an upper bound) and a
-        spare, so the scheduler, not the node count, decides where each pod goes."""
+        """New kwok nodes for the release's pods that are not running yet, one node per pod (an upper bound) and a
+        spare per instance type, so the scheduler, not the node count, decides where each pod goes."""
+        running: Counter = Counter()
+        nodes = {n["metadata"]["name"]: n["metadata"]["labels"].get(INSTANCE_TYPE_LABEL)
+                 for n in self.cp.get("nodes")["items"]}
+        for pod in self.pods():
+            if pod["spec"].get("nodeName"):
+                running[nodes.get(pod["spec"]["nodeName"])] += 1
         for instance_type, pods in pods_per_instance_type(objects or self.template()).items():
-            self.cp.ensure_nodes(instance_type, pods + spare)
+            missing = pods - running[instance_type]
+            if missing > 0:
+                self.cp.create_nodes(instance_type, missing + spare)
 
     def install(self, *extra: str) -> str:
         self.provision_nodes()
@@ -101,7 +111,10 @@ class Release:
     def pods(self) -> list[dict[str, Any]]:
         """Live pods of this release: labelled with its instance, or made by its RayCluster."""
         items = self.cp.get("-n", self.namespace, "pods")["items"]
-        clusters = {o["metadata"]["name"] for o in self.manifest() if o.get("kind") == "RayCluster"}
+        try:
+            clusters = {o["metadata"]["name"] for o in self.manifest() if o.get("kind") == "RayCluster"}
+        except HelmError:  # not installed (yet)
+            clusters = set()
         return [p for p in items if (p["metadata"].get("labels") or {}).get(INSTANCE_LABEL) == self.name
                 or (p["metadata"].get("labels") or {}).get("ray.io/cluster") in clusters]
 

@@ -39,7 +39,7 @@ def run(request, node_pool, helm_bin):
     training = Release(cp, helm_bin, "grpo", namespace, [values])
     evaluation = Release(cp, helm_bin, "grpo-eval", namespace, [values, EVAL_VALUES])
     state = SimpleNamespace(name=request.param, namespace=namespace, training=training, evaluation=evaluation,
-                            installed=True, hook_pods={})
+                            installed=True)
     try:
         training.install()
         training.wait_running()
@@ -49,7 +49,10 @@ def run(request, node_pool, helm_bin):
     finally:
         if state.installed:
             for release in (evaluation, training):
-                release.helm("uninstall", release.name, "-n", namespace, "--ignore-not-found")
+                try:
+                    release.helm("uninstall", release.name, "-n", namespace, "--ignore-not-found")
+                except AssertionError as exc:  # tear-down must go on; the failure is the tests'
+                    print(exc)
         cp.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
 
 
@@ -153,7 +156,8 @@ def test_helm_test_hooks_run_to_completion(run):
         hooks = [h["metadata"]["name"] for h in _hooks(release) if h.get("kind") == "Pod"]
         out = release.helm("test", release.name, "-n", run.namespace, "--timeout", "120s")
         for hook in hooks:
-            assert re.search(rf"TEST SUITE:\s+{re.escape(hook)}\s*\n.*\n.*\n\s*Phase:\s+Succeeded", out), out
+            phase = re.search(rf"TEST SUITE:\s+{re.escape(hook)}\s*\n(?:.*\n)*?\s*Phase:\s+(\w+)", out)
+            assert phase and phase.group(1) == "Succeeded", out
 
 
 # docs/security.md "Every pod": which pods run as root and which add a capability. Pod Security is asked of the
@@ -218,16 +222,13 @@ def test_uninstall_leaves_nothing_behind(run):
     for release in (run.evaluation, run.training):
         release.uninstall()
     run.installed = False
-    kinds = [k for k in cp.kubectl("api-resources", "--verbs=list", "--namespaced", "-o", "name").stdout.split()
-             if k not in ("events", "events.events.k8s.io")]
+    kinds = ",".join(k for k in cp.kubectl("api-resources", "--verbs=list", "--namespaced", "-o", "name").stdout.split()
+                     if not k.startswith("events"))
+    selectors = (f"{INSTANCE_LABEL} in (grpo,grpo-eval)", "ray.io/cluster")
     deadline = time.monotonic() + 90
     while True:
-        left = []
-        for kind in kinds:
-            for item in cp.get("-n", ns, kind)["items"]:
-                labels = item["metadata"].get("labels") or {}
-                if labels.get(INSTANCE_LABEL) in ("grpo", "grpo-eval") or "ray.io/cluster" in labels:
-                    left.append(f"{kind}/{item['metadata']['name']}")
+        left = [f"{o['kind']}/{o['metadata']['name']}" for selector in selectors
+                for o in cp.get("-n", ns, kinds, "-l", selector)["items"]]
         if not left:
             break
         assert time.monotonic() < deadline, f"left behind after helm uninstall: {left}"

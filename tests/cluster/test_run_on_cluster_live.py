@@ -149,6 +149,8 @@ def test_waits_for_reward_and_sandbox_deployments(two_releases, tmp_path, compon
     pods = [p["metadata"]["name"] for p in ours.cp.get("-n", NAMESPACE, "pods", "-l", selector)["items"]]
     with unschedulable(ours.cp, instance_type, pods):
         _wait_for_pending(ours.cp, selector)
+        ours.cp.kubectl("-n", NAMESPACE, "wait", "--for=condition=Available=False", "deployment", "-l", selector,
+                        "--timeout=60s")
         proc, shim_calls = run_script(ours, tmp_path / component, "--dry-run", "--wait-timeout", "5s")
         assert proc.returncode == 1, proc.stdout
         assert f"{component} of release grpo is not Available after 5s" in proc.stderr

@@ -53,7 +53,7 @@ def _sent_raycluster(rel: Release) -> str:
 
 @pytest.mark.parametrize("change", [
     pytest.param(("reward-service.replicas=3",), id="reward-service-replicas"),
-    pytest.param(("global.components.vllm=true", "global.eval.checkpointStep=100"), id="eval-components"),
+    pytest.param(("global.components.vllm=true", "global.components.lmEval=true"), id="eval-components"),
 ])
 def test_eval_or_reward_change_leaves_the_raycluster_untouched(release, change):
     """An upgrade that changes only the reward service or the evaluation components: Helm sends the same
@@ -84,14 +84,12 @@ def test_pod_spec_change_reaches_the_raycluster_and_v1_5_keeps_the_pods(release)
     after = _raycluster(release)
     assert after["metadata"]["generation"] > before["metadata"]["generation"]
     assert after["spec"]["upgradeStrategy"] == {"type": "Recreate"}
-    for path in ("headGroupSpec",):
-        old = before["spec"][path]["template"]
-        new = after["spec"][path]["template"]
-        assert old["spec"] != new["spec"]
-        assert old["metadata"]["annotations"][CONFIG_HASH] != new["metadata"]["annotations"][CONFIG_HASH]
-    for old, new in zip(before["spec"]["workerGroupSpecs"], after["spec"]["workerGroupSpecs"], strict=True):
-        assert old["template"]["metadata"]["annotations"][CONFIG_HASH] != \
-            new["template"]["metadata"]["annotations"][CONFIG_HASH]
+    templates = [("head", before["spec"]["headGroupSpec"]["template"], after["spec"]["headGroupSpec"]["template"])]
+    templates += [(g["groupName"], g["template"], h["template"])
+                  for g, h in zip(before["spec"]["workerGroupSpecs"], after["spec"]["workerGroupSpecs"], strict=True)]
+    assert any(old["spec"] != new["spec"] for _, old, new in templates)
+    for group, old, new in templates:
+        assert old["metadata"]["annotations"][CONFIG_HASH] != new["metadata"]["annotations"][CONFIG_HASH], group
     time.sleep(RECONCILE_WINDOW_S)
     pods_after = _ray_pods(release, name)
     assert set(pods_after) == set(pods_before), "the v1.5.0 operator recreated Ray pods"

@@ -36,6 +36,7 @@ MODULES_DIR = REPO_ROOT / "cluster-tools"
 # Bump when the build below changes in a way the wrapper modules do not show (flags, copied files).
 RECIPE = "3"
 SUMS = "SHA256SUMS"
+STALE_WORK_S = 6 * 3600  # a build directory untouched this long belongs to a build that no longer runs
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,11 @@ def build(log=sys.stderr) -> Path:
         return target
     vers, env = versions(), _go_env()
     target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f".{target.name}.*"):  # left by a build that was killed
+        if time.time() - stale.stat().st_mtime > STALE_WORK_S:
+            shutil.rmtree(stale, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    work.chmod(0o755)
     try:
         for tool in TOOLS:
             started = time.monotonic()
