@@ -1,6 +1,8 @@
 """grpo-lint: check values files (and plain manifests) before any GPU is requested.
 
   grpo-lint [FILE|DIR]... [--format text|json|sarif|github] [--strict] [--chart DIR] [--kuberay-crd FILE]
+  grpo-lint --cluster [--kubeconfig FILE] [--context NAME] VALUES...   the same, plus a read-only live preflight
+                                                of the cluster the values go to (docs/preflight.md)
   grpo-lint rules [--format text|markdown]
   grpo-lint explain GRPO123
   grpo-lint crd fetch [--url URL] [--force]     download the pinned KubeRay RayCluster CRD once into the cache
@@ -59,6 +61,11 @@ def lint_parser() -> argparse.ArgumentParser:
                    help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the result cache ($GRPO_LINT_CACHE_DIR, else ~/.cache/grpo-stack/lint)")
+    p.add_argument("--cluster", action="store_true",
+                   help="also read the cluster (read-only) for what helm install needs: KubeRay CRD and operator, "
+                   "namespace, Secrets, PVC, GPU/EFA nodes (docs/preflight.md)")
+    p.add_argument("--kubeconfig", help="with --cluster: the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
+    p.add_argument("--context", help="with --cluster: the kubeconfig context (default: its current-context)")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
 
@@ -128,6 +135,8 @@ def _expand(paths: list[str]) -> list[str]:
 
 def _lint(args) -> int:
     fmt = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+    if (args.kubeconfig or args.context) and not args.cluster:
+        raise Usage("--kubeconfig and --context go with --cluster")
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
     select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
@@ -145,11 +154,14 @@ def _lint(args) -> int:
             return 2
     # Values files one by one; all manifest files together, as one release (lint/release.py); each answered
     # from the content-addressed cache when nothing it depends on changed (lint/cache.py).
-    result = run_lint(_expand(args.paths), args.base, args.release, args.namespace, crd, config_path, select,
+    paths = _expand(args.paths)
+    result = run_lint(paths, args.base, args.release, args.namespace, crd, config_path, select,
                       use_cache=not args.no_cache, overlay=overlay)
     findings, errors = result.findings, result.input_errors
     if overlay:
         findings, errors = _at_model_config(findings, errors, overlay[0], args.model_config)
+    if args.cluster and not errors:
+        findings = sorted(findings + _preflight(args, paths, overlay))
     unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
     if unchecked:
@@ -161,6 +173,21 @@ def _lint(args) -> int:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
     return 1 if failing else 0
+
+
+def _preflight(args, paths: list[str], overlay: list[str]) -> list:
+    """The live preflight (grpo_stack.preflight) for every values file; its notes go to stderr, once each."""
+    from ..lint.engine import looks_like_manifests
+    from ..preflight.run import preflight_many
+
+    manifests = [p for p in paths if looks_like_manifests(p)]
+    if manifests:
+        raise Usage(f"--cluster checks values files; {manifests[0]} is a manifest file")
+    items = [[*args.base, p, *overlay] for p in paths]
+    result = preflight_many(items, args.release, args.namespace or DEFAULT_NAMESPACE, args.kubeconfig, args.context)
+    for note in result.notes:
+        print(f"grpo-lint: cluster: {printable(note)}", file=sys.stderr)
+    return result.findings
 
 
 def _model_overlay(config_json: str) -> str:
@@ -265,6 +292,12 @@ def _explain(argv: list[str]) -> int:
 
     rule = by_name_or_code(argv[0])
     if rule is None:
+        from ..preflight.checks import CODES
+
+        for code, (name, summary) in CODES.items():
+            if argv[0].upper() == code or argv[0] == name:
+                print(f"# {code} {name} (grpo-lint --cluster)\n\n{summary}\n\nSee docs/preflight.md.")
+                return 0
         raise Usage(f"no such rule: {argv[0]!r} (see grpo-lint rules)")
     print(f"# {rule.CODE} {rule.NAME} ({rule.SEVERITY.value})\n\n{rule.SUMMARY}\n\n{rule.DOC.strip()}")
     return 0

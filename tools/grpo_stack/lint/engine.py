@@ -48,6 +48,9 @@ class LintResult:
     unchecked_rayclusters: int = 0  # RayCluster objects not validated against the KubeRay CRD (none given)
     # (apiVersion, kind) -> objects of a kind with no bundled schema: shape-checked only, said once per kind
     unchecked_kinds: Counter = field(default_factory=Counter)
+    # What the rules saw (values runs only): callers that check the same release elsewhere (the scheduler oracle,
+    # the live preflight) read the rendered objects from here instead of rendering again. Never cached.
+    context: LintContext | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -193,7 +196,8 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     explained = any(f.severity is Severity.ERROR for f in findings)
     errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
     return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
-                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds)
+                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds,
+                      context=ctx)
 
 
 def _evaluation_findings(checked: _Checked, ctx: LintContext, locator: Locator, seen: list[Finding]) -> list[Finding]:
@@ -407,3 +411,23 @@ def _keys_on_line(node: Any, line: int, prefix: str = ""):
     elif isinstance(node, CommentedSeq):
         for i, v in enumerate(node):
             yield from _keys_on_line(v, line, f"{prefix}.{i}")
+
+
+def values_context(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE
+                   ) -> tuple[LintContext, list[ValuesFile]]:
+    """The context the rules see for these values, for checks outside the rule engine (the live preflight
+    reads the cluster against it). Raises the first InputError the lint would report as exit 2."""
+    checked = _check(paths, Options(release=release, namespace=namespace))
+    if isinstance(checked, LintResult):
+        raise checked.input_errors[0]
+    try:
+        rendered = render(checked.user, release=release, namespace=namespace, helm_schema=False)
+    except RenderError as exc:
+        raise render_input_errors(checked.files, exc)[0] from None
+    ctx = LintContext(checked.files[-1].path, release, namespace, list(rendered.objects),
+                      values_file=checked.files[-1], merged=checked.merged, rendered=rendered)
+    try:
+        ctx.job_spec = job_spec(rendered)
+    except RenderError:
+        pass
+    return ctx, checked.files
