@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle startup lmeval helm cluster-tools chart-deps lint-values render-values schemas clean
+.PHONY: main test tiers setup oracle startup lmeval helm cluster-tools chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,7 +70,13 @@ lmeval:
 	bash tests/wires/setup_lmeval_venv.sh
 	@$(PYTHON) -m tests.tier_venvs --prune lmeval
 
-test: setup oracle helm startup lmeval cluster-tools
+# What the tests need besides .venv, built side by side (pip downloads beside the Go build); each is idempotent and
+# cached per machine, so a warm run spends seconds here.
+TIERS := oracle helm startup lmeval cluster-tools
+tiers: setup
+	@$(MAKE) --no-print-directory -j$(words $(TIERS)) --output-sync=target $(TIERS)
+
+test: tiers
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup
