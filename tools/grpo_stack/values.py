@@ -50,8 +50,10 @@ class ValuesFile:
         line, col = 1, 1
         for part in _split(key_path):
             if isinstance(node, CommentedMap) and part in node:
-                line, col = node.lc.key(part)
-                line, col = line + 1, col + 1
+                at = node.lc.key(part)
+                if at is None:  # a key a merge (<<) brought in has no position of its own: its mapping's stands
+                    break
+                line, col = at[0] + 1, at[1] + 1
                 node = node[part]
             elif isinstance(node, CommentedSeq) and isinstance(part, int) and part < len(node):
                 line, col = node.lc.item(part)

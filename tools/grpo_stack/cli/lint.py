@@ -80,6 +80,9 @@ def guarded(prog: str, run, debug: bool) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `grpo-render ... | head`: the reader left; stop quietly, as SIGPIPE would
+        _silence_stdout()
+        return 141
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes exit 3
         if debug:
             import traceback
@@ -89,6 +92,16 @@ def guarded(prog: str, run, debug: bool) -> int:
         print(f"{prog}: internal error: {type(exc).__name__}: {printable(clip(str(exc), 200))}{where} "
               "(a bug in grpo-stack; rerun with --debug for the traceback)", file=sys.stderr)
         return 3
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of a closed pipe raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _origin(exc: BaseException) -> str:
@@ -115,8 +128,14 @@ def _dispatch(argv: list[str]) -> int:
 def _expand(paths: list[str]) -> list[str]:
     out = []
     for p in paths:
+        if not p:
+            raise Usage("an empty path argument (an unset shell variable?); name a values file or directory")
         path = Path(p)
-        if path.is_dir():
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:  # a name too long, a directory that cannot be searched
+            raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
+        if is_dir:
             found = sorted(str(f) for f in path.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file())
             if not found:
                 raise Usage(f"{p}: directory has no .yaml files")

@@ -179,7 +179,9 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
                       merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings))
     try:
         ctx.job_spec = job_spec(rendered)
-        ctx.built = build(ctx.job_spec)
+        built = build(ctx.job_spec)
+        ctx.spec.model  # every batch rule reads the model: a preset naming none is the user's to fix, at its key
+        ctx.built = built
     except BuildError as exc:
         ctx.build_error = exc
     except RenderError:
