@@ -3,8 +3,8 @@ behind `helm -f`), restated so grpo-lint can refuse every scalar that PyYAML (YA
 
 go-yaml v2 differs from PyYAML in both directions: `y`/`n` are booleans, `08`, `1e3`, `+.5` and `0o17` numbers,
 while `1:30` (sexagesimal) stays a string, and so does every date (go-yaml resolves it, then hands a string to
-an untyped target for compatibility; PyYAML builds a date, refused in safeyaml). tests/values/test_helm_scalar_reading.py checks
-every form against the pinned Helm binaries' own reading.
+an untyped target for compatibility; PyYAML builds a date, refused in safeyaml).
+tests/values/test_helm_scalar_reading.py checks every form against the pinned Helm binaries' own reading.
 """
 
 from __future__ import annotations

@@ -180,7 +180,7 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     try:
         ctx.job_spec = job_spec(rendered)
         built = build(ctx.job_spec)
-        ctx.spec.model  # every batch rule reads the model: a preset naming none is the user's to fix, at its key
+        _ = ctx.spec.model  # every batch rule reads the model: a preset naming none is the user's to fix, at its key
         ctx.built = built
     except BuildError as exc:
         ctx.build_error = exc
