@@ -175,6 +175,7 @@ def _raise_if_too_deep(text: str, name: str) -> None:
 
 
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+_HELM_HINTS = frozenset("+-0123456789.yYnNtTfFoO~")  # first characters go-yaml resolves beyond a string
 # A `!` standing alone before a value: YAML's non-specific tag (Helm: a string; PyYAML: resolved as if plain).
 _NON_SPECIFIC_TAG = re.compile(r"(?:^|[\s\[{,])!(?=\s)")
 
@@ -227,6 +228,10 @@ class _Converter:
         if node.style not in ("", None):
             return  # quoted or block scalars are strings to both readers
         text = node.value
+        if self._tags is None and text and (
+                (text[0] not in _HELM_HINTS and isinstance(value, str))
+                or (type(value) is int and text.isdigit() and (text[0] != "0" or text == "0"))):
+            return  # the common cases, decided without the restated resolver: a word, a plain decimal
         if self._tags is not None and self.explicit_tag(node) == "!":
             if isinstance(value, str) and value == text:
                 return
