@@ -35,12 +35,29 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
         out += _service_ports(spec)
     if kind == "NetworkPolicy":
         out += _network_policy(spec)
+    if kind in ("ConfigMap", "Secret"):
+        out += _data_size(obj)
     path = POD_SPEC_PATHS.get(kind)
     if path:
         pod = _dig(obj, path)
         if isinstance(pod, dict):
             out += _pod(pod, ".".join(path))
     return out
+
+
+MAX_DATA_BYTES = 1024 * 1024  # ValidateConfigMap / ValidateSecret: data + binaryData at most 1 MiB
+
+
+def _data_size(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    total = 0
+    for field in ("data", "binaryData", "stringData"):
+        values = obj.get(field)
+        if isinstance(values, dict):
+            total += sum(len(k) + len(str(v).encode()) for k, v in values.items())
+    if total > MAX_DATA_BYTES:
+        return [("data", f"{obj.get('kind')} data is {total} bytes: must be no more than {MAX_DATA_BYTES} bytes "
+                 "(Kubernetes' limit); shorten the values it carries")]
+    return []
 
 
 def _dig(node: Any, path: tuple[str, ...]) -> Any:

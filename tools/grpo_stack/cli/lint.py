@@ -149,7 +149,8 @@ def _lint(args) -> int:
     fmt = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
-    select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
+    check_release_args(args.release, args.namespace)
+    select = _select(args.select)
     if args.chart:
         _use_chart(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
@@ -178,6 +179,39 @@ def _lint(args) -> int:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
     return 1 if failing else 0
+
+
+def check_release_args(release: str, namespace: str | None) -> None:
+    """--release and --namespace as Helm and the API server take them: a name either refuses is a usage error,
+    never a silent default (`--namespace ''` used to lint `grpo`)."""
+    from ..apivalidation import names
+
+    if (why := names.helm_release(release)) is not None:
+        raise Usage(f"--release {release[:80]!r}: {why}")
+    if namespace is not None and (why := names.namespace(namespace)) is not None:
+        raise Usage(f"--namespace {namespace[:80]!r}: {why}")
+
+
+def _select(text: str | None) -> frozenset[str] | None:
+    """--select codes, every one a known code or rule name (an unknown one ran no rule and exited 0)."""
+    if text is None:
+        return None
+    from ..lint.engine import OBJECT_SCHEMA
+    from ..lint.rules import by_name_or_code
+
+    codes = set()
+    for part in (c.strip() for c in text.split(",")):
+        if not part:
+            continue
+        if part.upper() == OBJECT_SCHEMA[0] or part == OBJECT_SCHEMA[1]:
+            codes.add(OBJECT_SCHEMA[0])
+        elif (rule := by_name_or_code(part)) is not None:
+            codes.add(rule.CODE)
+        else:
+            raise Usage(f"--select {part[:80]!r}: no such rule code or name (see grpo-lint rules)")
+    if not codes:
+        raise Usage("--select: no rule code given")
+    return frozenset(codes)
 
 
 def _model_overlay(config_json: str) -> str:

@@ -19,7 +19,7 @@ from ..lint.engine import build_input_error, render_input_errors
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
-from .lint import Parser, _use_chart, guarded
+from .lint import Parser, _use_chart, check_release_args, guarded
 
 
 def parser() -> argparse.ArgumentParser:
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _render(args) -> int:
+    check_release_args(args.release, args.namespace)
     if args.chart:
         _use_chart(args.chart)
     try:
