@@ -106,15 +106,32 @@ def load_documents(text: str, name: str) -> list[Any]:
         return [v for v in (converter.plain(n, "", 0) for n in nodes) if v is not None]
     except yaml.YAMLError as exc:
         _raise_if_too_deep(text, name)  # libyaml's own depth limit has no key path: find it here
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise InputError(name, f"invalid YAML: {problem}", line=line, column=col) from None
+        raise _located(exc, name) from None
     except RecursionError:
         _raise_if_too_deep(text, name)
         raise InputError(name, f"invalid YAML: nested deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
+
+
+# Errors the parser notices only where the input ends or the next token fails: located where the construct opens.
+_UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow mapping", "while parsing a flow sequence",
+             "while scanning a block scalar", "while parsing a flow node")
+
+
+def _located(exc: yaml.YAMLError, name: str) -> InputError:
+    problem_mark = getattr(exc, "problem_mark", None)
+    context_mark = getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None) or ""
+    if context.startswith(_UNCLOSED) and context_mark is not None:
+        what = context.removeprefix("while scanning ").removeprefix("while parsing ")
+        at = f" (at line {problem_mark.line + 1}: {problem})" if problem_mark is not None else ""
+        return InputError(name, f"invalid YAML: {what} opened here is never closed{at}", context_mark.line + 1,
+                          context_mark.column + 1)
+    mark = problem_mark or context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    return InputError(name, f"invalid YAML: {problem}", line=line, column=col)
 
 
 _BRACKETS = re.compile(r"[\[\]{}]")

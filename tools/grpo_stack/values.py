@@ -60,7 +60,8 @@ class ValuesFile:
 
 
 def _split(key_path: str) -> list[str | int]:
-    return [int(p) if p.isdigit() else p for p in key_path.split(".") if p]
+    # An empty part is an empty key (`"": 1`), located at itself, not at its parent.
+    return [int(p) if p.isdigit() else p for p in key_path.split(".")] if key_path else []
 
 
 def load_values_file(path: str | Path) -> ValuesFile:
@@ -293,5 +294,10 @@ def shape_errors(files: list[ValuesFile], user: dict[str, Any]) -> list[InputErr
                     file, line, col = locate(files, path, defaults=False)
                     out.append(InputError(file, f"expected a mapping, got {_kind(value)}", line, col, key_path=path))
 
+    for name in SUBCHART_NAMES:  # Helm cannot coalesce a subchart's section that is null ("type mismatch")
+        if name in user and user[name] is None:
+            file, line, col = locate(files, name, defaults=False)
+            out.append(InputError(file, "null: Helm cannot merge a subchart's section that is null; leave the key "
+                                  "out (or write {}) to keep the chart's defaults", line, col, key_path=name))
     walk(user, _default_tree(), "")
     return out
