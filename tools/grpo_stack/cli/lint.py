@@ -81,7 +81,7 @@ def guarded(prog: str, run, debug: bool) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `grpo-render ... | head`: the reader left; stop quietly, as SIGPIPE would
-        _silence_stdout()
+        silence_stdout()
         return 141
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes exit 3
         if debug:
@@ -94,7 +94,7 @@ def guarded(prog: str, run, debug: bool) -> int:
         return 3
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush of a closed pipe raises nothing more."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
