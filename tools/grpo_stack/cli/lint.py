@@ -136,12 +136,27 @@ def _expand(paths: list[str]) -> list[str]:
         except OSError as exc:  # a name too long, a directory that cannot be searched
             raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
         if is_dir:
-            found = sorted(str(f) for f in path.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file())
+            found = sorted(_yaml_files(p))
             if not found:
                 raise Usage(f"{p}: directory has no .yaml files")
             out += found
         else:
             out.append(p)
+    return out
+
+
+def _yaml_files(top: str) -> list[str]:
+    """.yaml/.yml files below `top`; a directory that cannot be read or a file that vanishes is passed over
+    (os.walk reports it and goes on), never an internal error."""
+    out = []
+    for folder, _dirs, files in os.walk(top):
+        for name in files:
+            full = os.path.join(folder, name)
+            try:
+                if name.endswith((".yaml", ".yml")) and os.path.isfile(full):
+                    out.append(full)
+            except OSError:
+                continue
     return out
 
 

@@ -83,10 +83,11 @@ def from_verl_row(row: dict[str, Any], origin: str) -> Example:
     if not isinstance(row.get("data_source"), str) or not row["data_source"]:
         raise ValueError(f"data_source must be a non-empty string, got {_shown(row.get('data_source'))}")
     prompt = row.get("prompt")
-    if not (isinstance(prompt, str) or (isinstance(prompt, list) and prompt and all(
+    if not ((isinstance(prompt, str) and prompt.strip()) or (isinstance(prompt, list) and prompt and all(
             isinstance(m, dict) and isinstance(m.get("content"), str) and isinstance(m.get("role"), str)
             for m in prompt))):
-        raise ValueError(f"prompt must be a string or a list of {{role, content}} messages, got {_shown(prompt)}")
+        raise ValueError(f"prompt must be a non-empty string or a list of {{role, content}} messages, got "
+                         f"{_shown(prompt)}")
     try:
         text = "\n".join(m["content"] for m in prompt if m.get("role") == "user") if isinstance(prompt, list) \
             else prompt
