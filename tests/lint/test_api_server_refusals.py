@@ -89,3 +89,13 @@ def test_one_mib_container_command_is_linted_quickly(capsys, tmp_path):
     code = main(["--no-cache", str(path)])
     capsys.readouterr()
     assert code == 1
+
+
+def test_configmap_over_one_mib_is_refused(capsys, tmp_path):
+    """ValidateConfigMap: data + binaryData at most 1 MiB (a job ConfigMap of long paths used to lint clean)."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "job", "namespace": "grpo"},
+          "data": {"job.json": "x" * (2**20 + 1)}}
+    code, out = _lint(capsys, tmp_path, [cm])
+    assert code == 1 and any(f["key_path"] == "data" for f in out["findings"]), out
+    cm["data"]["job.json"] = "x" * (2**20 - 100)
+    assert _lint(capsys, tmp_path, [cm])[0] == 0
