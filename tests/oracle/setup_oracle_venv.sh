@@ -2,7 +2,8 @@
 # Create the differential-test oracle venv: CPU torch + verl + megatron-core, all pinned.
 #
 # Usage: tests/oracle/setup_oracle_venv.sh [--refreeze]
-#   ORACLE_VENV          venv path (default: <repo>/.venv-oracle)
+#   ORACLE_VENV          venv path (default: `python3 -m tests.tier_venvs oracle`, a per-machine cache outside
+#                        the clone keyed by this script and constraints.txt)
 #   ORACLE_BASE_PYTHON   interpreter used to create the venv (default: python3; must be 3.11 for megatron-core 0.16.1)
 #   --refreeze           install from the top-level pins only and rewrite constraints.txt from `pip freeze`
 #
@@ -11,7 +12,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "${HERE}/../.." && pwd)"
-VENV="${ORACLE_VENV:-${ROOT}/.venv-oracle}"
+VENV="${ORACLE_VENV:-$(cd "${ROOT}" && python3 -m tests.tier_venvs oracle)}"
 BASE_PY="${ORACLE_BASE_PYTHON:-python3}"
 CONSTRAINTS="${HERE}/constraints.txt"
 MARKER="${VENV}/.grpo-oracle-installed"
@@ -29,6 +30,11 @@ fi
 
 start=${SECONDS}
 
+# One build at a time per venv: clones, worktrees and CI on one machine share it.
+mkdir -p "$(dirname "${VENV}")"
+exec 9>"${VENV}.lock"
+flock 9
+
 pins_fingerprint() {
   # The marker is valid only for this exact set of pins and this constraints file.
   { echo "${TORCH_PIN} ${ORACLE_PINS[*]}"; cat "${CONSTRAINTS}" 2>/dev/null || true; } | sha256sum | cut -d' ' -f1
@@ -40,9 +46,9 @@ already_installed() {
 
 
 refreeze() {
-  # pip reports the local CPU wheel as 2.13.0+cpu; pin the public version so any 2.13.0 wheel satisfies it.
+  # A local version (+cpu, +cu130) is dropped: the public version is what PyPI serves.
   "${VENV}/bin/python" -m pip freeze --exclude-editable \
-    | sed -E 's/^torch==2\.13\.0\+cpu$/torch==2.13.0/' >"${CONSTRAINTS}"
+    | sed -E 's/^(torch==[0-9.]+)\+[a-z0-9]+$/\1/' >"${CONSTRAINTS}"
   echo "wrote ${CONSTRAINTS} ($(wc -l <"${CONSTRAINTS}") pins)"
 }
 

@@ -100,6 +100,10 @@ class ServiceProcess:
     def workers(self) -> list[int]:
         return worker_pids(self.proc.pid)
 
+    def forkserver(self) -> int | None:
+        servers = forkserver_pids(self.proc.pid)
+        return servers[0] if servers else None
+
     def wait_for_idle_workers(self, count: int, timeout_s: float = 20) -> list[int]:
         """Wait until exactly `count` workers exist and none burns CPU; return their pids."""
         deadline = time.monotonic() + timeout_s
@@ -160,10 +164,41 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+# The name a worker gives itself (reward_service.worker.PROCESS_NAME); forked from the forkserver, a worker keeps
+# the forkserver's command line.
+WORKER_NAME = "reward-worker"
+
+
+def process_state(pid: int) -> str:
+    """/proc state letter (R, S, T stopped, Z zombie, ...), or "" when the process is gone."""
+    try:
+        return _stat_fields(pid)[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def process_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def running(pid: int) -> bool:
+    """Exists and is neither a zombie nor dead."""
+    return process_state(pid) not in ("", "Z", "X")
+
+
+def forkserver_pids(server_pid: int) -> list[int]:
+    return sorted(pid for pid in children(server_pid)
+                  if "forkserver" in cmdline(pid) and process_name(pid) != WORKER_NAME and running(pid))
+
+
 def worker_pids(server_pid: int) -> list[int]:
-    """Pool workers are forked by the forkserver, itself a child of the server process."""
-    servers = [pid for pid in children(server_pid) if "forkserver" in cmdline(pid)]
-    return sorted(pid for server in servers for pid in children(server))
+    """Pool workers: the forkserver's children, and workers the server adopted after their forkserver died."""
+    found = {pid for server in forkserver_pids(server_pid) for pid in children(server)}
+    found |= {pid for pid in children(server_pid) if process_name(pid) == WORKER_NAME}
+    return sorted(pid for pid in found if running(pid))
 
 
 def cpu_seconds(pid: int) -> float:

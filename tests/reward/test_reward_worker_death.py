@@ -52,3 +52,30 @@ def _kill_one_busy_worker(service) -> None:
     new_workers = service.wait_for_idle_workers(2)
     assert workers[0] not in new_workers
     assert service.post({"response": "\\boxed{5}", "label": 5}).json()["status"] == "ok"
+
+
+def test_requeued_sample_keeps_its_deadline(tmp_path):
+    """A sample waiting next in line on a worker that is killed had not started: it goes back to the queue under
+    the deadline it was admitted with, and is answered 503 `overloaded` when that passes while no worker can take
+    it (it used to lose its deadline and wait for ever)."""
+    deadline_s = 3
+    broken = tmp_path / "break"
+    env = base_env(REWARD_WORKERS="1", REWARD_TEST_FAULT_INJECTION="1", REWARD_FAULT_THRESHOLD="1",
+                   REWARD_HARD_TIMEOUT_S="10", REWARD_QUEUE_DEADLINE_S=str(deadline_s),
+                   REWARD_TEST_BREAK_START_FILE=str(broken))
+    with ServiceProcess(env, tmp_path) as service, ThreadPoolExecutor(max_workers=2) as executor:
+        hung = executor.submit(service.post, HANG)
+        _wait_for(lambda: service.metric("reward_running") == 1)
+        queued = executor.submit(service.post, {"response": "\\boxed{2}", "label": 2})
+        _wait_for(lambda: service.metric("reward_running") == 2)  # handed to the busy worker, next in line
+        broken.touch()  # no replacement can start
+        killed = time.monotonic()
+        os.kill(service.workers()[0], signal.SIGKILL)
+        assert hung.result(timeout=30).json()["status"] == "worker_died"
+        reply = queued.result(timeout=deadline_s + 20)
+        waited = time.monotonic() - killed
+        assert (reply.status_code, reply.json()["status"]) == (503, "overloaded"), reply.text
+        assert waited < deadline_s + 2
+        broken.unlink()
+        service.wait_for_idle_workers(1, timeout_s=30)
+        assert service.post({"response": "\\boxed{5}", "label": 5}).json()["status"] == "ok"

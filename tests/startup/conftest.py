@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from ..tier_venvs import venv_path
+
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 SETUP_SCRIPT = HERE / "setup_startup_venv.sh"
@@ -23,7 +25,7 @@ RAY_START_TIMEOUT_S = 120
 
 
 def startup_venv() -> Path:
-    return Path(os.environ.get("STARTUP_VENV", REPO_ROOT / ".venv-startup"))
+    return venv_path("startup")
 
 
 def startup_python() -> Path:

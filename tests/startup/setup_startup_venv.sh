@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Create the start-up tier's venv from images/verl/requirements.txt (the image's own pins), with CPU builds.
+# Create the start-up tier's venv from images/verl/requirements.txt (the image's own pins), run on the CPU.
 #
 # Usage: tests/startup/setup_startup_venv.sh [--refreeze]
-#   STARTUP_VENV         venv path (default: <repo>/.venv-startup)
-#   STARTUP_BASE_PYTHON  interpreter for the venv (default: python3; 3.11, the Python of the CPU torch wheel here)
+#   STARTUP_VENV         venv path (default: `python3 -m tests.tier_venvs startup`, a per-machine cache outside
+#                        the clone keyed by this script, constraints.txt and the image's requirements)
+#   STARTUP_BASE_PYTHON  interpreter for the venv (default: python3; 3.11)
 #   --refreeze           rewrite tests/startup/constraints.txt from `pip freeze` after installing
 #
 # Every pin of the image is installed at the image's version except the deviations below, each listed with its
@@ -13,21 +14,30 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "${HERE}/../.." && pwd)"
-VENV="${STARTUP_VENV:-${ROOT}/.venv-startup}"
+VENV="${STARTUP_VENV:-$(cd "${ROOT}" && python3 -m tests.tier_venvs startup)}"
 BASE_PY="${STARTUP_BASE_PYTHON:-python3}"
 REQUIREMENTS="${ROOT}/images/verl/requirements.txt"
 CONSTRAINTS="${HERE}/constraints.txt"
 MARKER="${VENV}/.grpo-startup-installed"
 
 # Deviations from images/verl/requirements.txt (name -> how the start-up venv installs it instead).
-CPU_TORCH="torch==2.13.0"                 # image: torch 2.11.0 CUDA from the vLLM base
-NO_DEPS=(vllm)                            # vllm pins torch==2.11.0 (CUDA): installed without deps, its other deps added
+TIER_TORCH="torch==2.13.0"                # image: torch 2.11.0 from the vLLM base; PyPI's 2.13.0 is a CUDA build
+TORCH_COMPANIONS=(triton)                 # installed at the version TIER_TORCH requires, not the image's
+NO_DEPS=(vllm flashinfer-python)          # vllm pins torch==2.11.0; flashinfer wants cuda-tile[tileiras]: see below
+# Extras dropped from the dependencies of NO_DEPS packages: cuda-tile's `tileiras` (a GPU tile compiler) requires CUDA
+# toolkit 13.2-13.4, torch 2.13.0 requires exactly 13.0.3; the tier compiles no kernel.
+DROP_EXTRAS=(cuda-tile)
 IGNORE_PYTHON=(megatron-core megatron-bridge)  # both declare Python >= 3.12; the CPU torch wheel here is 3.11
 TE_CPU_PARTS=(transformer-engine transformer-engine-cu12)  # transformer-engine-torch is an sdist that needs nvcc
 
 REFREEZE=0
 if [[ "${1:-}" == "--refreeze" ]]; then REFREEZE=1; elif [[ $# -gt 0 ]]; then echo "usage: $0 [--refreeze]" >&2; exit 2; fi
 start=${SECONDS}
+
+# One build at a time per venv: clones, worktrees and CI on one machine share it.
+mkdir -p "$(dirname "${VENV}")"
+exec 9>"${VENV}.lock"
+flock 9
 
 fingerprint() {
   { cat "$0" "${REQUIREMENTS}" "${CONSTRAINTS}"; } | sha256sum | cut -d' ' -f1
@@ -48,7 +58,7 @@ while IFS= read -r line; do
   line="${line%%#*}"; line="${line// /}"
   [[ -z "${line}" ]] && continue
   name="$(sed -E 's/(\[|==).*//' <<<"${line}")"
-  if [[ "${name,,}" == torch ]] || in_list "${name}" "${NO_DEPS[@]}" "${IGNORE_PYTHON[@]}" || [[ "${name,,}" == transformer-engine ]]; then
+  if [[ "${name,,}" == torch ]] || in_list "${name}" "${TORCH_COMPANIONS[@]}" || in_list "${name}" "${NO_DEPS[@]}" "${IGNORE_PYTHON[@]}" || [[ "${name,,}" == transformer-engine ]]; then
     continue
   fi
   REGULAR+=("${line}")
@@ -63,21 +73,29 @@ pip_install() {
   "${PY}" -m pip install --disable-pip-version-check -q "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
 }
 
-pip_install "${CPU_TORCH}"
-pip_install --constraint="${CONSTRAINTS}" "${CPU_TORCH}" "${REGULAR[@]}"
+pip_install "${TIER_TORCH}"
+pip_install --constraint="${CONSTRAINTS}" "${TIER_TORCH}" "${REGULAR[@]}"
 for name in "${NO_DEPS[@]}"; do
-  pip_install --no-deps "$(pin_of "${name}")"
-  # The package's own dependencies, except torch and its companions (already the CPU build).
-  mapfile -t deps < <("${PY}" - "${name}" <<'EOF'
+  # Its pin: the image's, or (a dependency of another NO_DEPS package) the frozen constraints'.
+  pin="$(pin_of "${name}" || grep -i -E "^${name}==" "${CONSTRAINTS}" | head -1)"
+  pip_install --no-deps --constraint="${CONSTRAINTS}" "${pin}"
+  # The package's own dependencies, except torch and its companions (installed already), other NO_DEPS packages
+  # (installed in their own turn) and the extras in DROP_EXTRAS.
+  mapfile -t deps < <("${PY}" - "${name}" "${NO_DEPS[*]}" "${DROP_EXTRAS[*]}" <<'EOF'
 import sys
 from importlib.metadata import requires
 from packaging.requirements import Requirement
+skip = {"torch", "torchvision", "torchaudio", *sys.argv[2].lower().split()}
+drop_extras = set(sys.argv[3].lower().split())
 for line in requires(sys.argv[1]) or []:
     req = Requirement(line)
-    if req.name.lower() in {"torch", "torchvision", "torchaudio"}:
+    if req.name.lower() in skip:
         continue
+    if req.name.lower() in drop_extras:
+        req.extras = set()
     if req.marker is None or req.marker.evaluate({"extra": ""}):
-        print(str(req).split(";")[0])
+        req.marker = None
+        print(req)
 EOF
 )
   pip_install --constraint="${CONSTRAINTS}" "${deps[@]}"
@@ -100,8 +118,9 @@ print(f"torch {torch.__version__}, verl {verl.__version__}, vllm {vllm.__version
 EOF
 
 if [[ ${REFREEZE} -eq 1 ]]; then
-  "${PY}" -m pip freeze --exclude-editable | sed -E 's/^torch==2\.13\.0\+cpu$/torch==2.13.0/' \
-    | grep -v -i -E '^(vllm|megatron-core|megatron-bridge|transformer-engine|transformer_engine|verl)(==|\[)' >"${CONSTRAINTS}"
+  "${PY}" -m pip freeze --exclude-editable | sed -E 's/^(torch==[0-9.]+)\+[a-z0-9]+$/\1/' \
+    | grep -v -i -E '^(vllm|megatron-core|megatron-bridge|transformer-engine|transformer_engine|verl)(==|\[| @ )' \
+    | grep -v ' @ ' >"${CONSTRAINTS}"
   echo "wrote ${CONSTRAINTS}"
 fi
 fingerprint >"${MARKER}"

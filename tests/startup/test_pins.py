@@ -38,8 +38,8 @@ def image_pins() -> dict[str, str]:
 
 def script_deviations() -> set[str]:
     text = SETUP_SCRIPT.read_text()
-    names = {norm(re.search(r'^CPU_TORCH="([^=]+)==', text, re.M).group(1))}
-    for var in ("NO_DEPS", "IGNORE_PYTHON"):
+    names = {norm(re.search(r'^TIER_TORCH="([^=]+)==', text, re.M).group(1))}
+    for var in ("TORCH_COMPANIONS", "NO_DEPS", "IGNORE_PYTHON"):
         names |= {norm(n) for n in re.search(rf"^{var}=\(([^)]*)\)", text, re.M).group(1).split()}
     names.add("transformer-engine")  # TE_CPU_PARTS replaces transformer-engine[pytorch]
     return names
@@ -66,6 +66,13 @@ def test_deviation_table_matches_the_setup_script():
     assert set(readme_startup_deviations()) == script_deviations()
 
 
+def test_constraints_are_exact_pins_from_an_index():
+    """A frozen `name @ file:///…` line names a wheel on the machine that froze it; pip fails on every other."""
+    for raw in CONSTRAINTS.read_text().splitlines():
+        if raw.strip() and not raw.startswith("#"):
+            assert PIN.match(raw.strip()), f"{CONSTRAINTS.name}: not an exact pin: {raw!r}"
+
+
 def test_constraints_do_not_contradict_the_image_pins():
     """constraints.txt freezes the transitive set; it may not move a pin the image file states."""
     pins = image_pins()
@@ -78,7 +85,7 @@ def test_constraints_do_not_contradict_the_image_pins():
 
 @pytest.mark.startup
 def test_start_up_venv_has_the_image_versions():
-    """What is installed in .venv-startup equals images/verl/requirements.txt, except the listed deviations,
+    """What is installed in the start-up venv equals images/verl/requirements.txt, except the listed deviations,
     whose installed versions are the ones the table states."""
     python = startup_python()
     pins = image_pins()

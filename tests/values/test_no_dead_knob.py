@@ -77,6 +77,9 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("verl", "global.storage.capacity"): "the filesystem's size, an input of grpo-lint GRPO614 (checkpoints x "
     "retention + model + data must fit); no pod has anything to set from it",
     ("miles", "global.storage.capacity"): "as for verl",
+    ("verl", "global.storage.used"): "what the filesystem already holds, an input of grpo-lint GRPO614 (subtracted "
+    "from global.storage.capacity); no pod has anything to set from it",
+    ("miles", "global.storage.used"): "as for verl",
     ("verl", "global.eval.checkpointStep"): "read by the evaluation release (values/eval/eval.yaml on top: vLLM "
     "serves that step, the provenance gate checks it); the training release renders no evaluation component "
     "(GRPO901), so nothing there reads it",

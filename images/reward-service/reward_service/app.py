@@ -38,10 +38,22 @@ Receive = Callable[[], Awaitable[dict]]
 Send = Callable[[dict], Awaitable[None]]
 
 
+async def _drain(receive: Receive, limit: int) -> None:
+    """Read and discard the rest of the request body, at most `limit` bytes (the body deadline bounds the time)."""
+    drained = 0
+    while drained <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        drained += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
 async def _body(scope: dict, receive: Receive, max_bytes: int) -> bytes:
     declared = _header(scope, b"content-length")
     if declared.isdigit() and int(declared) > max_bytes:
-        raise TooLarge(f"the body is {declared} bytes; the limit is {max_bytes} (REWARD_MAX_BODY_BYTES)")
+        raise TooLarge(f"the body is {declared} bytes; the limit is {max_bytes} (REWARD_MAX_BODY_BYTES)", read=0)
     chunks, size = [], 0
     while True:
         message = await receive()
@@ -50,7 +62,7 @@ async def _body(scope: dict, receive: Receive, max_bytes: int) -> bytes:
             if chunk:
                 size += len(chunk)
                 if size > max_bytes:
-                    raise TooLarge(f"the body is over {max_bytes} bytes (REWARD_MAX_BODY_BYTES)")
+                    raise TooLarge(f"the body is over {max_bytes} bytes (REWARD_MAX_BODY_BYTES)", read=size)
                 chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -122,7 +134,10 @@ class RewardApp:
                     send: Send) -> None:
         try:
             status, content = await handler(scope, receive)
-        except (ServiceFault, BadRequest, TooLarge) as error:
+        except TooLarge as error:
+            await self._refuse_too_large(error, scope, receive, send)
+            return
+        except (ServiceFault, BadRequest) as error:
             status, body, headers = _fault_reply(error)
             await _reply(send, status, body, headers=headers)
             return
@@ -134,6 +149,24 @@ class RewardApp:
             await _reply(send, 500, _INTERNAL_ERROR, content_type=b"text/plain; charset=utf-8")
             raise
         await _reply(send, status, _JSON.encode(content).encode())
+
+    async def _refuse_too_large(self, error: TooLarge, scope: dict, receive: Receive, send: Send) -> None:
+        """The 413 goes out as soon as the body is known to be too large; the rest of the body is then read and
+        thrown away, up to REWARD_MAX_BODY_BYTES more, before the connection closes. Closing a socket with unread
+        data resets the connection, and the client (aiohttp, requests and urllib all send the whole body first)
+        would see a connection error and retry instead of the 413. A longer body is not read."""
+        status, body, headers = _fault_reply(error)
+        raw = [*headers, (b"content-length", str(len(body)).encode("latin-1")), (b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": status, "headers": raw})
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+        declared = _header(scope, b"content-length")
+        limit = 2 * self._max_body - error.read  # what is left to read of a body twice the limit
+        # A client that waits for "100 Continue" sends no body after a 413; one declaring more than the bound is
+        # not worth reading.
+        if _header(scope, b"expect").lower() != "100-continue" and not (
+                declared.isdigit() and int(declared) - error.read > limit):
+            await _drain(receive, limit)
+        await send({"type": "http.response.body", "body": b""})
 
     async def score(self, scope: dict, receive: Receive) -> tuple[int, Any]:
         sample = _raw_sample(await _json_object(scope, receive, self._max_body))
@@ -169,10 +202,12 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> RewardApp:
 
     @app.get("/health")
     async def health() -> JSONResponse:
-        # Liveness: the event loop answers, and the pool is not beyond repair. A busy or restarting pool is alive;
-        # only a pool whose workers keep failing to start (MAX_START_FAILURES in a row) gets the pod restarted.
-        if service.pool.broken_reason:
-            return JSONResponse({"status": "broken", "detail": service.pool.broken_reason}, 503)
+        # Liveness: the event loop answers, and the pool can score or is recovering. A busy or restarting pool is
+        # alive; a pool whose workers keep failing to start, or that has had no live worker for
+        # REWARD_BROKEN_AFTER_S, gets the pod restarted.
+        problem = service.pool.unhealthy()
+        if problem:
+            return JSONResponse({"status": "broken", "detail": problem, "workers_alive": service.pool.alive}, 503)
         return JSONResponse({"status": "ok", "workers_alive": service.pool.alive})
 
     @app.get("/ready")

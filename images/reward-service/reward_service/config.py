@@ -45,6 +45,7 @@ class Settings:
     max_depth: int = 32
     max_connections: int = 1024
     broken_after_s: float = 30.0
+    start_timeout_s: float = 20.0
     header_timeout_s: float = 10.0
     body_timeout_s: float = 60.0
     routes: tuple[tuple[str, str], ...] = ()
@@ -86,6 +87,7 @@ class Settings:
             max_depth=reader.integer("REWARD_MAX_DEPTH", cls.max_depth, minimum=4, maximum=200),
             max_connections=reader.integer("REWARD_MAX_CONNECTIONS", cls.max_connections, minimum=1),
             broken_after_s=reader.number("REWARD_BROKEN_AFTER_S", cls.broken_after_s, minimum=1, maximum=3600),
+            start_timeout_s=reader.number("REWARD_START_TIMEOUT_S", cls.start_timeout_s, minimum=1, maximum=600),
             header_timeout_s=reader.number("REWARD_HEADER_TIMEOUT_S", cls.header_timeout_s, minimum=0.1,
                                            maximum=600),
             body_timeout_s=reader.number("REWARD_BODY_TIMEOUT_S", cls.body_timeout_s, minimum=0.1, maximum=3600),

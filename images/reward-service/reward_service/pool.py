@@ -9,30 +9,46 @@ what pebble 5.2.3 did when a worker died while idle, failing every later request
 Workers are forked from a forkserver that has math-verify imported, not from this multi-threaded process, so a
 replacement costs ~0.1-0.2 s. The server talks to each worker over a socket pair read by the event loop: no
 hand-off threads.
+
+The pool depends on the forkserver too, and survives its death or hang in any state: a hand-off that fails (the
+forkserver died mid-start: EOFError) is a failed start that is retried, and multiprocessing launches a new
+forkserver; a hand-off that does not come back (a stopped forkserver) is abandoned after the start timeout and
+the forkserver is killed, which frees the blocked call. Workers are tracked by pid (`pidhandle`), because
+multiprocessing can neither kill nor wait for a worker whose forkserver is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import multiprocessing
+import multiprocessing.forkserver
+import os
 import pickle
+import signal
 import socket
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from reward_service import scoring, worker
 from reward_service.metrics import Metrics
+from reward_service.pidhandle import PidHandle, become_subreaper
 
 log = logging.getLogger("reward_service")
 
 # One task running and one next in line per worker, so a worker never idles while its last result travels back
 # through the event loop. The hard timeout of the second starts only when the first one's result arrives.
 SLOTS_PER_WORKER = 2
-# A worker must import, warm up and say ready within this; the first start also starts the forkserver.
-START_TIMEOUT_S = 60.0
+# A worker started by a forkserver that has not started one yet must say ready within this: that first hand-off
+# waits for the new forkserver to import math-verify. Later starts get the pool's (shorter) start timeout.
+FIRST_START_TIMEOUT_S = 60.0
+# How long to wait for a killed worker to be gone, and then for the forkserver to report its exit code.
+EXIT_WAIT_S = 5.0
+EXIT_REPORT_WAIT_S = 1.0
 # This many failed starts in a row, with no successful one for `broken_after_s`, means the pool cannot be
 # repaired: liveness then fails and Kubernetes restarts the pod. Each slot keeps retrying with the backoff below,
 # so a pool that recovers (a kill storm ends, memory frees up) passes liveness again.
@@ -58,12 +74,15 @@ class _Job:
     args: tuple
     future: asyncio.Future
     sent: bool = False
+    expires_at: float | None = None  # loop time; kept when the job goes back to the queue
     deadline: asyncio.TimerHandle | None = None
 
 
 @dataclass(eq=False)
 class _Worker:
     process: multiprocessing.process.BaseProcess
+    handle: PidHandle
+    forkserver: int | None  # pid of the forkserver that started it
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     in_flight: deque = field(default_factory=deque)
@@ -72,11 +91,7 @@ class _Worker:
     has_room: asyncio.Event = field(default_factory=asyncio.Event)
 
     def kill(self) -> None:
-        if self.process.pid is not None and self.process.exitcode is None:
-            try:
-                self.process.kill()
-            except (OSError, ValueError):
-                pass  # already gone
+        self.handle.kill()
         self.writer.close()
 
 
@@ -87,11 +102,33 @@ async def _read_frame(reader: asyncio.StreamReader) -> object:
     return pickle.loads(await reader.readexactly(size))
 
 
+def _forkserver_pid() -> int | None:
+    """The running forkserver's pid (None before the first start). multiprocessing keeps it private."""
+    return getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)
+
+
+def _exited(pid: int) -> bool:
+    """Whether our child `pid` has exited, without reaping it (multiprocessing reaps its forkserver itself)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _kill_forkserver(pid: int | None) -> None:
+    # Our own child, not yet reaped (multiprocessing reaps it only when it launches the next one): the pid cannot
+    # have been reused.
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 class WorkerPool:
     def __init__(self, workers: int, parse_timeout_s: int, hard_timeout_s: float, memory_mb: int, metrics: Metrics,
-                 break_start_file: str | None = None, broken_after_s: float = 30.0):
+                 break_start_file: str | None = None, broken_after_s: float = 30.0, start_timeout_s: float = 20.0):
         self.workers = workers
         self.hard_timeout_s = hard_timeout_s
+        self.start_timeout_s = start_timeout_s
         self._init_args = (parse_timeout_s, memory_mb, break_start_file)
         self._metrics = metrics
         self._pending: deque[_Job] = deque()
@@ -100,10 +137,15 @@ class WorkerPool:
         self._slots: list[asyncio.Task] = []
         self._live: set[_Worker] = set()
         self._start_failures = 0
+        self._last_failure = ""
         self._failing_since = 0.0
         self._broken_after_s = broken_after_s
         self._running = False
         self._context = None
+        self._proven_forkserver: int | None = None  # the forkserver that last started a worker that said ready
+        self._none_alive_since: float | None = None
+        # process.start() blocks on the forkserver; its own threads, so a stopped forkserver cannot starve others.
+        self._spawner = ThreadPoolExecutor(max_workers=workers + 1, thread_name_prefix="reward-spawn")
         self.broken_reason: str | None = None
 
     # ------------------------------------------------------------------------------------------------ lifecycle
@@ -112,7 +154,9 @@ class WorkerPool:
         """Start every slot and wait until each has a ready worker; raise ScorerFault if the pool is broken."""
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(["reward_service.scoring", "reward_service.worker"])
+        become_subreaper()
         self._running = True
+        self._none_alive_since = time.monotonic()
         started = [asyncio.Event() for _ in range(self.workers)]
         self._slots = [asyncio.create_task(self._run_slot(event)) for event in started]
         while not all(event.is_set() for event in started):
@@ -129,6 +173,10 @@ class WorkerPool:
             live.kill()
         await asyncio.gather(*self._slots, return_exceptions=True)
         self._slots = []
+        # At exit multiprocessing joins every worker through the forkserver; a stopped forkserver would never
+        # answer and the process would hang instead of exiting. The workers are gone: end it too.
+        _kill_forkserver(_forkserver_pid())
+        self._spawner.shutdown(wait=False, cancel_futures=True)
         while self._pending:
             job = self._pending.popleft()
             if not job.future.done():
@@ -138,35 +186,78 @@ class WorkerPool:
     def alive(self) -> int:
         return len(self._live)
 
+    def unhealthy(self) -> str | None:
+        """Why the pool cannot score and is not recovering (liveness should fail), or None."""
+        if self.broken_reason:
+            return self.broken_reason
+        ended = sum(slot.done() for slot in self._slots)
+        if ended:
+            return f"{ended} of {self.workers} worker slots have stopped"
+        if self._running and self._none_alive_since is not None:
+            dead_for = time.monotonic() - self._none_alive_since
+            if dead_for >= self._broken_after_s:
+                failing = (f"; {self._start_failures} worker starts failed in a row, last: {self._last_failure}"
+                           if self._start_failures else "")
+                return f"no worker has been alive for {dead_for:.0f} s{failing}"
+        return None
+
     async def _run_slot(self, started: asyncio.Event) -> None:
+        # A slot never ends while the pool runs: every error is a failed start or a lost worker, and is retried.
         while self._running:
             try:
-                live = await self._spawn()
-            except _StartFailed as error:
-                self._start_failed(str(error))
-                await asyncio.sleep(RESTART_BACKOFF_S[min(self._start_failures, len(RESTART_BACKOFF_S)) - 1])
-                continue
-            self._start_failures = 0
-            self.broken_reason = None
-            started.set()
-            self._live.add(live)
-            self._metrics.workers_alive.set(len(self._live))
-            try:
-                exitcode = await self._serve(live)
+                await self._run_worker(started)
             except asyncio.CancelledError:
-                _abandon(live)
                 raise
-            finally:
-                self._live.discard(live)
-                self._metrics.workers_alive.set(len(self._live))
-                live.kill()
+            except Exception:
+                log.exception("a worker slot failed; restarting it")
+                await asyncio.sleep(RESTART_BACKOFF_S[-1])
+
+    async def _run_worker(self, started: asyncio.Event) -> None:
+        """Start one worker and serve it until it dies (or retry a failed start after the backoff)."""
+        try:
+            live = await self._spawn()
+        except Exception as error:  # _StartFailed, or anything unforeseen on the start path
+            self._start_failed(str(error) if isinstance(error, _StartFailed) else
+                               f"starting a worker raised {type(error).__name__}: {error}")
+            await asyncio.sleep(RESTART_BACKOFF_S[min(self._start_failures, len(RESTART_BACKOFF_S)) - 1])
+            return
+        self._start_failures = 0
+        self.broken_reason = None
+        self._proven_forkserver = live.forkserver
+        started.set()
+        self._set_live(live, True)
+        exitcode = None
+        try:
+            exitcode = await self._serve(live)
+        except asyncio.CancelledError:
+            _abandon(live)
+            raise
+        finally:
+            self._set_live(live, False)
+            live.kill()
+            if not self._running:
+                live.handle.close()
+        try:
             self._retire(live, exitcode)
+        finally:
+            live.handle.close()
+
+    def _set_live(self, live: _Worker, alive: bool) -> None:
+        if alive:
+            self._live.add(live)
+            self._none_alive_since = None
+        else:
+            self._live.discard(live)
+            if not self._live and self._none_alive_since is None:
+                self._none_alive_since = time.monotonic()
+        self._metrics.workers_alive.set(len(self._live))
 
     def _start_failed(self, reason: str) -> None:
         now = time.monotonic()
         if self._start_failures == 0:
             self._failing_since = now
         self._start_failures += 1
+        self._last_failure = reason
         self._metrics.pool_restarts.labels("start_failed").inc()
         log.warning("worker failed to start", extra={"detail": reason, "failures_in_a_row": self._start_failures})
         failing_for = now - self._failing_since
@@ -175,42 +266,84 @@ class WorkerPool:
                                   f"last: {reason}")
 
     async def _spawn(self) -> _Worker:
+        forkserver = _forkserver_pid()
+        proven = forkserver is not None and forkserver == self._proven_forkserver and not _exited(forkserver)
+        timeout_s = self.start_timeout_s if proven else FIRST_START_TIMEOUT_S
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
         ours, theirs = socket.socketpair()
         process = self._context.Process(target=worker.main, args=(theirs, *self._init_args), daemon=True)
         try:
-            # A blocking hand-off to the forkserver (milliseconds; the first call also starts the forkserver).
-            await asyncio.to_thread(process.start)
-        except OSError as error:
+            await self._hand_off(process, timeout_s)
+        except BaseException:
             ours.close()
-            raise _StartFailed(f"the forkserver could not start a worker: {error}") from None
+            raise
         finally:
             theirs.close()
+        handle = PidHandle(process.pid)
         try:
             reader, writer = await asyncio.open_connection(sock=ours)
         except BaseException:
             ours.close()
-            process.kill()
+            handle.kill()
+            handle.close()
             raise
-        live = _Worker(process, reader, writer)
+        live = _Worker(process, handle, _forkserver_pid(), reader, writer)
         live.has_room.set()
         try:
-            async with asyncio.timeout(START_TIMEOUT_S):
+            async with asyncio.timeout_at(deadline):
                 kind, _pid = await _read_frame(reader)
             if kind != worker.READY:
                 raise ConnectionError(f"unexpected first frame {kind!r}")
-        except (asyncio.IncompleteReadError, ConnectionError, OSError, TimeoutError, pickle.UnpicklingError) as error:
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, TimeoutError, pickle.UnpicklingError,
+                ValueError) as error:
             live.kill()
-            exitcode = await self._exitcode(process)
-            raise _StartFailed(f"the worker exited with {_exit_text(exitcode)} during start-up "
-                               f"({type(error).__name__})") from None
+            exitcode = await self._exitcode(live)
+            live.handle.close()
+            what = (f"did not say ready within {timeout_s:g} s" if isinstance(error, TimeoutError) else
+                    f"exited with {_exit_text(exitcode)} during start-up ({type(error).__name__})")
+            raise _StartFailed(f"the worker {what}") from None
         except BaseException:  # cancelled by close(): the half-started worker must not outlive the pool
             live.kill()
+            live.handle.close()
             raise
         return live
 
-    async def _exitcode(self, process) -> int | None:
-        await asyncio.to_thread(process.join, 5)
-        return process.exitcode
+    async def _hand_off(self, process, timeout_s: float) -> None:
+        """process.start(): a blocking hand-off to the forkserver (milliseconds; a new forkserver first imports
+        math-verify). Any error is a failed start; a forkserver that does not answer is killed."""
+        forkserver = _forkserver_pid()
+        started = asyncio.get_running_loop().run_in_executor(self._spawner, process.start)
+        try:
+            await asyncio.wait_for(asyncio.shield(started), timeout_s)
+        except TimeoutError:
+            # Stopped or hung: killing it ends the blocked call (EOFError) and the next start launches a new one.
+            _kill_forkserver(_forkserver_pid() or forkserver)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(started, EXIT_WAIT_S)
+            raise _StartFailed(f"the forkserver did not start a worker within {timeout_s:g} s; "
+                               f"it was killed and will be replaced") from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # EOFError when the forkserver dies mid-start, OSError, ...
+            raise _StartFailed(f"the forkserver could not start a worker: {type(error).__name__}: {error}") from None
+
+    async def _exitcode(self, live: _Worker) -> int | None:
+        """The exit code of a worker that was just killed, or None when nobody can tell any more."""
+        if not await live.handle.wait(EXIT_WAIT_S):
+            log.error("a killed worker did not exit", extra={"pid": live.handle.pid})
+            return None
+        if live.handle.exitcode is not None:  # adopted after its forkserver died, and reaped here
+            return live.handle.exitcode
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + EXIT_REPORT_WAIT_S
+        while live.process.exitcode is None and loop.time() < deadline:
+            await asyncio.sleep(0.02)  # the forkserver reaps it and reports the code through the sentinel
+        exitcode = live.process.exitcode
+        if exitcode == 255 and (live.forkserver is None or live.forkserver != _forkserver_pid()
+                                or _exited(live.forkserver)):
+            return None  # 255 is what multiprocessing reads once the forkserver that started it is gone
+        return exitcode
 
     # ---------------------------------------------------------------------------------------------- the worker
 
@@ -224,7 +357,7 @@ class WorkerPool:
             await asyncio.gather(feeder, return_exceptions=True)
             self._disarm(live)
         live.kill()
-        return await self._exitcode(live.process)
+        return await self._exitcode(live)
 
     async def _feed(self, live: _Worker) -> None:
         try:
@@ -290,8 +423,7 @@ class WorkerPool:
         head = live.in_flight.popleft() if live.in_flight else None
         self._metrics.running.dec(len(live.in_flight) + (head is not None))
         for job in reversed(live.in_flight):
-            job.sent = False
-            self._pending.appendleft(job)
+            self._requeue(job)
         live.in_flight.clear()
         self._wake()
         if head is not None and head is live.timed_out:
@@ -345,6 +477,20 @@ class WorkerPool:
         self._wake()
         return job
 
+    def _requeue(self, job: _Job) -> None:
+        """Back to the front of the queue, under the deadline it was admitted with."""
+        job.sent = False
+        if job.future.done():
+            return
+        if job.expires_at is not None:
+            loop = asyncio.get_running_loop()
+            if loop.time() >= job.expires_at:
+                job.future.set_exception(QueueDeadline())
+                return
+            job.deadline = loop.call_at(job.expires_at, self._expire, job)
+        self._pending.appendleft(job)
+        self._metrics.queue_depth.set(len(self._pending))
+
     def _expire(self, job: _Job) -> None:
         if not job.sent and not job.future.done():
             try:
@@ -357,6 +503,7 @@ class WorkerPool:
     async def score(self, golds: tuple[str, ...], response: str, fault: str | None, deadline: float) -> dict:
         """Queue until a worker is free or `deadline` (loop time) passes, then score with the hard timeout."""
         job = self._submit((golds, response, fault))
+        job.expires_at = deadline
         job.deadline = asyncio.get_running_loop().call_at(deadline, self._expire, job)
         return await job.future
 
@@ -373,12 +520,16 @@ def _abandon(live: _Worker) -> None:
 
 
 def _exit_text(exitcode: int | None) -> str:
-    if exitcode is not None and exitcode < 0:
+    if exitcode is None:
+        return "an unknown status"
+    if exitcode < 0:
         return f"signal {-exitcode}"
     return f"code {exitcode}"
 
 
 def _death_detail(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "the worker died (its exit status was lost with its forkserver) and was replaced"
     if exitcode == scoring.EXIT_OUT_OF_MEMORY:
         return "the worker hit its memory limit and was replaced"
     if exitcode is not None and exitcode < 0:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from reward_service.limits import too_deep
+from reward_service.limits import NotAFloat, too_deep
 
 # Keys that hold the answer when a dataset stores its label as an object (verl's reward_model dict and friends).
 LABEL_KEYS = ("ground_truth", "answer", "label", "solution", "target")
@@ -34,6 +34,10 @@ def build_sample(response: Any, label: Any, metadata: Any, max_chars: int, allow
             return Sample((), "", False, problem=("bad_input", f"{name} nests deeper than {max_depth} levels "
                                                                 f"(at {name}{where.removeprefix('the sample')})"))
     golds = gold_answers(label) if max_label_chars is not None else ()
+    unusable = next((gold for gold in golds if isinstance(gold, NotAFloat)), None)
+    if unusable is not None:
+        return Sample((), "", False, problem=("bad_label", f"the label {unusable[:40]} is not a number a float can "
+                                                           "hold (NaN, infinite or out of range)"))
     longest = max(map(len, golds), default=0)
     if max_label_chars is not None and longest > max_label_chars:
         return Sample((), "", False, problem=("bad_label", f"a reference answer is {longest} characters long; "
@@ -76,6 +80,8 @@ def gold_answers(label: Any) -> tuple[str, ...]:
         return tuple(gold for item in label for gold in gold_answers(item))
     if label is None:
         return ()
+    if isinstance(label, NotAFloat):
+        return (label,)  # build_sample refuses it
     text = _scalar_text(label).strip()
     return (text,) if text else ()
 

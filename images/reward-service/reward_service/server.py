@@ -5,7 +5,8 @@ a body) holds its connection and descriptor for ever, and 200 such clients starv
 closes a connection whose headers are not complete `header_timeout_s` after it opened (or after the previous
 response), or whose body is not complete `body_timeout_s` after its headers. uvicorn's `limit_concurrency` answers
 503 at once beyond the cap, and the cap is clamped below the process's descriptor limit, so a flood is refused with
-a status instead of exhausting descriptors.
+a status instead of exhausting descriptors. `GET /health` is exempt from the cap: liveness must report whether the
+process works, and a flood of idle connections (which the read deadline clears) is no reason to restart the pod.
 """
 
 from __future__ import annotations
@@ -54,8 +55,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def _read_timed_out(self) -> None:
         self._read_deadline = None
         if not self.transport.is_closing():
-            if self.cycle is None or self.cycle.response_complete:
-                # Nothing is being answered on this connection: say why before closing.
+            cycle = self.cycle
+            if cycle is None or cycle.response_complete or not cycle.response_started:
+                # Nothing is being answered for this request (its headers or body never ended): say why, and drop
+                # whatever the application might still send for it.
+                if cycle is not None and not cycle.response_complete:
+                    cycle.disconnected = True
                 self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
             self.transport.close()
 
@@ -74,7 +79,14 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._arm(self.header_timeout_s)
 
     def on_headers_complete(self) -> None:
-        super().on_headers_complete()
+        if self.url.partition(b"?")[0] == b"/health" and self.parser.get_method() == b"GET":
+            limit, self.limit_concurrency = self.limit_concurrency, None  # liveness is never refused by the cap
+            try:
+                super().on_headers_complete()
+            finally:
+                self.limit_concurrency = limit
+        else:
+            super().on_headers_complete()
         self._arm(self.body_timeout_s)
 
     def on_message_complete(self) -> None:

@@ -16,6 +16,10 @@ HEADER = struct.Struct("!I")
 # A frame larger than this is a bug or a corrupted stream, never a real task (responses are capped far below it).
 MAX_FRAME_BYTES = 256 * 1024 * 1024
 
+# The worker's process name (`ps`, `top`, /proc/<pid>/comm): forked from the forkserver, it would otherwise carry
+# the forkserver's name and command line, and could not be told apart from it once adopted after its death.
+PROCESS_NAME = b"reward-worker"
+
 READY = "ready"
 RESULT = "result"
 RAISED = "raised"
@@ -50,6 +54,12 @@ def _recv(sock: socket.socket) -> object | None:
 def main(sock: socket.socket, parse_timeout_s: int, memory_mb: int, break_start_file: str | None = None) -> None:
     """Process target: initialise, say ready, then serve until the server closes the socket."""
     from reward_service import scoring  # preloaded in the forkserver, so this costs nothing
+
+    try:
+        with open("/proc/self/comm", "wb") as comm:
+            comm.write(PROCESS_NAME)
+    except OSError:
+        pass  # not Linux: only the name is lost
 
     if break_start_file and os.path.exists(break_start_file):
         os._exit(17)  # test-only: a worker that can never start (REWARD_TEST_BREAK_START_FILE)

@@ -58,3 +58,28 @@ def shape_from_config(path: str) -> dict[str, int]:
     if head_dim:
         shape["headDim"] = head_dim
     return shape
+
+
+# Shape keys filled from config keys outside FIELDS (shape_from_config below them).
+OTHER_FIELDS = {
+    "kvHeads": ("num_key_value_heads", "num_attention_heads", "n_head"),
+    "experts": EXPERTS,
+    "intermediate": ("moe_intermediate_size", "intermediate_size", "ffn_dim", "n_inner"),
+    "headDim": ("head_dim",),
+}
+
+
+def config_position(path: str, shape_key: str) -> tuple[int, int, str] | None:
+    """(line, column, config key) in config.json of the key that filled `global.job.model.shape.<shape_key>`, so
+    a finding about the shape points at the user's file; None when it cannot be found."""
+    names = FIELDS.get(shape_key) or OTHER_FIELDS.get(shape_key) or ()
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for name in names:
+        for number, line in enumerate(lines, start=1):
+            column = line.find(f'"{name}"')
+            if column >= 0:
+                return number, column + 1, name
+    return None

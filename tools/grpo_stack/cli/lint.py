@@ -183,6 +183,8 @@ def _lint(args) -> int:
     result = run_lint(_expand(args.paths), args.base, args.release, args.namespace, crd, config_path, select,
                       use_cache=not args.no_cache, overlay=overlay)
     findings, errors = result.findings, result.input_errors
+    if overlay:
+        findings, errors = _at_model_config(findings, errors, overlay[0], args.model_config)
     unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
     if unchecked:
@@ -244,6 +246,34 @@ def _model_overlay(config_json: str) -> str:
     out.write_text(f"# global.job.model.shape from {config_json}\n"
                    + yaml.safe_dump({"global": {"job": {"model": {"preset": None, "shape": shape}}}}))
     return str(out)
+
+
+def _at_model_config(findings, errors, overlay: str, config_json: str):
+    """Findings and input errors located in the generated overlay, moved to the config.json key they came from:
+    the user never saw the overlay file."""
+    import dataclasses
+
+    from ..catalog.hf_config import config_position
+
+    def where(key_path: str | None) -> tuple[int | None, int | None, str]:
+        shape_key = (key_path or "").removeprefix("global.job.model.shape.").split(".")[0]
+        found = config_position(config_json, shape_key) if (key_path or "").startswith("global.job.model.shape.") \
+            else None
+        return (found[0], found[1], f" (from {found[2]})") if found else (None, None, "")
+
+    moved = []
+    for f in findings:
+        if f.file == overlay:
+            line, column, source = where(f.key_path)
+            f = dataclasses.replace(f, file=config_json, line=line or 1, column=column or 1,
+                                    message=f.message + source)
+        moved.append(f)
+    for e in errors:
+        if e.file == overlay:
+            e.file = config_json
+            e.line, e.column, source = where(e.key_path)
+            e.message += source
+    return moved, errors
 
 
 def _note_unchecked_kinds(counts: Counter) -> None:

@@ -2,6 +2,7 @@
 
   grpo-render VALUES... [-o DIR] [--release NAME] [--namespace NS] [--chart DIR]
   grpo-render VALUES... --job [--format explain|shell|json]
+  grpo-render VALUES... --job --memory [--format json]   per-GPU memory by phase and term (docs/memory.md)
 
 Exit status: 0 rendered, 2 usage or input errors, 3 an internal error (one line; --debug prints the traceback).
 """
@@ -32,6 +33,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--job", action="store_true", help="print the training command the recipe will run")
     p.add_argument("--format", choices=["explain", "shell", "json"], default="explain",
                    help="with --job: explain (each value and where it came from), shell, json")
+    p.add_argument("--memory", action="store_true",
+                   help="with --job: the per-GPU memory breakdown by phase and term (GiB); json with --format json")
     p.add_argument("--chart", help="the grpo-stack chart directory (default: the one shipped in the package)")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
@@ -44,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _render(args) -> int:
     check_release_args(args.release, args.namespace)
+    if args.memory and not args.job:
+        print("grpo-render: --memory needs --job (the memory model reads the job the values build)", file=sys.stderr)
+        return 2
     if args.chart:
         _use_chart(args.chart)
     try:
@@ -65,6 +71,8 @@ def _render(args) -> int:
                 built = build(job_spec(rendered))
             except BuildError as exc:
                 raise build_input_error(files, exc) from None
+            if args.memory:
+                return _memory(job_spec(rendered), built, args.format)
             print(render_job(built, args.format))
             return 0
     except InputError as exc:
@@ -81,6 +89,21 @@ def _render(args) -> int:
             return 2
     else:
         sys.stdout.write(as_stream(rendered))
+    return 0
+
+
+def _memory(spec_data, built, fmt: str) -> int:
+    from ..job import Spec
+    from ..memory import estimate, view
+    from ..memory.resolve import run_for
+
+    run = run_for(Spec(spec_data), built)
+    if run is None:
+        print("grpo-render: --memory: global.cluster.gpuInstanceType is not in the instance catalogue (or the model "
+              "shape has no vocabulary size): no memory model", file=sys.stderr)
+        return 2
+    report = estimate(run)
+    print(view.as_json(report) if fmt == "json" else view.as_text(report))
     return 0
 
 

@@ -156,11 +156,18 @@ def _open(base, release, namespace, crd, config_path, select) -> ResultCache | N
     try:
         common = [tool_digest(), tree_digest(chart_dir()), crd and file_digest(crd), config_path,
                   config_path and file_digest(config_path), release, namespace, sorted(select or []) or None,
-                  [(b, file_digest(b)) for b in base]]
+                  [(b, file_digest(b)) for b in base], _overlay_digest()]
         root = cache_dir()
     except (InputError, OSError, RuntimeError):  # RuntimeError: no home directory to put the cache in
         return None  # an unreadable input: the linter reports it, uncached
     return ResultCache(root, _sha(json.dumps(common).encode()))
+
+
+def _overlay_digest() -> str | None:
+    """The evaluation overlay every run's file is also linted with (lint/evaluation_view.py)."""
+    from .evaluation_view import EVAL_OVERLAY
+
+    return file_digest(str(EVAL_OVERLAY)) if EVAL_OVERLAY.is_file() else None
 
 
 def _digests(paths: list[str]) -> dict[str, str] | None:

@@ -189,12 +189,34 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     unchecked_kinds: Counter = Counter()
     hits = [h[:4] for h in _object_schema_hits(ctx.objects, opts, unchecked_kinds)] + _rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
+    findings += _evaluation_findings(checked, ctx, locator, findings)
     # Values the builder refuses fail the lint, as they fail grpo-render --job: a rule explains most of them
     # (GRPO102 ...); one that no error finding covers is unusable input, exit 2 at the key the builder names.
     explained = any(f.severity is Severity.ERROR for f in findings)
     errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
     return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
                       unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds)
+
+
+def _evaluation_findings(checked: _Checked, ctx: LintContext, locator: Locator, seen: list[Finding]) -> list[Finding]:
+    """The evaluation release a run's file configures, linted too (lint/evaluation_view.py)."""
+    from dataclasses import replace
+
+    from . import evaluation_view as view
+
+    if not view.configures_evaluation(checked.files, checked.merged):
+        return []
+    eval_ctx = view.evaluation_context(checked.files, ctx)
+    if eval_ctx is None:
+        return []
+    known = {(f.code, f.line, f.message) for f in seen}
+    out = []
+    for code, name, sev, hit in _rule_hits(eval_ctx, checked.opts):
+        if view.about_evaluation(hit, eval_ctx):
+            f = locator.finding(code, name, sev, hit, eval_ctx)
+            if (f.code, f.line, f.message) not in known:
+                out.append(replace(f, message=clip(view.PREFIX + f.message, MAX_MESSAGE)))
+    return out
 
 
 # Helm's own schema check names a key as a JSON pointer: "- at '/lm-eval/tasks': got null, want array".
@@ -344,10 +366,11 @@ def _apply(findings, sup, config, files_by_path) -> list[Finding]:
 
     out = []
     for f in findings:
-        if any(s.file == f.file and f.code in s.codes and _covers(s, f, files_by_path) for s in sup if s.reason):
+        if any(s.file == f.file and f.code in s.codes and _covers(s, f, files_by_path) for s in sup
+               if suppression_reason.accepted(f.code, s.reason)):
             continue
-        if any(c.code == f.code and c.reason and (not c.paths or any(fnmatch.fnmatch(f.file, p) for p in c.paths))
-               for c in config):
+        if any(c.code == f.code and suppression_reason.accepted(c.code, c.reason)
+               and (not c.paths or any(fnmatch.fnmatch(f.file, p) for p in c.paths)) for c in config):
             continue
         out.append(f)
     out += suppression_reason.findings_for(sup, config)

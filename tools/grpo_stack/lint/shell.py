@@ -219,3 +219,15 @@ def in_condition(node: Node) -> bool:
             return False
         child, parent = parent, parent.parent
     return False
+
+
+def curl_ignores_http_errors(words: list[str]) -> bool:
+    """A curl command (its words after `curl`) that exits 0 on an HTTP error status: no `-f`/`--fail`/
+    `--fail-with-body` (curl reports 4xx/5xx as failure only with one of those)."""
+    for raw in words:
+        word = raw.strip("'\"")
+        if word in ("--fail", "--fail-with-body", "--fail-early"):
+            return False
+        if re.fullmatch(r"-[A-Za-z0-9#:]+", word) and "f" in word[1:].split("o", 1)[0]:
+            return False  # -f, -sf, -fsSL (letters after a value-taking -o are its value)
+    return True

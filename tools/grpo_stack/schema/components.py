@@ -33,8 +33,12 @@ class Storage(Strict):
     claimName: Dns1123 = Field(description="Existing FSx for Lustre PVC in the release namespace.")
     mountPath: AbsPath = Field(description="Where every pod mounts it.")
     capacity: Quantity | None = Field(
-        default=None, description="Size of the filesystem (e.g. `4800Gi`); grpo-lint GRPO614 checks the model, "
-        "the retained checkpoints and the data fit. Null: not checked.")
+        default=None, description="Size of the filesystem (e.g. `4800Gi`, `lfs df -h`'s filesystem_summary size); "
+        "grpo-lint GRPO614 checks the model, the retained checkpoints and the data fit. Null: checked against the "
+        "smallest FSx for Lustre file system (1200 GiB), a warning when the run needs more.")
+    used: Quantity | None = Field(
+        default=None, description="What the filesystem already holds (`lfs df -h`'s filesystem_summary Used): "
+        "GRPO614 subtracts it from capacity. Null: taken as empty.")
 
 
 class TrackingSecret(Strict):

@@ -11,15 +11,13 @@ from ..finding import Hit, Severity
 CODE = "GRPO905"
 NAME = "engine-gpu-memory"
 SEVERITY = Severity.ERROR
-SUMMARY = "An inference engine's GPU memory share cannot hold its slice of the weights and one full-length sequence."
+SUMMARY = ("The evaluation vLLM server's GPU memory share cannot hold its slice of the weights and one full-length "
+           "sequence.")
 DOC = """## What it does
-For each inference engine of the values, compares the memory it may use on one GPU (the GPU's memory, from the
-instance catalogue, times its utilisation setting) with what it must hold there at the least:
-
-- the rollout engine (verl's vLLM, miles' SGLang): `global.job.rollout.gpuMemoryUtilization` of a
-  `global.cluster.gpuInstanceType` GPU, `rollout.tensorParallel` GPUs per engine;
-- the evaluation server (vLLM, when `global.components.vllm` is on): `vllm.gpuMemoryUtilization` of a
-  `vllm.instanceType` GPU, `vllm.tensorParallel` GPUs.
+For the evaluation server (vLLM, when `global.components.vllm` is on), compares the memory it may use on one GPU
+(`vllm.gpuMemoryUtilization` of a `vllm.instanceType` GPU, from the instance catalogue) with what it must hold
+there at the least over `vllm.tensorParallel` GPUs. The rollout engine of a training job is part of the whole
+per-GPU memory model, GRPO920 (gpu-memory), which reports it once with the trainer beside it.
 
 The lower bound is the model's bf16 weights split evenly over the tensor parallel GPUs (`global.job.model.preset`;
 layers replicated on every rank only add to it) and, for vLLM, the KV cache of one sequence of its context
@@ -36,20 +34,23 @@ provisioned and the weights read, on every restart.
 ## Example
 ```yaml
 global:
-  cluster: {gpuInstanceType: p5.48xlarge}
   job:
-    model: {preset: qwen2.5-72b}
-    rollout: {tensorParallel: 1, gpuMemoryUtilization: 0.6}
+    model: {preset: qwen3-8b}
+vllm:
+  instanceType: g5.12xlarge
+  tensorParallel: 1
+  gpuMemoryUtilization: 0.8
 ```
 Use instead:
 ```yaml
-global:
-  job:
-    rollout: {tensorParallel: 4, gpuMemoryUtilization: 0.6}
+vllm:
+  instanceType: g5.12xlarge
+  tensorParallel: 2
+  gpuMemoryUtilization: 0.8
 ```
 
 ## Fix
-Raise the engine's tensor parallel size or its memory utilisation, or pick an instance type with larger GPUs
+Raise the server's tensor parallel size or its memory utilisation, or pick an instance type with larger GPUs
 (the message gives the numbers).
 """
 
@@ -63,15 +64,6 @@ def check(ctx) -> Iterator[Hit]:
     model = MODELS.get(ctx.get("global.job.model.preset"))
     if model is None:
         return
-    prompt, response = ctx.get("global.job.lengths.maxPrompt"), ctx.get("global.job.lengths.maxResponse")
-    sequence = prompt + response if isinstance(prompt, int) and isinstance(response, int) else None
-    if ctx.component_enabled("raycluster"):
-        sglang = ctx.get("global.job.framework") == "miles"
-        rollout_len = ctx.get("global.job.rollout.maxModelLen") or sequence
-        yield from _engine(model, "rollout engine " + ("(SGLang)" if sglang else "(vLLM)"),
-                           ctx.get("global.cluster.gpuInstanceType"), ctx.get("global.job.rollout.tensorParallel"),
-                           ctx.get("global.job.rollout.gpuMemoryUtilization"), None if sglang else rollout_len,
-                           "global.job.rollout", "global.cluster.gpuInstanceType")
     if ctx.component_enabled("vllm"):
         yield from _engine(model, "vLLM eval server", ctx.get("vllm.instanceType"), ctx.get("vllm.tensorParallel"),
                            ctx.get("vllm.gpuMemoryUtilization"), ctx.get("vllm.maxModelLen"), "vllm",

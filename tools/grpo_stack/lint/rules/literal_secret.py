@@ -7,6 +7,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
+from ..context import walk_strings
 from ..finding import Hit, Severity
 from ._objects import containers
 
@@ -24,6 +25,10 @@ placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in would put 
 Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential
 is in the manifest); an empty value is an error; a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`)
 is a warning to fill it in out of band, not a leak.
+A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
+(`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
+name is written: `global.secrets.*.name` and any `secretKeyRef` in the values; a Secret's own name,
+`secretKeyRef`, `envFrom.secretRef`, secret volumes and `imagePullSecrets` in manifests.
 
 ## Why is this bad?
 A literal in a pod spec is stored in etcd and readable by anyone with `get pod` in the namespace; on the
@@ -68,8 +73,34 @@ NOT_A_CREDENTIAL = re.compile(r"^\s*(true|false|yes|no|on|off|enabled?|disabled?
 NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|TOKENIZER.*)$", re.I)
 
 
+# A run of 32+ hex digits, or 24+ letters and digits mixing both: no Secret name a person chooses looks so.
+TOKEN_LIKE_NAME = re.compile(r"(^|-)([0-9a-f]{32,}|(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{24,})(-|$)")
+SECRET_NAME_PATH = re.compile(r"(^|\.)(secrets\.[^.]+|secretKeyRef|secretRef)\.name$|\.secret\.secretName$"
+                              r"|(^|\.)imagePullSecrets\.\d+\.name$")
+
+
+def token_like_name(name: str) -> bool:
+    return bool(TOKEN_LIKE_NAME.search(name))
+
+
+def _secret_names(ctx) -> Iterator[Hit]:
+    if ctx.has_values:
+        for path, text in ctx.value_strings():
+            if SECRET_NAME_PATH.search(path) and token_like_name(text):
+                yield Hit(path, f"the Secret name {_mask(text)} looks like a token, not a name: the credential is "
+                          "written in the values (and in every pod spec that references it)")
+        return  # the rendered objects repeat the values' names
+    for o in ctx.objects:
+        for path, text in walk_strings(o.obj):
+            named = (o.kind == "Secret" and path == "metadata.name") or SECRET_NAME_PATH.search(path)
+            if named and token_like_name(text):
+                yield Hit(path, f"{o.kind} {o.name}: the Secret name {_mask(text)} looks like a token, not a name "
+                          "(stored in clear in the object)", obj=o)
+
+
 def check(ctx) -> Iterator[Hit]:
     seen: set[str] = set()
+    yield from _secret_names(ctx)
     if ctx.has_values:
         for path, text in ctx.value_strings():
             kind = _token_kind(text)

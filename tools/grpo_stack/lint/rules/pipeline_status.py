@@ -10,13 +10,17 @@ from ..shell import command_name, in_condition, scripts, set_changes, text, walk
 CODE = "GRPO842"
 NAME = "pipeline-hides-failure"
 SEVERITY = Severity.ERROR
-SUMMARY = "A pipeline in a pod script hides its first command's failure (no `pipefail`)."
+SUMMARY = ("A pipeline in a pod script hides its first command's failure (no `pipefail`), or `export VAR=\"$(cmd)\"` "
+           "hides the command's.")
 DOC = """## What it does
 Tracks the shell options of every pod script (the shell's flags, then each `set`) and reports a pipeline whose
 exit status hides a failure: under `set -e` without `pipefail`, any pipeline (`pip install … | tail -1`), and,
 with or without `set -e`, a pipeline that is the script's last command (`python train.py | tee log`: the Job's
 exit status is `tee`'s). Pipelines in `if`/`while` conditions or before `&&`/`||` are the script's own checks
 and are skipped; so are pipelines fed only by `echo`, `printf`, `cat`, `yes` or `seq`.
+The same class: an assignment inside `export`, `local`, `declare`, `typeset` or `readonly` whose value runs a
+command (`export MODEL_DIR="$(resolve-model)"`, `local n=$(nproc)`) has the builtin's status, 0, whatever the
+command returned: it is reported under `set -e` and wherever its status is checked (`export X=$(cmd) || exit 1`).
 
 ## Why is this bad?
 Without `pipefail` a pipeline's status is its last command's. The predecessor's utility pod ran
@@ -39,10 +43,14 @@ args:
 ```
 
 ## Fix
-Add `set -o pipefail` (with `set -e`), or drop the pipe.
+Add `set -o pipefail` (with `set -e`), or drop the pipe; assign a command's output first (`X="$(cmd)"`), then
+`export X`.
 """
 
 HARMLESS_PRODUCERS = frozenset({"echo", "printf", "cat", "yes", "seq", "true"})
+
+
+DECLARATIONS = frozenset({"export", "local", "declare", "typeset", "readonly"})
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -52,6 +60,12 @@ def check(ctx) -> Iterator[Hit]:
         for node in walk(s.root):
             for opt, on in set_changes(node):
                 (options.add if on else options.discard)(opt)
+            if node.type == "declaration_command" and _runs_command(node) and ("e" in options or _checked(node)):
+                shown = " ".join(text(node).split())[:80]
+                yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: `{shown}` (script line {s.line_of(node)} of "
+                          f"{s.where}) has the status of `{text(node.children[0])}`, 0, whatever its command "
+                          "returns; assign first, then export", obj=s.obj)
+                continue
             if node.type != "pipeline" or "pipefail" in options or _skipped(node):
                 continue
             shown = " ".join(text(node).split())[:80]
@@ -62,6 +76,19 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: the exit status of {s.where} is that of the last "
                           f"command of `{shown}` (script line {s.line_of(node)}); a failure before the pipe is "
                           "reported as success", obj=s.obj)
+
+
+def _runs_command(declaration) -> bool:
+    if text(declaration.children[0]) not in DECLARATIONS:
+        return False
+    return any(n.type == "command_substitution" for a in declaration.named_children
+               if a.type == "variable_assignment" for n in walk(a))
+
+
+def _checked(node) -> bool:
+    """A non-final member of an `&&` / `||` list: its status is what the script tests."""
+    parent = node.parent
+    return parent is not None and parent.type == "list" and parent.children[0] == node
 
 
 def _skipped(pipeline) -> bool:

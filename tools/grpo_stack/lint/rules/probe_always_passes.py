@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, commands_in, parse, walk
+from ..shell import command_name, command_words, commands_in, curl_ignores_http_errors, parse, walk
 from ._objects import containers
 
 CODE = "GRPO844"
 NAME = "probe-always-passes"
 SEVERITY = Severity.ERROR
-SUMMARY = "A readiness or startup probe checks nothing: `true`, `echo`, `exit 0`."
+SUMMARY = "A readiness or startup probe checks nothing: `true`, `echo`, `exit 0`, `curl -s` without `-f`."
 DOC = """## What it does
 Reads every readiness and startup probe's `exec` command, in every pod template. A probe whose command cannot
 fail — `true`, `:`, `echo …`, `printf …`, `exit 0`, a shell script made only of those, or a shell script whose
-last statement rescues its check (`curl -s http://…/health || true`, `… || exit 0`) — is reported.
+last statement rescues its check (`curl -s http://…/health || true`, `… || exit 0`) — is reported; so is a
+probe whose deciding command is `curl` without `-f`/`--fail` (directly, or as a script's last statement): curl
+exits 0 on an HTTP 500 or 503, so the probe passes as soon as anything answers.
 Liveness probes are left alone (an always-passing liveness probe only disables restarts).
 
 ## Why is this bad?
@@ -58,14 +60,14 @@ def check(ctx) -> Iterator[Hit]:
 
 def _always_passes(argv: list[str]) -> bool:
     name = argv[0].rsplit("/", 1)[-1]
-    if name in NO_OP:
+    if name in NO_OP or (name == "curl" and curl_ignores_http_errors(argv[1:])):
         return True
     if name in ("sh", "bash", "ash", "dash") and len(argv) >= 3 and argv[-2].startswith("-") and "c" in argv[-2]:
         tree = parse(argv[-1])
         if tree.root_node.has_error:
             return False
         statements = [n for n in tree.root_node.named_children if n.type != "comment"]
-        if statements and _rescued(statements[-1]):
+        if statements and (_rescued(statements[-1]) or _lenient_curl(statements[-1])):
             return True
         cmds = list(commands_in(tree.root_node))
         if not cmds or any(n.type in ("pipeline", "list", "if_statement") for n in walk(tree.root_node)):
@@ -78,6 +80,14 @@ def _always_passes(argv: list[str]) -> bool:
 def _no_op(node) -> bool:
     return node.type == "command" and (command_name(node) in NO_OP
                                        or (command_name(node) == "exit" and command_words(node) in ([], ["0"])))
+
+
+def _lenient_curl(node) -> bool:
+    """The script's last statement is (or ends in) a curl that succeeds on an HTTP error status."""
+    while node.type == "list" and node.children[-2].type == "&&":
+        node = node.children[-1]
+    return (node.type == "command" and command_name(node) == "curl"
+            and curl_ignores_http_errors(command_words(node)))
 
 
 def _rescued(node) -> bool:

@@ -164,16 +164,18 @@ PROMISES: tuple[Promise, ...] = (
             (Check("GRPO902", "good-eval-tp-divides-heads.yaml", "bad-eval-tp-splits-no-heads.yaml"),
              Check("GRPO904", "good-manifest-vllm.yaml", "bad-manifest-vllm.yaml"),
              Check("GRPO601", "good-eval-server-fits.yaml", "bad-eval-server-tp-above-node-gpus.yaml"))),
-    Promise(PARALLEL, "Each inference engine's GPU memory share holds its slice of the weights and one full-length "
-            "sequence (rollout vLLM / SGLang, eval vLLM)", "model size / tensor parallel + KV cache ↔ GPU memory of "
-            "the instance type × gpuMemoryUtilization",
-            (Check("GRPO905", "good-shipped-rollout.yaml", "bad-rollout-weights-on-one-gpu.yaml"),
-             Check("GRPO905", "good-shipped-rollout.yaml", "bad-miles-sglang-share.yaml"),
-             Check("GRPO905", "good-eval-server-fits.yaml", "bad-eval-server-kv-cache.yaml"))),
-    Promise(PARALLEL, "Training fits its GPUs' memory (weights, gradients, optimizer state, activations)",
-            "trainer parallelism / offload / micro batch ↔ GPU memory", gap="no rule estimates the trainer's "
-            "memory per GPU; FSDP / Megatron sharding, offload and activation checkpointing make it a model, not a "
-            "comparison"),
+    Promise(PARALLEL, "The eval server's GPU memory share holds its slice of the weights and one full-length "
+            "sequence", "model size / tensor parallel + KV cache ↔ GPU memory of vllm.instanceType × "
+            "gpuMemoryUtilization",
+            (Check("GRPO905", "good-eval-server-fits.yaml", "bad-eval-server-kv-cache.yaml"),)),
+    Promise(PARALLEL, "Every phase of training fits its GPUs' memory (rollout engine, log-prob and reference "
+            "forward, training step, weight sync; KV cache; host RAM under offload)",
+            "trainer parallelism / offload / micro batch / LoRA ↔ rollout engine share ↔ GPU and node memory",
+            (Check("GRPO920", "good-72b-2-p5en-offload.yaml", "bad-72b-full-finetune-2-p5en.yaml"),
+             Check("GRPO920", "good-shipped-rollout.yaml", "bad-rollout-weights-on-one-gpu.yaml"),
+             Check("GRPO920", "good-shipped-rollout.yaml", "bad-miles-sglang-share.yaml"),
+             Check("GRPO920", "good-shipped-rollout.yaml", "bad-kv-below-one-sequence.yaml"),
+             Check("GRPO920", "good-manifest-rayjob-72b-offload.yaml", "bad-manifest-rayjob-72b-on-2-p5en.yaml"))),
     Promise(WORKERS, "The training batch splits over the data-parallel ranks the GPUs give",
             "job batch sizes ↔ trainer GPUs and parallelism",
             (Check("GRPO302", "good-qwen25-72b-dp3-b384.yaml", "bad-qwen25-72b-dp3-b256.yaml"),
@@ -199,9 +201,10 @@ PROMISES: tuple[Promise, ...] = (
     Promise(WORKERS, "The code runs the reward service sends fit the sandbox's CPUs",
             "reward-service.replicas × sandbox.concurrency ↔ sandbox-fusion.replicas × resources.cpu",
             (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-runs-outnumber-sandbox-cpus.yaml"),)),
-    Promise(WORKERS, "The code runs a sandbox pod gets fit its memory", "reward-service.replicas × "
-            "sandbox.concurrency × sandbox.memoryMb ↔ sandbox-fusion.replicas × resources.memory",
-            (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-run-memory-exceeds-pod.yaml"),)),
+    Promise(WORKERS, "The code runs a sandbox pod gets fit its memory, with room left for the server",
+            "reward-service.replicas × sandbox.concurrency × sandbox.memoryMb ↔ sandbox-fusion.replicas × "
+            "resources.memory", (Check("GRPO521", "good-sandbox-scaled.yaml", "bad-run-memory-exceeds-pod.yaml"),
+                                 Check("GRPO521", "good-sandbox-scaled.yaml", "bad-runs-take-whole-limit.yaml"))),
     Promise(WORKERS, "The trainers' concurrent reward requests fit the reward service's workers within its queue "
             "deadline", "rollout reward concurrency (verl workers, miles connections) ↔ reward-service.replicas × "
             "workers ↔ REWARD_QUEUE_DEADLINE_S",
@@ -246,9 +249,11 @@ PROMISES: tuple[Promise, ...] = (
     Promise(NODES, "Evaluation takes no GPUs from the training release and never re-renders it",
             "vllm / lm-eval ↔ the training RayCluster's nodes",
             (Check("GRPO901", "good-eval-release.yaml", "bad-eval-in-training-release.yaml"),)),
-    Promise(NODES, "The shared volume holds the model, the retained checkpoints and the data",
-            "global.storage.capacity ↔ model size × checkpoints kept",
-            (Check("GRPO614", "good-keeps-three.yaml", "bad-keeps-too-many-checkpoints.yaml"),)),
+    Promise(NODES, "The shared volume's free space holds the model, the retained checkpoints and the data",
+            "global.storage.capacity − global.storage.used (unstated: the smallest FSx file system) ↔ model size × "
+            "checkpoints kept", (Check("GRPO614", "good-keeps-three.yaml", "bad-keeps-too-many-checkpoints.yaml"),
+                                 Check("GRPO614", "good-free-space-stated.yaml", "bad-filesystem-already-full.yaml"),
+                                 Check("GRPO614", "good-free-space-stated.yaml", "bad-capacity-unstated.yaml"))),
     Promise(WIRING, "The job only calls components the values enable", "job reward/sandbox/eval ↔ components",
             (Check("GRPO102", "good-components-on.yaml", "bad-sandbox-disabled.yaml"),)),
     Promise(WIRING, "The reward service routes every data source the prepared data carries, and `code` routes have "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..context import node_at
+from ..context import node_at, walk_strings
 from ..finding import Hit, Severity
 from ._objects import containers
 
@@ -18,6 +18,14 @@ For the head group of every RayCluster, RayJob and RayService: when the head con
 above 0, and, when the cluster runs CUDA work (a worker group gets `nvidia.com/gpu`), its `rayStartParams` must
 set `num-cpus: "0"`. Otherwise Ray schedules CPU-only actors and the job driver on the head. A CPU-only or TPU
 cluster is not reported: nothing there imports CUDA.
+`num-cpus: "0"` keeps off only what asks for a CPU. Actors hard-pinned to the head node by the program are
+placed there whatever the head advertises; miles (dec268f7) creates them with two flags, reported in manifests
+wherever a string of the set passes them (a RayJob entrypoint, a submitter's args) while a head has no driver
+(in values the job builder refuses them: GRPO350):
+`--pin-rollout-manager-to-head` (the RolloutManager, `num_cpus=1`, which imports megatron.core and
+transformer_engine: on a head with CPUs it dies at `libcuda.so.1`, on a `num-cpus: "0"` head it can never be
+placed and the job waits forever) and `--multi-lora` (the MultiLoRAController, `num_cpus=0`, pinned to the
+head with `compute_ray_pin_head_options()`).
 
 ## Why is this bad?
 miles' RolloutManager is created with `num_cpus=1, num_gpus=0` and imports megatron.core → transformer_engine,
@@ -38,17 +46,53 @@ headGroupSpec:
   rayStartParams:
     dashboard-host: 0.0.0.0
     num-gpus: "0"
-    num-cpus: "0"   # nothing that imports CUDA can land on a driver-less head
+    num-cpus: "0"   # no CPU-requesting actor lands here; the job passes no flag that pins one to the head
 ```
 
 ## Fix
-Set `num-cpus: "0"` on a head without a driver (submit the driver to a worker with an entrypoint resource), or
-give the head a GPU and a driver.
+Set `num-cpus: "0"` on a head without a driver (submit the driver to a worker with an entrypoint resource), drop
+`--pin-rollout-manager-to-head` and `--multi-lora` from the job, or give the head a GPU and a driver.
 """
+
+
+# miles flags whose actors are hard-pinned to the Ray head node (miles dec268f7: miles/ray/placement_group.py:189,
+# miles/ray/multi_lora/controller.py:116-122, both through miles/utils/ray_utils.py compute_ray_pin_head_options).
+HEAD_PINNING_FLAGS = {
+    "--pin-rollout-manager-to-head": "the RolloutManager (imports megatron.core / transformer_engine)",
+    "--multi-lora": "the MultiLoRAController (num_cpus=0)",
+}
+
+
+def _pinning_flags(words) -> list[str]:
+    return [f for f in HEAD_PINNING_FLAGS if any(w == f or w.startswith(f + "=") for w in words)]
+
+
+def _driverless_heads(templates) -> list:
+    out = []
+    for o, pod_path, pod in templates:
+        if ".headGroupSpec." in f".{pod_path}.":
+            head = next((c for field, _, c in containers(pod) if field == "containers"), None)
+            if head is not None and not _has_driver(head):
+                out.append(o)
+    return out
+
+
+def _head_pinning(ctx, templates) -> Iterator[Hit]:
+    heads = _driverless_heads(templates)
+    if not heads:
+        return
+    if ctx.has_values:
+        return  # the job builder refuses these flags for the chart's driver-less head (GRPO350)
+    for o in ctx.objects:
+        for path, text in walk_strings(o.obj):
+            for f in _pinning_flags(text.split()):
+                yield Hit(path, f"{o.kind} {o.name}: the job passes {f}, which pins {HEAD_PINNING_FLAGS[f]} to the "
+                          f"Ray head, and the head of {heads[0].kind} {heads[0].name} has no CUDA driver", obj=o)
 
 
 def check(ctx) -> Iterator[Hit]:
     templates = list(ctx.pod_templates())
+    yield from _head_pinning(ctx, templates)
     # Objects whose Ray cluster runs CUDA work: some pod of theirs gets a GPU. A CPU-only (or TPU) cluster has no
     # CUDA-importing actor that a CPU on the head could attract.
     cuda = {id(o) for o, _, pod in templates if any(_has_driver(c) for _, _, c in containers(pod))}

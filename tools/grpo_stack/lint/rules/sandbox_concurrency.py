@@ -10,14 +10,16 @@ from ._quantity import quantity
 CODE = "GRPO521"
 NAME = "sandbox-oversubscribed"
 SEVERITY = Severity.ERROR
-SUMMARY = "The reward service sends more concurrent code runs than twice the sandbox's CPUs, or than its memory holds."
+SUMMARY = ("The reward service sends more concurrent code runs than twice the sandbox's CPUs, or than its memory holds "
+           "with room for the server.")
 DOC = """## What it does
 When the reward service has a `code` route and SandboxFusion is on, compares the concurrent `/run_code` calls
 the reward pods may send (`reward-service.replicas` x `reward-service.sandbox.concurrency`) with the CPUs of the
 sandbox pods (`sandbox-fusion.replicas` x `sandbox-fusion.resources.cpu`), and reports more than two calls per
-sandbox CPU. It also warns when the runs one sandbox pod gets on average, each allowed
-`reward-service.sandbox.memoryMb`, add up to more than that pod's memory limit (the server's own memory comes on
-top).
+sandbox CPU. It also reports, as an error, when the runs one sandbox pod gets on average, each allowed
+`reward-service.sandbox.memoryMb`, add up to the pod's whole memory limit or more: SandboxFusion's own server
+process, its interpreters and the page cache need memory on top, so runs at their limit with none left over
+get the pod OOM-killed. (The chart's default leaves 4 GiB: 8 runs x 1024 MiB in a 12Gi pod.)
 
 ## Why is this bad?
 SandboxFusion enforces no concurrency limit of its own (`max_concurrency` is never read): every call starts a
@@ -87,11 +89,11 @@ def _memory(ctx, calls: int, sandboxes: int) -> Iterator[Hit]:
         return
     runs = calls / sandboxes  # the Service spreads connections; a pod may get more than its share
     need_mib = runs * run_mb
-    if need_mib > limit / 2**20:
+    if need_mib >= limit / 2**20:
         yield Hit("reward-service.sandbox.memoryMb", f"{calls} concurrent code runs over {sandboxes} sandbox pods is "
-                  f"{runs:g} per pod, each allowed {run_mb} MiB: {need_mib:g} MiB against a {limit_text} pod limit "
-                  "before the server's own memory; a burst of memory-hungry programs gets the pod OOM-killed with "
-                  "every run in flight on it", severity=Severity.WARNING,
-                  remediation=f"set sandbox-fusion.resources.memory above {need_mib / 1024:g}Gi, or lower "
+                  f"{runs:g} per pod, each allowed {run_mb} MiB: {need_mib:g} MiB, all of a {limit_text} pod limit "
+                  "or more, before the server's own memory; a burst of memory-hungry programs gets the pod "
+                  "OOM-killed with every run in flight on it",
+                  remediation=f"set sandbox-fusion.resources.memory well above {need_mib / 1024:g}Gi, or lower "
                   "reward-service.sandbox.memoryMb or the concurrency",
                   related=("sandbox-fusion.resources.memory", "reward-service.sandbox.concurrency"))

@@ -11,9 +11,12 @@ from ..finding import Hit, Severity
 CODE = "GRPO614"
 NAME = "storage-capacity"
 SEVERITY = Severity.ERROR
-SUMMARY = "The model, the retained checkpoints and a data margin do not fit global.storage.capacity."
+SUMMARY = ("The model, the retained checkpoints and a data margin do not fit the filesystem's free space "
+           "(global.storage.capacity less .used; unstated: the smallest FSx for Lustre file system).")
 DOC = """## What it does
-When `global.storage.capacity` is set, estimates what the run writes to the shared filesystem and compares:
+Estimates what the run writes to the shared filesystem and compares it with the free space:
+`global.storage.capacity` less `global.storage.used` (what the filesystem already holds: other runs' models,
+data and checkpoints; `lfs df -h`). The estimate:
 
 - the model weights: parameters x 2 bytes (bf16), at `job.model.path`;
 - each checkpoint: full fine-tuning saves weights (2 bytes) and Adam state with fp32 master weights (12 bytes)
@@ -24,6 +27,11 @@ When `global.storage.capacity` is set, estimates what the run writes to the shar
 - a 10% margin for the data files and logs.
 
 Parameters come from the preset's sourced count or are estimated from `model.shape`.
+
+Unstated capacity is checked too: no FSx for Lustre file system is smaller than 1200 GiB (the smallest SSD
+size; larger ones come in steps of 2400 GiB), so a run that needs more than that, less `used`, is a warning until
+the capacity is stated. `grpo-lint --cluster` reads both from the live filesystem instead. A stated capacity
+that is too small is an error.
 
 ## Why is this bad?
 The miles review's run hit ENOSPC part-way through writing a 53 GB checkpoint: hours of GPU time lost and a
@@ -51,7 +59,9 @@ global:
 ```
 
 ## Fix
-Keep fewer checkpoints (`trainer.keepCheckpoints`), save less often, or grow the filesystem.
+Keep fewer checkpoints (`trainer.keepCheckpoints`), save less often, free space, or grow the filesystem; state
+`global.storage.capacity` and `global.storage.used` for the filesystem the run uses (docs/troubleshooting.md:
+ENOSPC, and one full Lustre OST).
 """
 
 UNITS = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
@@ -101,20 +111,37 @@ def estimate(ctx) -> tuple[float, str] | None:
     return total, text
 
 
+# AWS FSx CreateFileSystem StorageCapacity: SSD file systems are 1200 GiB, 2400 GiB, then steps of 2400 GiB.
+SMALLEST_FSX = 1200 * GIB
+
+
 def check(ctx) -> Iterator[Hit]:
     if not ctx.has_values:
         return
     capacity = ctx.get("global.storage.capacity")
-    if not isinstance(capacity, str):
-        return
-    have = quantity_bytes(capacity)
+    used_text = ctx.get("global.storage.used")
+    used = quantity_bytes(used_text) if isinstance(used_text, str) else 0.0
     found = estimate(ctx)
-    if have is None or found is None:
+    if found is None or used is None:
         return
     need, text = found
-    if need > have:
-        yield Hit("global.storage.capacity", f"the run needs about {text}; capacity {capacity} is "
-                  f"{have / GIB:,.0f} GiB", related=("global.job.trainer.keepCheckpoints",))
+    held = f" less {used_text} already used" if used else ""
+    if not isinstance(capacity, str):
+        if need > SMALLEST_FSX - used:
+            yield Hit("global.storage.used" if used else "global.storage.capacity",
+                      f"the run needs about {text}, more than the smallest FSx for Lustre file system (1200 GiB"
+                      f"{held}) holds, and global.storage.capacity is not stated", severity=Severity.WARNING,
+                      remediation="state global.storage.capacity (and .used) for the filesystem the run uses, or "
+                      "check it live with grpo-lint --cluster")
+        return
+    have = quantity_bytes(capacity)
+    if have is None:
+        return
+    if need > have - used:
+        yield Hit("global.storage.used" if used and need <= have else "global.storage.capacity",
+                  f"the run needs about {text}; capacity {capacity}{held} leaves "
+                  f"{max(have - used, 0) / GIB:,.0f} GiB", related=("global.job.trainer.keepCheckpoints",
+                                                                     "global.storage.used"))
     elif ctx.get("global.job.framework") == "verl" and not ctx.get("global.job.trainer.keepCheckpoints") \
             and int(ctx.get("global.job.trainer.saveFreq", -1)) > 0:
         yield Hit("global.job.trainer.saveFreq", f"verl keeps every checkpoint ({text} for the first); without "

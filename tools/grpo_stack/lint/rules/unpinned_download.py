@@ -23,16 +23,19 @@ predecessor's download scripts passed no revision.
 
 ## Example
 ```yaml
-args: ["huggingface-cli download Qwen/Qwen3-8B --local-dir /fsx/models/Qwen3-8B"]
+args: ["hf download Qwen/Qwen3-8B --local-dir /fsx/models/Qwen3-8B"]
 ```
 Use instead:
 ```yaml
-args: ["huggingface-cli download Qwen/Qwen3-8B --revision <commit> --local-dir /fsx/models/Qwen3-8B"]
+args: ["grpo-models stage Qwen/Qwen3-8B --revision <commit> --dest /fsx/models/Qwen3-8B"]
 ```
 
 ## Fix
-Pass `--revision <commit>` (the commit the run was validated with), or stage with `grpo-models stage MODEL
---revision COMMIT`.
+Stage with `grpo-models stage MODEL --revision COMMIT --dest DIR` (the fsx-utils image has it: it verifies every
+file against the Hub's hashes and records the commit), or pass `--revision <commit>` to `hf download`.
+Not `huggingface-cli`: in huggingface_hub 1.x it is a stub that prints a deprecation notice and exits 1
+without downloading (what the predecessor's README ran), and 2.4.0, which the fsx-utils image pins, installs
+only `hf`.
 """
 
 BRANCHES = frozenset({"main", "master"})

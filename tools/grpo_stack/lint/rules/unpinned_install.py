@@ -11,13 +11,17 @@ from ..shell import command_name, command_words, commands_in, scripts
 CODE = "GRPO870"
 NAME = "unpinned-install"
 SEVERITY = Severity.ERROR
-SUMMARY = "A pod script pip-installs a package without an exact version (`pip install torch`, `peft>=0.11`)."
+SUMMARY = ("A pod script pip-installs a package without an exact version (`pip install torch`, `peft>=0.11`, "
+           "`torch==2.*`, `git+https://…@main`).")
 DOC = """## What it does
 Reads every `pip install` (also `pip3`, `python -m pip`, `uv pip`) in pod scripts (`sh -c` entrypoints, probes,
 hooks) and RayJob entrypoints. Each requirement must name an exact version (`torch==2.13.0`), a commit or a
-file (`pkg @ git+https://…@<commit>`, a `.whl`, a local path). A bare name or a range (`>=`, `~=`, `<`) is
-reported. Requirements files (`-r`), constraints (`-c`) and editable installs (`-e`) are not read; a requirement
-held in a variable is skipped.
+file (`pkg @ git+https://…@<commit>`, a `.whl`, a local path). A bare name, a range (`>=`, `~=`, `<`), a
+wildcard (`torch==2.*`: pip reads it as a range) and a VCS install at a branch or tag (`git+https://…@main`,
+`…@v1.2`, or no `@` at all: whatever the default branch holds) are reported; a VCS ref must be a commit hash.
+A requirement held in a variable is read from the container's literal env (`pip install $EXTRA` with
+`EXTRA: torch==2.*`); one set elsewhere is skipped. Requirements files (`-r`), constraints (`-c`) and editable
+installs (`-e`) are not read.
 
 ## Why is this bad?
 An install at pod start resolves whatever the index serves that day: two pods of one run, or a rerun a week
@@ -49,6 +53,10 @@ VALUE_OPTIONS = frozenset({
 UNREAD_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "--group"})
 PINNED = re.compile(r"===?|@")
 FILE_LIKE = re.compile(r"^(\.{0,2}/|[a-z][a-z0-9+.-]*://)|\.(whl|tar\.gz|zip)$", re.IGNORECASE)
+# A VCS requirement (`git+https://…`, `pkg @ hg+ssh://…`): pinned only by a commit hash after the last `@`.
+VCS = re.compile(r"(^|@\s*)(git|hg|svn|bzr)\+[a-z]+://", re.IGNORECASE)
+VCS_COMMIT = re.compile(r"@([0-9a-f]{7,40})(#.*)?$", re.IGNORECASE)
+WILDCARD = re.compile(r"==[^=;]*\*")
 
 
 def _install_words(node) -> list[str] | None:
@@ -68,7 +76,7 @@ def _install_words(node) -> list[str] | None:
 def unpinned(words: list[str]) -> list[str]:
     """The requirements among pip install's arguments that name no exact version."""
     out, skip = [], False
-    for raw in words:
+    for raw in _joined_direct_references(words):
         word = raw.strip("'\"")
         if skip:
             skip = False
@@ -77,17 +85,55 @@ def unpinned(words: list[str]) -> list[str]:
             option = word.split("=", 1)[0]
             skip = "=" not in word and (option in VALUE_OPTIONS or option in UNREAD_OPTIONS)
             continue
-        if "$" in word or not word or PINNED.search(word) or FILE_LIKE.search(word):
+        if "$" in word or not word:
             continue
-        out.append(word)
+        if VCS.search(word):
+            if not VCS_COMMIT.search(word.split("://", 1)[1]):
+                out.append(word)
+            continue
+        if WILDCARD.search(word) or not (PINNED.search(word) or FILE_LIKE.search(word)):
+            out.append(word)
     return out
+
+
+def _joined_direct_references(words: list[str]) -> list[str]:
+    """`pkg @ git+https://…` written unquoted is three words: one requirement."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if i + 2 < len(words) and words[i + 1] == "@" and not words[i].startswith("-"):
+            out.append(f"{words[i]} @ {words[i + 2]}")
+            i += 3
+            continue
+        out.append(words[i])
+        i += 1
+    return out
+
+
+ENV_REFERENCE = re.compile(r"^[\"']?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?[\"']?$")
+
+
+def _expanded(words: list[str], env: dict[str, str]) -> list[str]:
+    """Words with `$NAME` replaced by the words of NAME's literal value in the container's env."""
+    out: list[str] = []
+    for word in words:
+        m = ENV_REFERENCE.match(word)
+        out += env[m.group(1)].split() if m and m.group(1) in env else [word]
+    return out
+
+
+def _literal_env(container) -> dict[str, str]:
+    env = container.get("env") if isinstance(container, dict) else None
+    return {str(e["name"]): str(e["value"]) for e in env or []
+            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), str)}
 
 
 def check(ctx) -> Iterator[Hit]:
     for s in scripts(ctx):
+        env = _literal_env(s.container)
         for node in commands_in(s.root):
             words = _install_words(node)
-            loose = unpinned(words) if words is not None else []
+            loose = unpinned(_expanded(words, env)) if words is not None else []
             if loose:
                 yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: {s.where} installs {', '.join(loose)} without an "
                           f"exact version (script line {s.line_of(node)}); each start may resolve different "

@@ -5,18 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, commands_in, scripts, text, walk
+from ..shell import command_name, command_words, commands_in, curl_ignores_http_errors, scripts, text, walk
 
 CODE = "GRPO841"
 NAME = "wait-loop-cannot-fail"
 SEVERITY = Severity.ERROR
-SUMMARY = "A shell loop that waits for something (sleep + retry) never fails when it gives up, or waits forever."
+SUMMARY = ("A shell loop that waits for something (sleep + retry) never fails when it gives up, waits forever, or "
+           "polls with a probe that cannot fail (`curl -s` without `-f`).")
 DOC = """## What it does
 Finds polling loops in pod scripts — a `for`/`while`/`until` loop whose body sleeps and that stops on success
 (`break`, or an `until`/`while` condition) — and requires a failing exit when the wait is over: an `exit N`
 (N ≠ 0), `return N` or `false` inside the loop (typically on the last attempt), or right after it. A loop whose
 only exit is success (`until curl …; do sleep 5; done`) waits forever and is reported too. A keep-alive loop
-(`while true; do sleep 3600; done`, no `break`) is not a wait and is left alone.
+(`while true; do sleep 3600; done`, no `break`) is not a wait and is left alone. The loop's probe — its
+`until`/`while` condition, or the command before `&& break` / in `if …; then break` — must be able to fail:
+`curl` without `-f`/`--fail` exits 0 on an HTTP 404 or 503, so such a loop stops at the first connection, ready
+or not, however it is spelled (`curl -s`, `curl -sS -o /dev/null`, `curl --silent`).
 
 ## Why is this bad?
 The predecessor's lm-eval Job polled vLLM 120 times at 15 s; when vLLM never came up, the loop fell out after
@@ -64,6 +68,10 @@ def check(ctx) -> Iterator[Hit]:
             conditional = loop.type in ("while_statement", "until_statement") and not _always_true(loop)
             if not breaks and not conditional:
                 continue  # keep-alive, not a wait
+            for probe in _probes(loop, body):
+                yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: the wait loop at script line {s.line_of(loop)} of "
+                          f"{s.where} polls with `{' '.join(text(probe).split())[:60]}`, which succeeds on an HTTP "
+                          "error status; add -f (--fail)", obj=s.obj)
             if _fails(body) or _fails_after(loop):
                 continue
             unbounded = conditional and not breaks or (loop.type == "while_statement" and _always_true(loop))
@@ -71,6 +79,33 @@ def check(ctx) -> Iterator[Hit]:
                     else "carries on as if ready after its last attempt")
             yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: the wait loop at script line {s.line_of(loop)} of "
                       f"{s.where} {what}; exit non-zero when it gives up", obj=s.obj)
+
+
+def _probes(loop, body):
+    """The curl commands that decide when the loop stops, where curl exits 0 on an HTTP error."""
+    deciding = []
+    if loop.type in ("while_statement", "until_statement") and not _always_true(loop):
+        deciding += loop.children_by_field_name("condition")
+    for n in walk(body):
+        if n.type == "list" and len(n.children) >= 3 and n.children[1].type == "&&" and _is_break(n.children[-1]):
+            deciding.append(n.children[0])
+        elif n.type == "if_statement" and any(_is_break(c) for c in walk(n) if c is not n):
+            deciding += n.children_by_field_name("condition")
+    for part in deciding:
+        for c in commands_in(part):
+            if command_name(c) == "curl" and _last_in_pipeline(c) and curl_ignores_http_errors(command_words(c)):
+                yield c
+
+
+def _is_break(node) -> bool:
+    return node.type == "break" or command_name(node) == "break" or any(
+        c.type == "break" or command_name(c) == "break" for c in walk(node))
+
+
+def _last_in_pipeline(node) -> bool:
+    """curl's status decides only when nothing after it in a pipeline checks its output (`curl -s … | grep`)."""
+    parent = node.parent
+    return parent is None or parent.type != "pipeline" or parent.named_children[-1] == node
 
 
 def _always_true(loop) -> bool:

@@ -1,0 +1,89 @@
+"""GRPO617 dev-shm-too-small."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._objects import containers, values_section
+from ._quantity import quantity
+
+CODE = "GRPO617"
+NAME = "dev-shm-too-small"
+SEVERITY = Severity.ERROR
+SUMMARY = "A multi-GPU container has no memory-backed /dev/shm, or one no larger than the runtime's 64 MiB default."
+DOC = """## What it does
+For every container given two or more `nvidia.com/gpu` (NCCL between the pod's GPUs; vLLM's and SGLang's
+tensor-parallel workers), in every pod template (RayCluster groups, vLLM Deployments, Jobs, custom resources):
+a volume of `emptyDir: {medium: Memory}` must be mounted at `/dev/shm`. Missing is an error, and so is a
+`sizeLimit` of 64 MiB or less (the container runtime's default it is there to replace); below 2 GiB is a
+warning. In values the same is read from the rendered chart and reported at `raycluster.worker.shmSize`.
+
+## Why is this bad?
+Kubernetes has no `--shm-size`: a container's `/dev/shm` is the runtime's 64 MiB tmpfs unless a memory
+emptyDir is mounted there. NCCL's intra-node shared-memory transport and PyTorch's inter-process tensors live
+in it; at 64 MiB NCCL initialisation dies in `ncclShmOpen` (Bus error / segfault) or a collective fails hours
+in. 2 GiB is what PyTorch's own CI needed for NCCL initialisation across a node's GPUs (pytorch/tutorials
+0ba3e39): a floor, not a sizing: a worker's rollout engine and dataloaders want more.
+
+## Example
+```yaml
+containers:
+  - name: worker
+    resources: {limits: {nvidia.com/gpu: 8}}
+```
+Use instead:
+```yaml
+containers:
+  - name: worker
+    resources: {limits: {nvidia.com/gpu: 8}}
+    volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+volumes:
+  - name: dshm
+    emptyDir: {medium: Memory, sizeLimit: 256Gi}
+```
+
+## Fix
+Mount `emptyDir: {medium: Memory}` at `/dev/shm` (the grpo-stack chart does: `raycluster.worker.shmSize`);
+size it well above 2 GiB for a GPU worker (memory it uses counts against the container's memory limit).
+"""
+
+DEFAULT_SHM = 64 * 2**20  # the container runtime's /dev/shm
+FLOOR = 2 * 2**30  # pytorch/tutorials 0ba3e39: NCCL init needed a 2 GiB /dev/shm
+
+
+def _gpus(c: dict) -> float:
+    res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+    values = [quantity((res.get(p) or {}).get("nvidia.com/gpu")) for p in ("limits", "requests")
+              if isinstance(res.get(p), dict)]
+    return max([v for v in values if v is not None], default=0)
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
+        for field, i, c in containers(pod):
+            gpus = _gpus(c)
+            if gpus < 2:
+                continue
+            mount = next((m for m in c.get("volumeMounts") or [] if isinstance(m, dict)
+                          and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm"), None)
+            volume = volumes.get(mount.get("name")) if mount else None
+            empty = volume.get("emptyDir") if isinstance(volume, dict) else None
+            where = f"{pod_path}.{field}.{i}"
+            name = c.get("name", i)
+            section = values_section(ctx, o, pod_path)
+            key = f"{section}.shmSize" if section == "raycluster.worker" else where
+            at = None if key != where else o  # a values key, or a place in the object
+            if not isinstance(empty, dict) or empty.get("medium") != "Memory":
+                yield Hit(key, f"{o.kind} {o.name}: container {name} has {gpus:g} GPUs and no memory-backed /dev/shm "
+                          "(the runtime's 64 MiB); NCCL and the engine's workers fail in it", obj=at)
+                continue
+            size = quantity(empty.get("sizeLimit")) if empty.get("sizeLimit") is not None else None
+            if size is not None and size <= DEFAULT_SHM:
+                yield Hit(key, f"{o.kind} {o.name}: /dev/shm of container {name} ({gpus:g} GPUs) is limited to "
+                          f"{empty.get('sizeLimit')}, no more than the runtime's default 64 MiB", obj=at)
+            elif size is not None and size < FLOOR:
+                yield Hit(key, f"{o.kind} {o.name}: /dev/shm of container {name} ({gpus:g} GPUs) is limited to "
+                          f"{empty.get('sizeLimit')}, below the 2 GiB NCCL initialisation needs", obj=at,
+                          severity=Severity.WARNING)

@@ -1,0 +1,203 @@
+"""GRPO920 gpu-memory."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+
+CODE = "GRPO920"
+NAME = "gpu-memory"
+SEVERITY = Severity.ERROR
+SUMMARY = "A phase of the run (rollout, log-prob, training step, weight sync) does not fit the GPU's memory."
+# A false out-of-memory finding may be suppressed only by a run measured on real GPUs: the reason must carry the
+# measured peak, e.g. `# grpo-lint: disable=GRPO920 measured peak 131.5 GiB on p5en (run 2026-11-02)`.
+SUPPRESSION_REASON = re.compile(r"measured peak\s+[0-9]+(\.[0-9]+)?\s*(GiB|GB)", re.IGNORECASE)
+SUPPRESSION_HINT = "give the measured peak: # grpo-lint: disable=GRPO920 measured peak 131.5 GiB on <instance>"
+DOC = """## What it does
+Runs the per-GPU memory model (`grpo_stack.memory`, docs/memory.md) over the arguments the job builder emits and
+the GPU of `global.cluster.gpuInstanceType`. For every phase of a step — rollout, the log-prob and reference
+forward, the training step, the weight sync — it adds what the phase needs to what the other phases leave on the
+GPU (colocated runs), or judges the trainer pool and the rollout pool on their own GPUs (disaggregated miles
+runs). Model states follow the engine (Megatron with or without the distributed optimizer and expert sharding,
+verl FSDP in fp32, LoRA, offload); activations follow recompute and the token budgets, with the logits and
+entropy over the vocabulary; the rollout engine takes vLLM's fraction of the whole GPU (and refuses to start when
+less is free) or SGLang's fraction of the free memory.
+
+Reports:
+- **error**: a phase above the GPU's memory, or vLLM's start-up refusal (free memory below
+  `gpuMemoryUtilization` x GPU). The message names the phase and its largest terms, and the nearest fixes that
+  the model itself predicts fit;
+- **warning**: the peak phase in the 90-100 % band (CUDA graphs and fragmentation live there);
+- **error**: a KV cache smaller than one `max_model_len` sequence (the engine refuses to start);
+- **warning**: a KV cache smaller than the engine's concurrency x sequence length (it preempts and slows down);
+- **error**: host RAM per node under CPU offload above the node's allocatable memory.
+
+Manifests: a RayJob whose entrypoint runs `verl.trainer.main_ppo` is modelled from its Hydra overrides when its
+workers select a catalogued GPU instance type (`node.kubernetes.io/instance-type`) and its
+`actor_rollout_ref.model.path` ends in a catalogued model's Hugging Face name; otherwise it is not checked.
+
+`grpo-render VALUES --job --memory` prints the whole breakdown.
+
+## Why is this bad?
+Out of memory is the costliest way a GRPO run fails: after the nodes were provisioned, the weights read and the
+engine started, often at the first training step or the first long batch, and again on every restart.
+
+## Example
+```yaml
+global:
+  cluster: {gpuInstanceType: p5en.48xlarge, nodes: 2}
+  job:
+    model: {preset: qwen2.5-72b}
+    parallel: {tensor: 4, pipeline: 4}
+```
+Use instead:
+```yaml
+global:
+  job:
+    offload: {params: true, optimizer: true}
+```
+
+## Fix
+Apply one of the fixes the message lists (each is predicted to fit), or use larger or more GPUs. A run measured
+to fit on real GPUs may suppress the finding only with a reason carrying the measured peak
+(`disable=GRPO920 measured peak 131.5 GiB on p5en`).
+"""
+
+GIB = 2**30
+RISKY = 0.90  # reference d5: fits <= 90 %, risky 90-100 %
+KV_KEY = "global.job.rollout.gpuMemoryUtilization"
+# The phase -> the values key a finding points at when no fix names one.
+PHASE_KEYS = {"rollout": "global.job.rollout.gpuMemoryUtilization", "log-prob": "global.job.parallel.tensor",
+              "train": "global.job.parallel.tensor", "weight-sync": "global.job.parallel.tensor"}
+
+
+def check(ctx) -> Iterator[Hit]:
+    from ...memory.resolve import FIX_KEYS, run_for
+
+    if ctx.spec is not None and ctx.built is not None:
+        run = run_for(ctx.spec, ctx.built)
+        if run is not None:  # None: an uncatalogued GPU type (GRPO613's warning) or a shape without vocab
+            instance = ctx.spec.cluster.get("gpuInstanceType")
+            yield from findings_for_run(run, instance, FIX_KEYS[ctx.built.framework], lambda kind: {"key_path": kind})
+        return
+    yield from _manifests(ctx)
+
+
+def _manifests(ctx) -> Iterator[Hit]:
+    """RayJobs that run verl's trainer, where the manifest states the GPU type and a catalogued model."""
+    from ...memory.manifest import rayjob_run
+    from ...memory.resolve import FIX_KEYS
+
+    for o in ctx.of_kind("RayJob"):
+        run = rayjob_run(o.obj)
+        if run is None:
+            continue
+        instance = next(iter(_selected_types(o.obj)), "")
+        keys = FIX_KEYS["verl-hydra-" + run.engine]
+        yield from findings_for_run(run, instance, keys, lambda kind, o=o: {"key_path": "spec.entrypoint", "obj": o})
+
+
+def _selected_types(obj) -> list[str]:
+    from ...memory.manifest import INSTANCE_TYPE_LABELS
+
+    groups = ((obj.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs") or []
+    out = []
+    for g in groups:
+        selector = (((g or {}).get("template") or {}).get("spec") or {}).get("nodeSelector") or {}
+        out += [str(selector[k]) for k in INSTANCE_TYPE_LABELS if isinstance(selector, dict) and selector.get(k)]
+    return out
+
+
+def findings_for_run(run, instance, keys: dict[str, str], where) -> Iterator[Hit]:
+    from ...memory import estimate
+
+    report = estimate(run)
+    gpu = f"{instance} GPU: {run.gpu_bytes / GIB:.1f} GiB"
+    over = [p for p in report.phases if p.total > run.gpu_bytes]
+    if report.engine_refusal and not any(p.name == "rollout" for p in over):
+        over = [p for p in report.phases if p.name == "rollout"] + over
+    if over:
+        worst = max(over, key=lambda p: p.total)
+        yield _oom(run, report, worst, over, gpu, keys, where(PHASE_KEYS[worst.name]))
+    elif report.fraction(report.peak) > RISKY:
+        p = report.peak
+        yield Hit(**where(PHASE_KEYS[p.name]), message=f"{p.name} phase peaks at {p.total / GIB:.1f} GiB = "
+                  f"{100 * report.fraction(p):.0f} % of the {gpu} ({_top(p)}): within 10 % of the GPU, where CUDA "
+                  "graphs and fragmentation decide", severity=Severity.WARNING,
+                  remediation=_fix_text(run, keys) or "leave more headroom")
+    if report.kv_tokens is not None and not any(p.name == "rollout" for p in over):
+        yield from _kv(run, report, where(KV_KEY))
+    if report.host_oom:
+        yield Hit(**where("global.cluster.gpuInstanceType"),
+                  message=f"offloaded states need {report.host_bytes / GIB:.0f} GiB of host RAM per node "
+                  f"({run.gpus_per_node} GPUs) > {run.node_ram_bytes / GIB:.0f} GiB allocatable on {instance}",
+                  remediation="turn offload off where the GPU has room, or add nodes")
+
+
+def _top(phase, n: int = 3) -> str:
+    terms = sorted(phase.terms, key=lambda x: -x.bytes)[:n]
+    return ", ".join(f"{x.name} {x.bytes / GIB:.1f}" for x in terms)
+
+
+def _fix_labels(run, keys: dict[str, str]) -> list[tuple[str, str]]:
+    from ...memory import nearest_fixes
+
+    out = []
+    for fixes, rep in nearest_fixes(run):
+        if not all(f.field in keys for f in fixes):
+            continue
+        label = " + ".join(_label(keys[f.field], f.value) for f in fixes)
+        out.append((label, f"{label} (peak {rep.peak.name} {rep.peak.total / GIB:.1f} GiB)"))
+    return out
+
+
+def _label(key: str, value) -> str:
+    key = key.removeprefix("global.")
+    if key.endswith(".offload"):
+        return f"{key} params+optimizer on"
+    if key.endswith("+optimizer_offload"):  # a Hydra pair
+        base = key.rsplit(".", 1)[0]
+        return f"{base}.param_offload=True {base}.optimizer_offload=True"
+    if key.startswith(("actor_rollout_ref.", "trainer.")):
+        return f"{key}={value}"
+    return f"{key} {value}"
+
+
+def _fix_text(run, keys: dict[str, str]) -> str:
+    labels = _fix_labels(run, keys)
+    return "predicted to fit: " + "; or ".join(text for _, text in labels) if labels else ""
+
+
+def _oom(run, report, worst, over, gpu: str, keys: dict[str, str], at: dict) -> Hit:
+    fix = _fix_text(run, keys)
+    others = [p.name for p in over if p is not worst]
+    why = report.engine_refusal if worst.name == "rollout" and report.engine_refusal else ""
+    if worst.total > run.gpu_bytes:
+        message = (f"{worst.name} phase needs {worst.total / GIB:.1f} GiB per GPU > {gpu} ({_top(worst)}"
+                   f"{'; ' + why if why else ''})")
+    else:  # the engine refuses to start although the phase's sum would fit
+        message = f"{worst.name} phase: {why} ({gpu}; {_top(worst)})"
+    message += f"; also over: {', '.join(others)}" if others else ""
+    labels = _fix_labels(run, keys)
+    tail = (f"; nearest fixes: {', '.join(lbl for lbl, _ in labels)}" if labels else
+            "; no single change the model tries fits: use larger or more GPUs")
+    return Hit(**at, message=message + tail, remediation=fix or None,
+               related=() if "obj" in at else ("global.cluster.gpuInstanceType",))
+
+
+def _kv(run, report, at: dict) -> Iterator[Hit]:
+    engine = "vLLM" if run.rollout == "vllm" else "SGLang"
+    tokens = report.kv_tokens
+    related = () if "obj" in at else ("global.job.rollout.tensorParallel",)
+    if tokens < report.kv_need_one:
+        yield Hit(**at, message=f"{engine}'s KV cache holds {tokens:.0f} tokens per engine < one max_model_len of "
+                  f"{report.kv_need_one}: the engine refuses to start", related=related,
+                  remediation="raise the engine's memory share or its tensor parallel size")
+    elif report.kv_need_all and tokens < report.kv_need_all:
+        yield Hit(**at, message=f"{engine}'s KV cache holds {tokens:.0f} tokens per engine < {report.kv_need_all} "
+                  "for its concurrency x sequence length: it preempts sequences and generates more slowly",
+                  severity=Severity.WARNING, related=related,
+                  remediation="raise the engine's memory share or its tensor parallel size, or accept the slower "
+                              "rollout")

@@ -1,0 +1,119 @@
+"""GRPO616 gpus-never-used."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..context import node_at
+from ..finding import Hit, Severity
+from ._objects import containers
+
+CODE = "GRPO616"
+NAME = "gpus-never-used"
+SEVERITY = Severity.ERROR
+SUMMARY = "A pod is given GPUs that nothing in it can use (Ray told num-gpus below it, an idle or CPU-only container)."
+DOC = """## What it does
+Finds `nvidia.com/gpu` requests no engine will use, in every pod template:
+- a Ray head or worker group whose `rayStartParams.num-gpus` is below the GPUs its Ray container gets: Ray
+  schedules only what it advertises, so the rest sit unused;
+- a container given GPUs that only idles (`sleep infinity`, `tail -f /dev/null`, `pause`);
+- a container given GPUs whose image has no CUDA: a `rayproject/ray` tag without a `-gpu` / `-cuXXX` suffix (Ray's
+  CPU images), or a plain language or shell base (`python`, `busybox`, `alpine`, `debian`, `ubuntu`, `curlimages`).
+In values, the chart derives every engine's GPU count from `global.cluster` (the trainer's nodes x GPUs per
+node) and GRPO904 checks the vLLM server's: no values key gives a pod GPUs the job does not use.
+
+## Why is this bad?
+A GPU request holds the whole device for the pod's life: at p5en prices an idle H200 costs as much as a busy
+one, and the devices it holds are missing from the training placement group, which then waits or runs smaller.
+
+## Example
+```yaml
+headGroupSpec:
+  rayStartParams: {num-gpus: "0"}
+  template:
+    spec:
+      containers:
+        - name: ray-head
+          resources: {limits: {nvidia.com/gpu: 8}}
+```
+Use instead:
+```yaml
+headGroupSpec:
+  rayStartParams: {num-cpus: "0"}
+  template:
+    spec:
+      containers:
+        - name: ray-head
+          resources: {limits: {cpu: "8", memory: 32Gi}}
+```
+
+## Fix
+Request GPUs only where an engine runs on them, and let Ray advertise what the container gets (leave
+`num-gpus` unset: Ray reads the container's `nvidia.com/gpu`).
+"""
+
+IDLE = re.compile(r"^\s*(exec\s+)?(sleep\s+(infinity|inf|\d{4,})|tail\s+-f\s+/dev/null|/?pause)\s*$")
+CPU_BASES = re.compile(r"^(docker\.io/)?(library/)?(python|busybox|alpine|debian|ubuntu|curlimages/curl)(:|@|$)")
+RAY_IMAGE = re.compile(r"^(docker\.io/)?rayproject/ray(-ml)?:(?P<tag>[^@]+)")
+
+
+def _gpus(c: dict) -> float:
+    res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+    best = 0.0
+    for part in ("limits", "requests"):
+        value = (res.get(part) or {}).get("nvidia.com/gpu") if isinstance(res.get(part), dict) else None
+        try:
+            best = max(best, float(value)) if value is not None else best
+        except (TypeError, ValueError):
+            pass
+    return best
+
+
+def _idle(c: dict) -> bool:
+    argv = [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(c.get("command", []), list) and \
+        isinstance(c.get("args", []), list) else []
+    if not argv:
+        return False
+    if len(argv) >= 3 and str(argv[0]).rsplit("/", 1)[-1] in ("sh", "bash") and str(argv[-2]).startswith("-"):
+        return bool(IDLE.match(str(argv[-1])))
+    return bool(IDLE.match(" ".join(str(a) for a in argv)))
+
+
+def _cpu_image(image: str) -> bool:
+    m = RAY_IMAGE.match(image)
+    if m:
+        return not re.search(r"-(gpu|cu\d+)", m.group("tag"))
+    return bool(CPU_BASES.match(image))
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        group = None
+        if o.kind in ("RayCluster", "RayJob", "RayService") and pod_path.endswith(".template.spec"):
+            group = node_at(o.obj, pod_path.rsplit(".template.spec", 1)[0])
+        for field, i, c in containers(pod):
+            gpus = _gpus(c)
+            if gpus <= 0:
+                continue
+            where = f"{pod_path}.{field}.{i}"
+            name = c.get("name", i)
+            params = group.get("rayStartParams") if isinstance(group, dict) else None
+            advertised = params.get("num-gpus") if isinstance(params, dict) else None
+            if field == "containers" and i == 0 and advertised is not None and _below(advertised, gpus):
+                yield Hit(f"{pod_path.rsplit('.template.spec', 1)[0]}.rayStartParams.num-gpus",
+                          f"{o.kind} {o.name}: Ray is told num-gpus {advertised} but container {name} gets {gpus:g} "
+                          "GPUs; Ray never schedules work on the rest", obj=o)
+            elif _idle(c):
+                yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs and only "
+                          "idles", obj=o)
+            elif isinstance(c.get("image"), str) and _cpu_image(c["image"]):
+                yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs but runs "
+                          f"{c['image']}, which has no CUDA", obj=o)
+
+
+def _below(advertised, gpus: float) -> bool:
+    try:
+        return float(str(advertised)) < gpus
+    except ValueError:
+        return False

@@ -1,0 +1,73 @@
+"""GRPO818 shared-volume-writable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._podsecurity import all_containers, pod_label, where
+
+CODE = "GRPO818"
+NAME = "shared-volume-writable"
+SEVERITY = Severity.ERROR
+SUMMARY = "A pod other than the Ray pods mounts a whole shared volume read-write (no readOnly, no subPath)."
+DOC = """## What it does
+GRPO814's check for every other pod: in each Deployment, Job, CronJob, StatefulSet, DaemonSet, bare Pod or custom
+resource with a pod template (utility pods, evaluation drivers, servers, sidecars and init containers
+included), each mount of a PersistentVolumeClaim volume must be `readOnly: true` (on the mount, or on the
+volume's `persistentVolumeClaim`) or a `subPath` mount. A claim of the set whose access modes are only
+`ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk, not a shared tree, and is not reported; a claim not in
+the set is taken to be shared (the FSx volume usually is created outside the release).
+
+## Why is this bad?
+The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A utility pod that
+sleeps with it mounted read-write, an evaluation job that runs model-written code, a server with a shell: one
+wrong path, one `rm -rf "$DIR/"` with an empty variable, or one generated program, and every run's checkpoints
+are gone. Each of them only ever writes a few directories of its own.
+
+## Example
+```yaml
+containers:
+  - name: utils
+    command: ["sleep", "infinity"]
+    volumeMounts:
+      - {name: fsx, mountPath: /fsx}
+```
+Use instead:
+```yaml
+containers:
+  - name: utils
+    command: ["sleep", "infinity"]
+    volumeMounts:
+      - {name: fsx, mountPath: /fsx, readOnly: true}
+      - {name: fsx, mountPath: /fsx/models/Qwen3-8B, subPath: models/Qwen3-8B}
+```
+
+## Fix
+Mount the volume read-only and add a read-write subPath mount for each directory the pod writes.
+"""
+
+
+def check(ctx) -> Iterator[Hit]:
+    single_node = {c.name for c in ctx.of_kind("PersistentVolumeClaim") if _one_pods_disk(c.obj.get("spec"))}
+    for o, pod_path, pod in ctx.pod_templates():
+        if o.kind == "RayCluster":
+            continue  # GRPO814
+        shared = set()
+        for v in pod.get("volumes") or []:
+            source = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
+            if isinstance(source, dict) and not source.get("readOnly") and str(
+                    source.get("claimName")) not in single_node:
+                shared.add(v.get("name"))
+        for field, i, c in all_containers(pod):
+            for j, m in enumerate(c.get("volumeMounts") or []):
+                if isinstance(m, dict) and m.get("name") in shared and not m.get("readOnly") and not m.get("subPath"):
+                    yield Hit(f"{where(pod_path, field, i)}.volumeMounts.{j}",
+                              f"{pod_label(o, pod_path)}: container {c.get('name', i)} mounts the whole shared "
+                              f"volume {m['name']} read-write at {m.get('mountPath')}", obj=o)
+
+
+def _one_pods_disk(spec) -> bool:
+    modes = spec.get("accessModes") if isinstance(spec, dict) else None
+    return (isinstance(modes, list) and bool(modes)
+            and all(m in ("ReadWriteOnce", "ReadWriteOncePod") for m in modes))

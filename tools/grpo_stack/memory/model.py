@@ -1,0 +1,496 @@
+"""One resolved run -> per-GPU memory by phase (rollout, log-prob and reference forward, training step, weight
+sync), the colocated peak over phases, KV capacity, host RAM per node, and the nearest fixes that fit.
+
+Phases follow the reference's placement model (gpu-memory.md a5) [inferred model; phases described by verl and
+slime sources]: a colocated GPU holds, in each phase, that phase's working set plus what the other phases leave
+resident; a disaggregated run has a trainer pool and a rollout pool, each judged on its own GPUs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from . import terms as t
+from .arch import Arch
+
+GIB = 2**30
+RISKY = 0.90  # reference d5 margin policy: fits <= 90 % of the GPU, risky 90-100 %, OOM above
+
+
+@dataclass(frozen=True)
+class Run:
+    """The numbers the model needs, as the builder resolved them (resolve.py) or as a fixture states them."""
+
+    arch: Arch
+    framework: str  # verl | miles | megatron (pre-training: no rollout, no reference)
+    engine: str  # megatron | fsdp
+    gpu_bytes: int
+    nodes: int
+    gpus_per_node: int
+    trainer_nodes: int | None = None  # disaggregated: nodes of the trainer pool; None: colocated on all
+    node_ram_bytes: int | None = None
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    etp: int | None = None  # None: tp (Megatron's default)
+    vpp: int | None = None
+    ulysses: int = 1
+    sequence_parallel: bool = False
+    distributed_optimizer: bool = True
+    lora_rank: int = 0
+    param_offload: bool = False
+    grad_offload: bool = False
+    optimizer_offload: bool = False
+    offload_train: bool = False  # miles --offload-train (always on with --colocate)
+    recompute: str = "none"  # none | selective | full
+    seq_len: int = 2048  # longest sample: prompt + response
+    micro_batch: int = 1
+    token_budget: int | None = None  # dynamic batch size: tokens per GPU per micro batch
+    log_prob_micro: int | None = None  # None: micro_batch
+    log_prob_budget: int | None = None
+    microbatches: int | None = None  # per optimizer step per data-parallel rank (pipeline discount)
+    use_ref: bool = False
+    ref_offload: bool = False
+    rl_logits: bool = True  # False: Megatron pre-training's own output-layer term
+    rollout: str | None = None  # vllm | sglang | static (in-process buffer) | None
+    rollout_tp: int = 1
+    gmu: float = 0.5
+    max_model_len: int = 2048
+    max_num_seqs: int = 256  # verl rollout.yaml L45-84
+    max_batched_tokens: int = 8192  # verl rollout.yaml L45-84
+    requests_per_step: int = 0  # prompts x samples generated per step
+    static_buffer: int = 0  # rollout == static: bytes of its buffer
+    shared_weights: bool = False  # the rollout uses the trainer's own weights (Megatron-RL in-process)
+
+    @property
+    def world(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def colocated(self) -> bool:
+        return self.trainer_nodes is None
+
+    @property
+    def trainer_world(self) -> int:
+        return (self.trainer_nodes or self.nodes) * self.gpus_per_node
+
+    @property
+    def rollout_world(self) -> int:
+        return self.world if self.colocated else self.world - self.trainer_world
+
+    @property
+    def dp(self) -> int:
+        if self.engine == "fsdp":
+            return max(1, self.trainer_world // self.ulysses)
+        return max(1, self.trainer_world // (self.tp * self.pp * self.cp))
+
+    @property
+    def train_tokens(self) -> int:
+        """Tokens one GPU processes per training micro batch: micro x longest sample, or the dynamic budget (a
+        sample longer than the budget still forms its own micro batch: slime qwen3-4B.md L140)."""
+        if self.token_budget:
+            return max(self.token_budget * (self.cp if self.framework == "miles" else 1), self.seq_len)
+        return self.micro_batch * self.seq_len
+
+    @property
+    def log_prob_tokens(self) -> int:
+        if self.log_prob_budget or (self.token_budget and self.log_prob_micro is None):
+            return max(self.log_prob_budget or self.token_budget, self.seq_len)
+        return (self.log_prob_micro or self.micro_batch) * self.seq_len
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    bytes: float
+    source: str
+    margin: bool = False  # outside the torch allocator (context, NCCL): not in a measured allocator peak
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str  # rollout | log-prob | train | weight-sync
+    pool: str  # colocated | trainer | rollout
+    terms: tuple[Term, ...]
+    leaves: tuple[str, ...] = ()  # term names that stay resident into the next phase
+
+    @property
+    def total(self) -> float:
+        return sum(term.bytes for term in self.terms)
+
+    @property
+    def allocated(self) -> float:
+        """What torch's allocator would report (max_memory_allocated): the total without the margins."""
+        return sum(term.bytes for term in self.terms if not term.margin)
+
+
+@dataclass(frozen=True)
+class Report:
+    run: Run
+    phases: tuple[Phase, ...]
+    states: dict[str, float]  # trainer model states on the most-loaded GPU (weights, gradients, optimizer)
+    kv_tokens: float | None = None  # rollout KV capacity per engine, tokens
+    kv_need_one: int = 0  # one max_model_len
+    kv_need_all: int = 0  # concurrency x (prompt + response)
+    engine_refusal: str = ""  # the engine's own start-up refusal, when it has one
+    host_bytes: float = 0.0  # host RAM per node the offloaded states need
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def peak(self) -> Phase:
+        return max(self.phases, key=lambda p: p.total)
+
+    def fraction(self, phase: Phase) -> float:
+        return phase.total / self.run.gpu_bytes
+
+    @property
+    def oom(self) -> bool:
+        return (any(p.total > self.run.gpu_bytes for p in self.phases) or bool(self.engine_refusal)
+                or (self.kv_tokens is not None and self.kv_tokens < self.kv_need_one) or self.host_oom)
+
+    @property
+    def host_oom(self) -> bool:
+        return bool(self.run.node_ram_bytes) and self.host_bytes > self.run.node_ram_bytes
+
+
+def estimate(run: Run) -> Report:
+    states, shard_params = trainer_states(run)
+    phases = []
+    kv_tokens, refusal, notes = None, "", []
+    rollout_terms, engine_resident = _rollout_engine(run, states)
+    if run.rollout:
+        kv_tokens, refusal = rollout_terms.pop("kv_tokens"), rollout_terms.pop("refusal")
+    margins = _margins(run)
+    ref = _reference(run)
+    if run.rollout:
+        residue = _residue(run, states) if run.colocated else []
+        pool = "colocated" if run.colocated else "rollout"
+        # miles' measured residue already holds the context and the NCCL buffers
+        beside = [] if run.offload_train else (margins if run.colocated else margins[:1])
+        phases.append(Phase("rollout", pool, (*residue, *(ref if run.colocated and not run.ref_offload else []),
+                                              *beside, *rollout_terms["terms"]),
+                            leaves=tuple(x.name for x in residue)))
+    trainer_pool = "colocated" if run.colocated else "trainer"
+    state_terms = tuple(Term(k, v, STATE_SOURCES[run.engine][k]) for k, v in states.items())
+    sleeping = tuple(engine_resident) if run.colocated else ()
+    if run.framework != "megatron" or run.rollout:  # pre-training has no log-prob pass
+        phases.append(Phase("log-prob", trainer_pool, (*state_terms, *ref, *margins, *sleeping,
+                                                       *_forward_activation(run)),
+                            leaves=tuple(x.name for x in state_terms)))
+    phases.append(Phase("train", trainer_pool, (*state_terms, *ref, *margins, *sleeping, *_train_activation(run)),
+                        leaves=tuple(x.name for x in state_terms)))
+    if run.rollout and run.rollout != "static":
+        phases.append(_weight_sync(run, states, state_terms, margins, ref))
+    kv_one, kv_all = run.max_model_len, _concurrency(run, kv_tokens) * min(run.seq_len, run.max_model_len)
+    return Report(run, tuple(phases), states, kv_tokens, kv_one if run.rollout in ("vllm", "sglang") else 0,
+                  kv_all if run.rollout in ("vllm", "sglang") else 0, refusal, _host_bytes(run, states, shard_params),
+                  tuple(notes))
+
+
+STATE_SOURCES = {
+    "megatron": {"weights": "bf16 weights of the most-loaded shard (theoretical_memory_usage.py L244-266)",
+                 "gradients": "fp32 gradient buffer (dist_optimizer.md L14-20)",
+                 "optimizer": "fp32 main params + Adam moments, 12 B/param, /d with the distributed optimizer "
+                              "(dist_optimizer.md L14-20)"},
+    "fsdp": {"weights": "fp32 parameters sharded over the FSDP group (verl engine.py L256, L289)",
+             "gradients": "fp32 gradients, sharded (verl transformer_impl.py L374-382)",
+             "optimizer": "fp32 Adam moments, 8 B/param, sharded [inferred, a2]"},
+}
+
+
+def trainer_states(run: Run) -> tuple[dict[str, float], float]:
+    """Model states on the most-loaded trainer GPU, and the parameters on it."""
+    a = run.arch
+    if run.engine == "fsdp":
+        n = run.trainer_world
+        params = a.total() / n
+        if run.lora_rank:  # frozen fp32 base, adapters with their own grads and moments
+            adapters = t.lora_params(a, run.lora_rank, 1, 1, shared_experts=False) / n
+            return {"weights": params * t.FSDP_WEIGHT + adapters * t.FSDP_WEIGHT,
+                    "gradients": adapters * t.FSDP_GRAD, "optimizer": adapters * t.FSDP_OPTIM}, params
+        return {"weights": params * t.FSDP_WEIGHT, "gradients": params * t.FSDP_GRAD,
+                "optimizer": params * t.FSDP_OPTIM}, params
+    etp = run.etp or run.tp
+    dense, experts = t.megatron_shard(a, run.tp, run.pp, run.ep, etp)
+    # Dense and replicated parameters shard over d (Megatron-LM L298-303; Megatron-Bridge adds c: a real
+    # difference, the Bridge rule is used: d*c); experts over edp = world / (etp * ep * p) (L244-250).
+    d = run.dp * run.cp
+    edp = max(1, run.trainer_world // (etp * run.ep * run.pp))
+    if run.lora_rank:  # frozen bf16 base; the adapters carry the 18 B/param (or sharded) states
+        adapters = t.lora_params(a, run.lora_rank, run.tp, run.pp, shared_experts=True)
+        st = t.megatron_states(adapters, 0, d, edp, run.distributed_optimizer)
+        st["weights"] += (dense + experts) * t.MEGATRON_WEIGHT
+        return st, dense + experts
+    return t.megatron_states(dense, experts, d, edp, run.distributed_optimizer), dense + experts
+
+
+def _residue(run: Run, states: dict[str, float]) -> list[Term]:
+    """What the trainer leaves on a colocated GPU while the engine generates."""
+    if run.offload_train:
+        return [Term("trainer residue", t.MILES_OFFLOAD_RESIDUE,
+                     "Megatron after --offload-train, NCCL kept: 15-18 GB measured (slime release_v0.1.0.md L92-98)")]
+    out = []
+    for name, off in (("weights", run.param_offload), ("gradients", run.grad_offload or run.param_offload),
+                      ("optimizer", run.optimizer_offload)):
+        # verl offloads "parameters, optimizer states, and gradients to CPU" between phases (best_practices.rst
+        # L228-229); they are reloaded for the step [inferred], so offload lowers only this residue.
+        if not off and states[name]:
+            out.append(Term(f"trainer {name}", states[name], "resident between phases (no offload)"))
+    return out
+
+
+def _margins(run: Run) -> list[Term]:
+    out = [Term("CUDA context + allocator", t.CONTEXT_MARGIN, "3-5 GB measured (slime release_v0.1.0.md L92-98)",
+                margin=True)]
+    if run.ep > 1:
+        out.append(Term("NCCL (expert-parallel groups)", t.NCCL_MOE_MARGIN, "> 10 GB for large MoE (slime blog)",
+                        margin=True))
+    return out
+
+
+def _reference(run: Run) -> list[Term]:
+    """The reference model on the GPU. verl with LoRA uses the actor's base as the reference (no copy); the FSDP
+    reference is fp32 by default (_generated_ppo_trainer.yaml L230); miles swaps reference weights from host
+    memory [inferred]."""
+    if not run.use_ref or run.lora_rank or run.framework != "verl":
+        return []
+    a = run.arch
+    if run.ref_offload:
+        return []
+    if run.engine == "fsdp":
+        return [Term("reference weights", a.total() / run.trainer_world * t.FSDP_WEIGHT,
+                     "fp32 reference, sharded (verl _generated_ppo_trainer.yaml L230)")]
+    dense, experts = t.megatron_shard(a, run.tp, run.pp, run.ep, run.etp or run.tp)
+    return [Term("reference weights", (dense + experts) * t.BF16, "bf16 reference, same layout as the actor")]
+
+
+def _activations(run: Run, tokens: float, stage: str, training: bool) -> float:
+    a = run.arch
+    tokens = tokens / (run.cp * run.ulysses)
+    tp = run.tp if run.engine == "megatron" else 1
+    sp = run.sequence_parallel and tp > 1
+    layer = t.layer_activation(a, tokens, tp, sp)
+    if not training:  # forward only: one layer's working set at a time [inferred]
+        return layer
+    held = t.in_flight_layers(a.layers, run.pp, run.vpp, run.microbatches, stage)
+    if run.recompute == "full":
+        body = held * t.recomputed_layer(a, tokens, tp, sp) + layer
+    else:
+        body = held * layer
+    if stage == "first":
+        body += t.embedding_activation(tokens, a.hidden, run.pp if run.engine == "megatron" else 1)
+    return body
+
+
+def _train_activation(run: Run) -> list[Term]:
+    """Activations of the training step on the stage with the larger peak (first: L layers' worth in flight;
+    last: its own layers plus the logits)."""
+    a, tp = run.arch, (run.tp if run.engine == "megatron" else 1)
+    tokens = run.train_tokens
+    sp = run.sequence_parallel and tp > 1
+    per_gpu = tokens / (run.cp * run.ulysses)
+    logits = t.rl_logits(a, per_gpu, tp) if run.rl_logits else t.pretrain_logits(a, per_gpu, tp, sp)
+    # Megatron's no-SP formula carries 5 % for temporaries (L449-451); kept only where it is Megatron's formula.
+    overhead = t.MEGATRON_ACT_OVERHEAD if (run.engine == "megatron" and not sp and not run.rl_logits) else 1.0
+    first = (_activations(run, tokens, "first", True), logits if run.pp == 1 else 0.0)
+    last = (_activations(run, tokens, "last", True), logits) if run.pp > 1 else (0.0, 0.0)
+    stage, (body, lg) = max((("first", first), ("last", last)), key=lambda kv: sum(kv[1]))
+    src = ("recompute full: stored layer inputs + one layer (a3)" if run.recompute == "full" else
+           "Korthikanti et al. Table 2 via theoretical_memory_usage.py L309-386, per stage and in-flight microbatch")
+    lsrc = "verl logits+entropy 7 B/elem (perf_tuning.rst L237-248)" if run.rl_logits else "Megatron output layer"
+    return [Term(f"activations ({stage} stage, {tokens} tokens)", body * overhead, src),
+            Term("logits", lg * overhead, lsrc), *_gathered(run)]
+
+
+def _forward_activation(run: Run) -> list[Term]:
+    a, tp = run.arch, (run.tp if run.engine == "megatron" else 1)
+    tokens = run.log_prob_tokens
+    per_gpu = tokens / (run.cp * run.ulysses)
+    return [Term(f"forward activations ({tokens} tokens)", _activations(run, tokens, "first", False),
+                 "one layer's working set, no activations kept [inferred]"),
+            Term("logits", t.rl_logits(a, per_gpu, tp), "verl logits+entropy 7 B/elem (perf_tuning.rst L237-248)"),
+            *_gathered(run)]
+
+
+def _gathered(run: Run) -> list[Term]:
+    """FSDP all-gathers each layer's bf16 parameters for compute, the next one prefetched [inferred, a2]."""
+    if run.engine != "fsdp":
+        return []
+    a = run.arch
+    layer = max(a.dense_layer() if (a.dense_layers or not a.experts) else 0,
+                a.moe_layer_dense_part() + a.moe_layer_experts() if a.experts else 0)
+    return [Term("gathered layers (FSDP)", 2 * layer * t.BF16, "unsharded bf16 parameters of two layers")]
+
+
+def _rollout_engine(run: Run, states: dict[str, float]) -> tuple[dict, list[Term]]:
+    """The engine's own terms, its KV capacity, its start-up refusal, and what it leaves while asleep."""
+    if not run.rollout:
+        return {}, []
+    a = run.arch
+    weights = t.engine_weights(a, run.rollout_tp)
+    if run.rollout == "static":  # Megatron-RL's in-process inference buffer beside the trainer's own weights
+        buffer = Term("inference buffer", run.static_buffer, "the run's configured buffer, allocated once")
+        return {"terms": [buffer], "kv_tokens": None, "refusal": ""}, [buffer]
+    resident = sum(x.bytes for x in _residue(run, states)) if run.colocated else 0
+    resident += sum(x.bytes for x in _reference(run)) if run.colocated and not run.ref_offload else 0
+    if not run.offload_train:
+        resident += sum(x.bytes for x in _margins(run)) if run.colocated else t.CONTEXT_MARGIN
+    free = run.gpu_bytes - resident
+    if run.rollout == "vllm":
+        # vLLM V1: requested = total x gpu_memory_utilization; start-up fails when free memory is below it
+        # ("Free memory on device ... less than desired GPU memory utilization"); KV = requested - weights -
+        # profile peak (gpu_worker.py determine_available_memory @35d5cda1).
+        budget = run.gpu_bytes * run.gmu
+        refusal = "" if free >= budget else (
+            f"vLLM refuses to start: {free / GIB:.1f} GiB free on the GPU < gpuMemoryUtilization {run.gmu:g} x "
+            f"{run.gpu_bytes / GIB:.1f} GiB = {budget / GIB:.1f} GiB requested")
+        profile = t.vllm_profile_peak(a, run.rollout_tp, run.max_batched_tokens, run.max_num_seqs)
+        kv = budget - weights - profile
+        terms = [Term("rollout weights", weights, "bf16 weights / rollout tensor parallel"),
+                 Term("rollout activations (profile)", profile, "vLLM profile run [inferred]"),
+                 Term("KV cache", max(kv, 0), "gpu_memory_utilization x total - weights - profile peak (vLLM)")]
+        # verl sleeps vLLM at level 2 (weights and KV discarded; level 1 for LoRA moves weights to CPU):
+        # vllm_async_server.py L1075-1098; CUDA graphs stay (perf_tuning.rst L56-60) and lie outside the budget.
+        sleeping: list[Term] = []
+    else:
+        # SGLang: mem_fraction_static of the free memory after init; KV = f x F0 - weights
+        # (model_runner_kv_cache_mixin.py profile_max_num_token @001ccef0; verl perf_tuning.rst L35-43).
+        frac = run.gmu
+        budget = frac * free
+        kv = budget - weights
+        refusal = "" if kv > 0 else (
+            f"SGLang cannot start: mem_fraction_static {frac:g} x {free / GIB:.1f} GiB free = {budget / GIB:.1f} "
+            f"GiB does not hold {weights / GIB:.1f} GiB of weights (\"Not enough memory\")")
+        terms = [Term("rollout weights", weights, "bf16 weights / rollout tensor parallel"),
+                 Term("KV cache", max(kv, 0), "mem_fraction_static x free - weights (SGLang)")]
+        # miles releases weights and KV with torch_memory_saver; nothing is carried for the sleeping engine.
+        sleeping = []
+    tokens = max(kv, 0) / t.kv_bytes_per_token(a, run.rollout_tp)
+    return {"terms": terms, "kv_tokens": tokens, "refusal": refusal}, sleeping
+
+
+def _concurrency(run: Run, kv_tokens: float | None) -> int:
+    """Sequences one engine runs at once: its share of a step's requests, capped by max_num_seqs (vLLM) or
+    SGLang's default max_running_requests."""
+    if not run.rollout or kv_tokens is None:
+        return 0
+    engines = max(1, run.rollout_world // run.rollout_tp)
+    share = -(-run.requests_per_step // engines) if run.requests_per_step else run.max_num_seqs
+    cap = run.max_num_seqs if run.rollout == "vllm" else t.sglang_max_running(kv_tokens, run.max_model_len)
+    return min(share, cap)
+
+
+def _weight_sync(run: Run, states, state_terms, margins, ref) -> Phase:
+    """Trainer weights stream to the engine in buckets; the engine's weights are awake (verl wakes weights first,
+    then KV), the trainer's states are where the step left them."""
+    bucket = t.MILES_SYNC_BUCKET if run.framework == "miles" else t.VERL_SYNC_BUCKET
+    src = ("--update-weight-buffer-size 512 MiB (slime arguments.py L528-532)" if run.framework == "miles" else
+           "update_weights_bucket_megabytes 2048 (verl rollout.yaml L280-292)")
+    engine = Term("rollout weights", t.engine_weights(run.arch, run.rollout_tp), "bf16 weights / rollout tp")
+    if not run.colocated:
+        return Phase("weight-sync", "trainer", (*state_terms, *ref, *margins, Term("sync bucket", bucket, src)))
+    # The step's weights are on the GPU; gradients and optimizer stay only where they are not offloaded (verl
+    # offloads the optimizer after the step, the parameters after the sync); miles syncs before --offload-train.
+    trainer = tuple(x for x in state_terms if x.name == "weights")
+    if not run.offload_train:
+        trainer += tuple(x for x in _residue(run, states) if x.name != "trainer weights")
+    return Phase("weight-sync", "colocated", (*trainer, *ref, *margins, engine, Term("sync bucket", bucket, src)))
+
+
+def _host_bytes(run: Run, states: dict[str, float], shard_params: float) -> float:
+    """Host RAM per node that offloaded states need (one copy per GPU of the node), and the reference weights miles
+    keeps on the host [inferred]; THUDM/slime#1851 measured ~102 GB per actor under CPU Adam."""
+    per_gpu = 0.0
+    if run.offload_train:
+        per_gpu += sum(states.values())
+        if run.use_ref:
+            per_gpu += shard_params * t.BF16
+    else:
+        per_gpu += states["weights"] if run.param_offload else 0
+        per_gpu += states["gradients"] if (run.grad_offload or run.param_offload) else 0
+        per_gpu += states["optimizer"] if run.optimizer_offload else 0
+    if run.rollout == "vllm" and run.colocated and run.lora_rank:  # sleep level 1 moves weights to the host
+        per_gpu += t.engine_weights(run.arch, run.rollout_tp)
+    return per_gpu * run.gpus_per_node
+
+
+# --- fixes -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fix:
+    field: str  # values knob: tensor | pipeline | micro | logProbMicro | tokenBudget | offload | gmu | nodes | ...
+    value: object
+    run: Run
+
+
+def _candidates(run: Run) -> list[Fix]:
+    out = []
+    a = run.arch
+    if run.engine == "megatron":
+        for tp in (run.tp * 2, run.tp * 4):
+            if tp <= run.gpus_per_node and a.heads % tp == 0 and run.trainer_world % (tp * run.pp * run.cp) == 0:
+                out.append(Fix("tensor", tp, replace(run, tp=tp, sequence_parallel=True)))
+        for pp in (run.pp * 2, run.pp * 4):
+            if a.layers % pp == 0 and run.trainer_world % (run.tp * pp * run.cp) == 0:
+                out.append(Fix("pipeline", pp, replace(run, pp=pp)))
+    if run.recompute != "full" and run.framework == "verl":
+        out.append(Fix("recompute", "full", replace(run, recompute="full")))
+    if run.token_budget:
+        for b in (run.token_budget // 2, run.token_budget // 4):
+            if b >= run.seq_len // max(1, run.cp):
+                out.append(Fix("tokenBudget", b, replace(run, token_budget=b)))
+    elif run.micro_batch > 1:
+        out.append(Fix("micro", max(1, run.micro_batch // 2), replace(run, micro_batch=max(1, run.micro_batch // 2))))
+        out.append(Fix("micro", 1, replace(run, micro_batch=1)))
+    lp = run.log_prob_micro
+    if lp and lp > 1 and not run.log_prob_budget:
+        out.append(Fix("logProbMicro", max(1, lp // 2), replace(run, log_prob_micro=max(1, lp // 2))))
+    if run.framework == "verl" and not (run.param_offload and run.optimizer_offload):
+        out.append(Fix("offload", "params+optimizer", replace(run, param_offload=True, optimizer_offload=True)))
+    if run.rollout in ("vllm", "sglang"):
+        for g in (0.6, 0.5, 0.4, 0.3):
+            if g < run.gmu:
+                out.append(Fix("gmu", g, replace(run, gmu=g)))
+        for rt in (run.rollout_tp * 2,):
+            if rt <= run.gpus_per_node and a.heads % rt == 0:
+                out.append(Fix("rolloutTensor", rt, replace(run, rollout_tp=rt)))
+    if run.framework == "verl" and not run.lora_rank:
+        out.append(Fix("lora", 64, replace(run, lora_rank=64)))
+    for n in (run.nodes * 2,):
+        out.append(Fix("nodes", n, replace(run, nodes=n, trainer_nodes=None if run.colocated else
+                                           (run.trainer_nodes or 0) * 2)))
+    return out
+
+
+def fits(report: Report) -> bool:
+    return not report.oom
+
+
+def nearest_fixes(run: Run, count: int = 3) -> list[tuple[tuple[Fix, ...], Report]]:
+    """Single changes the model predicts fit, in the order tried (cheapest first); pairs when none does. A
+    fix that moves the problem elsewhere (a new failure) is not offered."""
+    found = []
+    singles = _candidates(run)
+    for fix in singles:
+        rep = estimate(fix.run)
+        if fits(rep):
+            found.append(((fix,), rep))
+    if not found:
+        for f1 in singles:
+            for f2 in _candidates(f1.run):
+                if f2.field == f1.field:
+                    continue
+                rep = estimate(f2.run)
+                if fits(rep):
+                    found.append(((f1, f2), rep))
+                    break
+            if len(found) >= count:
+                break
+    # one suggestion per knob: the first (least change) that fits
+    seen, out = set(), []
+    for fixes, rep in found:
+        key = tuple(f.field for f in fixes)
+        if key not in seen:
+            seen.add(key)
+            out.append((fixes, rep))
+    return out[:count]

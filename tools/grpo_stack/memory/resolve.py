@@ -1,0 +1,153 @@
+"""A built job (the arguments the run will really get) + its spec -> the memory model's Run.
+
+Numbers come from the emitted arguments first and the framework's own defaults for keys the builder leaves out
+(verl 0.9 config defaults; Megatron/miles argument defaults), the model's architecture from the spec's catalogue
+entry or `model.shape`, the GPU and node memory from the instance catalogue. None when a fact is missing (an
+uncatalogued instance type): the model is not guessed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog.instances import gpu_memory_mib, lookup
+from .arch import from_shape
+from .model import Run
+
+AR = "actor_rollout_ref"
+MG = f"{AR}.actor.megatron."
+FS = f"{AR}.actor.fsdp_config."
+MIB = 2**20
+
+# Run field -> the values key a fix of that knob changes, per framework.
+FIX_KEYS = {
+    "verl": {"tensor": "global.job.parallel.tensor", "pipeline": "global.job.parallel.pipeline",
+             "micro": "global.job.verl.batch.ppoMicroBatchSizePerGpu",
+             "logProbMicro": "global.job.verl.batch.logProbMicroBatchSizePerGpu",
+             "tokenBudget": "global.job.verl.batch.ppoMaxTokenLenPerGpu", "offload": "global.job.offload",
+             "gmu": "global.job.rollout.gpuMemoryUtilization", "rolloutTensor": "global.job.rollout.tensorParallel",
+             "lora": "global.job.lora.rank", "nodes": "global.cluster.nodes",
+             "recompute": "global.job.verl.overrides." + MG + "override_transformer_config.recompute_granularity"},
+    # a RayJob entrypoint's Hydra keys (memory/manifest.py)
+    **{f"verl-hydra-{engine}": {
+        "tensor": MG + "tensor_model_parallel_size", "pipeline": MG + "pipeline_model_parallel_size",
+        "micro": f"{AR}.actor.ppo_micro_batch_size_per_gpu",
+        "logProbMicro": f"{AR}.rollout.log_prob_micro_batch_size_per_gpu",
+        "tokenBudget": f"{AR}.actor.ppo_max_token_len_per_gpu",
+        "offload": f"{AR}.actor.{'megatron' if engine == 'megatron' else 'fsdp_config'}"
+                   ".param_offload+optimizer_offload",
+        "gmu": f"{AR}.rollout.gpu_memory_utilization",
+        "rolloutTensor": f"{AR}.rollout.tensor_model_parallel_size",
+        "lora": f"{AR}.model.{'lora.rank' if engine == 'megatron' else 'lora_rank'}", "nodes": "trainer.nnodes",
+        "recompute": (MG + "override_transformer_config.recompute_granularity" if engine == "megatron" else
+                      f"{AR}.model.enable_gradient_checkpointing"),
+    } for engine in ("megatron", "fsdp")},
+    "miles": {"tensor": "global.job.parallel.tensor", "pipeline": "global.job.parallel.pipeline",
+              "micro": "global.job.miles.microBatchSize", "tokenBudget": "global.job.miles.maxTokensPerGpu",
+              "gmu": "global.job.rollout.gpuMemoryUtilization", "rolloutTensor": "global.job.rollout.tensorParallel",
+              "nodes": "global.cluster.nodes"},
+}
+
+
+def _int(values: dict, key: str, default: Any) -> Any:
+    value = values.get(key, default)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def _hardware(spec) -> tuple[int, int | None] | None:
+    instance = spec.cluster.get("gpuInstanceType")
+    mib = gpu_memory_mib(instance) if isinstance(instance, str) else None
+    if not mib:
+        return None
+    node = lookup(instance)
+    return mib * MIB, (node.allocatable_memory_mib * MIB if node else None)
+
+
+def run_for(spec, built) -> Run | None:
+    """The Run of a built verl or miles job, or None when the GPU is not catalogued or the model has no vocab."""
+    hw = _hardware(spec)
+    if hw is None or built is None:
+        return None
+    arch = from_shape(spec.model)
+    if not arch.vocab:
+        return None
+    values = {a.key: a.value for a in built.args}
+    if built.framework == "verl":
+        return verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
+    return _miles(arch, values, spec, built, *hw)
+
+
+def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
+    """verl's Hydra keys (as the builder emits them, or as a manifest's entrypoint spells them) -> Run."""
+    nodes, gpus = _int(v, "trainer.nnodes", 1), _int(v, "trainer.n_gpus_per_node", 8)
+    tp = _int(v, MG + "tensor_model_parallel_size", 1) if megatron else 1
+    pp = _int(v, MG + "pipeline_model_parallel_size", 1) if megatron else 1
+    cp = _int(v, MG + "context_parallel_size", 1) if megatron else 1
+    eng = MG if megatron else FS
+    prompt, response = _int(v, "data.max_prompt_length", 512), _int(v, "data.max_response_length", 512)
+    dynamic = bool(v.get(f"{AR}.actor.use_dynamic_bsz", False))
+    budget = _int(v, f"{AR}.actor.ppo_max_token_len_per_gpu", 16384) if dynamic else None  # actor.yaml L31-33
+    micro = _int(v, f"{AR}.actor.ppo_micro_batch_size_per_gpu", 1)
+    lp_micro = _int(v, f"{AR}.rollout.log_prob_micro_batch_size_per_gpu", None)
+    lp_budget = _int(v, f"{AR}.rollout.log_prob_max_token_len_per_gpu", None) if dynamic else None
+    n = _int(v, f"{AR}.rollout.n", 1)
+    ulysses = _int(v, f"{AR}.actor.ulysses_sequence_parallel_size", 1)
+    world = nodes * gpus
+    dp = max(1, world // (tp * pp * cp) if megatron else world // ulysses)
+    mini = _int(v, f"{AR}.actor.ppo_mini_batch_size", 256)
+    recompute = str(v.get(MG + "override_transformer_config.recompute_granularity") or "none") if megatron else (
+        # verl's FSDP model config turns gradient checkpointing on unless the run turns it off
+        "full" if v.get(f"{AR}.model.enable_gradient_checkpointing", True) else "none")
+    lora = _int(v, f"{AR}.model.lora.rank", 0) or _int(v, f"{AR}.model.lora_rank", 0)
+    ref = f"{AR}.ref.{'megatron' if megatron else 'fsdp_config'}.param_offload"
+    return Run(
+        arch=arch, framework="verl", engine="megatron" if megatron else "fsdp", gpu_bytes=gpu, nodes=nodes,
+        gpus_per_node=gpus, node_ram_bytes=ram, tp=tp, pp=pp, cp=cp, ep=_int(v, MG + "expert_model_parallel_size", 1),
+        etp=_int(v, MG + "expert_tensor_parallel_size", None), vpp=_int(v, MG + "virtual_pipeline_model_parallel_size",
+                                                                           None),
+        ulysses=ulysses, sequence_parallel=bool(v.get(MG + "sequence_parallel", True)) and tp > 1,
+        distributed_optimizer=bool(v.get(MG + "use_distributed_optimizer", True)),  # verl engine.py L198-199
+        lora_rank=lora, param_offload=bool(v.get(eng + "param_offload", False)),
+        grad_offload=bool(v.get(eng + "grad_offload", False)),
+        optimizer_offload=bool(v.get(eng + "optimizer_offload", False)), recompute=recompute,
+        seq_len=prompt + response, micro_batch=micro, token_budget=budget, log_prob_micro=lp_micro,
+        log_prob_budget=lp_budget, microbatches=max(1, mini * n // dp // max(1, micro)),
+        use_ref=bool(v.get(f"{AR}.actor.use_kl_loss") or v.get("algorithm.use_kl_in_reward")),
+        ref_offload=bool(v.get(ref, False)), rollout="vllm",
+        rollout_tp=_int(v, f"{AR}.rollout.tensor_model_parallel_size", 2),
+        gmu=float(v.get(f"{AR}.rollout.gpu_memory_utilization", 0.5)),
+        max_model_len=_int(v, f"{AR}.rollout.max_model_len", prompt + response),
+        max_num_seqs=_int(v, f"{AR}.rollout.max_num_seqs", 256),
+        max_batched_tokens=_int(v, f"{AR}.rollout.max_num_batched_tokens", 8192),
+        requests_per_step=_int(v, "data.train_batch_size", 1024) * n)
+
+
+def _miles(arch, v: dict, spec, built, gpu: int, ram: int | None) -> Run:
+    colocate = bool(v.get("colocate", False))
+    nodes = int(spec.cluster["nodes"])
+    gpus = _int(v, "actor-num-gpus-per-node", 8)
+    prompt, response = _int(v, "rollout-max-prompt-len", 1024), _int(v, "rollout-max-response-len", 1024)
+    dynamic = bool(v.get("use-dynamic-batch-size", False))
+    extra = set(built.extra or ())
+    tp, pp, cp = (_int(v, k, 1) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
+                                          "context-parallel-size"))
+    actor_nodes = _int(v, "actor-num-nodes", 1)
+    world = (nodes if colocate else actor_nodes) * gpus
+    dp = max(1, world // (tp * pp * cp))
+    micro = _int(v, "micro-batch-size", 1)
+    return Run(
+        arch=arch, framework="miles", engine="megatron", gpu_bytes=gpu, nodes=nodes, gpus_per_node=gpus,
+        trainer_nodes=None if colocate else actor_nodes, node_ram_bytes=ram, tp=tp, pp=pp, cp=cp,
+        ep=_int(v, "expert-model-parallel-size", 1), etp=_int(v, "expert-tensor-parallel-size", None),
+        vpp=_int(v, "num-virtual-stages-per-pipeline-rank", None),
+        sequence_parallel=bool(v.get("sequence-parallel", False)) and tp > 1,
+        # Megatron's --use-distributed-optimizer is off unless given (megatron/training/arguments.py)
+        distributed_optimizer="--use-distributed-optimizer" in extra,
+        offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
+        recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response, micro_batch=micro,
+        token_budget=_int(v, "max-tokens-per-gpu", None) if dynamic else None,
+        microbatches=max(1, _int(v, "global-batch-size", dp) // dp // max(1, micro)),
+        use_ref=bool(v.get("use-kl-loss") or v.get("kl-coef")), rollout="sglang",
+        rollout_tp=_int(v, "rollout-num-gpus-per-engine", 1), gmu=float(v.get("sglang-mem-fraction-static", 0.8)),
+        max_model_len=prompt + response,
+        requests_per_step=_int(v, "rollout-batch-size", 1) * _int(v, "n-samples-per-prompt", 1))
