@@ -73,9 +73,12 @@ def config_position(path: str, shape_key: str) -> tuple[int, int, str] | None:
     """(line, column, config key) in config.json of the key that filled `global.job.model.shape.<shape_key>`, so
     a finding about the shape points at the user's file; None when it cannot be found."""
     names = FIELDS.get(shape_key) or OTHER_FIELDS.get(shape_key) or ()
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+    from ..errors import InputError
+    from ..safeyaml import read_text
+
+    try:  # bounded like the read that filled the shape
+        lines = read_text(path, max_bytes=MAX_CONFIG_BYTES).splitlines()
+    except InputError:
         return None
     for name in names:
         for number, line in enumerate(lines, start=1):
