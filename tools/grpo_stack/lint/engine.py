@@ -180,7 +180,13 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     try:
         ctx.job_spec = job_spec(rendered)
         built = build(ctx.job_spec)
-        _ = ctx.spec.model  # every batch rule reads the model: a preset naming none is the user's to fix, at its key
+        try:
+            _ = ctx.spec.model
+        except BuildError:
+            # Every job rule reads the model: a preset naming none is the user's to fix, at its key, and no rule
+            # sees a job whose model it cannot read.
+            ctx.job_spec = None
+            raise
         ctx.built = built
     except BuildError as exc:
         ctx.build_error = exc
