@@ -114,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("grpo-data: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of the output left (`grpo-data datasets | head -1`)
+        from .lint import silence_stdout
+
+        silence_stdout()
+        return 141
 
 
 def _version(expect: str | None) -> int:

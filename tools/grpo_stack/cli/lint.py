@@ -87,6 +87,9 @@ def guarded(prog: str, run, debug: bool) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `grpo-render ... | head`: the reader left; stop quietly, as SIGPIPE would
+        silence_stdout()
+        return 141
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes exit 3
         if debug:
             import traceback
@@ -96,6 +99,16 @@ def guarded(prog: str, run, debug: bool) -> int:
         print(f"{prog}: internal error: {type(exc).__name__}: {printable(clip(str(exc), 200))}{where} "
               "(a bug in grpo-stack; rerun with --debug for the traceback)", file=sys.stderr)
         return 3
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of a closed pipe raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _origin(exc: BaseException) -> str:
@@ -122,14 +135,35 @@ def _dispatch(argv: list[str]) -> int:
 def _expand(paths: list[str]) -> list[str]:
     out = []
     for p in paths:
+        if not p:
+            raise Usage("an empty path argument (an unset shell variable?); name a values file or directory")
         path = Path(p)
-        if path.is_dir():
-            found = sorted(str(f) for f in path.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file())
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:  # a name too long, a directory that cannot be searched
+            raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
+        if is_dir:
+            found = sorted(_yaml_files(p))
             if not found:
                 raise Usage(f"{p}: directory has no .yaml files")
             out += found
         else:
             out.append(p)
+    return out
+
+
+def _yaml_files(top: str) -> list[str]:
+    """.yaml/.yml files below `top`; a directory that cannot be read or a file that vanishes is passed over
+    (os.walk reports it and goes on), never an internal error."""
+    out = []
+    for folder, _dirs, files in os.walk(top):
+        for name in files:
+            full = os.path.join(folder, name)
+            try:
+                if name.endswith((".yaml", ".yml")) and os.path.isfile(full):
+                    out.append(full)
+            except OSError:
+                continue
     return out
 
 
@@ -139,7 +173,8 @@ def _lint(args) -> int:
         raise Usage("--kubeconfig and --context go with --cluster")
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
-    select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
+    check_release_args(args.release, args.namespace)
+    select = _select(args.select)
     if args.chart:
         _use_chart(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
@@ -188,6 +223,39 @@ def _preflight(args, paths: list[str], overlay: list[str]) -> list:
     for note in result.notes:
         print(f"grpo-lint: cluster: {printable(note)}", file=sys.stderr)
     return result.findings
+
+
+def check_release_args(release: str, namespace: str | None) -> None:
+    """--release and --namespace as Helm and the API server take them: a name either refuses is a usage error,
+    never a silent default (`--namespace ''` used to lint `grpo`)."""
+    from ..apivalidation import names
+
+    if (why := names.helm_release(release)) is not None:
+        raise Usage(f"--release {release[:80]!r}: {why}")
+    if namespace is not None and (why := names.namespace(namespace)) is not None:
+        raise Usage(f"--namespace {namespace[:80]!r}: {why}")
+
+
+def _select(text: str | None) -> frozenset[str] | None:
+    """--select codes, every one a known code or rule name (an unknown one ran no rule and exited 0)."""
+    if text is None:
+        return None
+    from ..lint.engine import OBJECT_SCHEMA
+    from ..lint.rules import by_name_or_code
+
+    codes = set()
+    for part in (c.strip() for c in text.split(",")):
+        if not part:
+            continue
+        if part.upper() == OBJECT_SCHEMA[0] or part == OBJECT_SCHEMA[1]:
+            codes.add(OBJECT_SCHEMA[0])
+        elif (rule := by_name_or_code(part)) is not None:
+            codes.add(rule.CODE)
+        else:
+            raise Usage(f"--select {part[:80]!r}: no such rule code or name (see grpo-lint rules)")
+    if not codes:
+        raise Usage("--select: no rule code given")
+    return frozenset(codes)
 
 
 def _model_overlay(config_json: str) -> str:
