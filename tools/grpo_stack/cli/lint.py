@@ -1,6 +1,7 @@
 """grpo-lint: check values files (and plain manifests) before any GPU is requested.
 
   grpo-lint [FILE|DIR]... [--format text|json|sarif|github] [--strict] [--chart DIR] [--kuberay-crd FILE]
+            [--select CODES|CATEGORIES] [--ignore CODES|CATEGORIES]
   grpo-lint rules [--format text|markdown]
   grpo-lint explain GRPO123
   grpo-lint crd fetch [--url URL] [--force]     download the pinned KubeRay RayCluster CRD once into the cache
@@ -54,7 +55,9 @@ def lint_parser() -> argparse.ArgumentParser:
                    help="KubeRay RayCluster CRD (YAML/JSON) to validate RayCluster objects against "
                    "(default: $GRPO_KUBERAY_CRD, else the cache `grpo-lint crd fetch` fills)")
     p.add_argument("--chart", help="the grpo-stack chart directory (default: the one shipped in the package)")
-    p.add_argument("--select", help="comma-separated codes to run (default: all)")
+    p.add_argument("--select", help="comma-separated codes, code prefixes (GRPO8), rule names or categories "
+                   "(correctness, security, hardening, cost) to run (default: all)")
+    p.add_argument("--ignore", help="comma-separated codes, code prefixes, rule names or categories to leave out")
     p.add_argument("--model-config", metavar="CONFIG_JSON",
                    help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
     p.add_argument("--no-cache", action="store_true",
@@ -130,7 +133,7 @@ def _lint(args) -> int:
     fmt = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
-    select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
+    select = _selection(args.select, args.ignore)
     if args.chart:
         _use_chart(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
@@ -161,6 +164,15 @@ def _lint(args) -> int:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
     return 1 if failing else 0
+
+
+def _selection(select: str | None, ignore: str | None) -> frozenset[str] | None:
+    from ..lint.rules import selection
+
+    try:
+        return selection(select, ignore)
+    except ValueError as exc:
+        raise Usage(f"--select/--ignore: {exc}") from None
 
 
 def _model_overlay(config_json: str) -> str:
@@ -254,7 +266,7 @@ def _rules(argv: list[str]) -> int:
         sys.stdout.write(rules_markdown())
         return 0
     for code, rule in RULES.items():
-        print(f"{code}  {rule.NAME:<28} {rule.SEVERITY.value:<8} {rule.SUMMARY}")
+        print(f"{code}  {rule.NAME:<28} {rule.CATEGORY:<11} {rule.SEVERITY.value:<8} {rule.SUMMARY}")
     return 0
 
 
