@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 from grpo_stack.lint.release import ManifestFile, lint_release
+from grpo_stack.lint.suppress import LintConfig
 
 NS = "ml-infra"
 OTHER_NS = "research"
@@ -328,6 +329,9 @@ DEFECTS += [
 def _ns_case(host_ns: str | None, others_ns: str | None, split_files: bool) -> Callable[[], Case]:
     def build() -> Case:
         case = Case(namespace=host_ns)
+        # the host calls the scorer by its bare Service name: the two must share a namespace (the ConfigMap
+        # refers to nothing and is not compared)
+        case.main["env"] = [{"name": "SCORER_URL", "value": "http://scorer:8000/score"}]
         others = [configmap("eval-config", others_ns), service("scorer", {"run": "scorer"}, others_ns)]
         if split_files:
             case.other_files.append(others)
@@ -1282,8 +1286,12 @@ def at_or_under(key_path: str, path: str) -> bool:
     return key_path == path or key_path.startswith(f"{path}.")
 
 
+# The pod-hardening rules report through GRPO809 on manifests by default; each is measured on its own here.
+EACH_HARDENING_RULE = LintConfig(settings={"pod-hardening": {"each": True}})
+
+
 def findings_of(built: Built, code: str):
-    result = lint_release(built.files, select=frozenset({code}))
+    result = lint_release(built.files, select=frozenset({code}), config=EACH_HARDENING_RULE)
     assert not result.input_errors, [str(e) for e in result.input_errors]
     return [f for f in result.findings if f.code == code]
 

@@ -57,13 +57,16 @@ def codes(findings) -> list[tuple[str, str]]:
 
 
 def test_namespace_mix_across_files_is_found_only_when_linted_together(capsys, tmp_path):
-    """The predecessor's sandbox Service set `namespace: verl` in one file and its Deployment none in another:
-    each file alone is consistent, the release is not."""
+    """The predecessor's sandbox Service set `namespace: verl` in one file, and the Deployment calling it by its
+    bare name none in another: each file alone is consistent, the release is not. A Deployment that refers to
+    nothing of the other file is not compared (unrelated samples in one folder)."""
     a = write(tmp_path, "svc.yaml", SERVICE.format(ns=ns("verl")))
-    b = write(tmp_path, "deploy.yaml", DEPLOYMENT.format(name="sandbox", ns="", url="http://x.example.com"))
+    b = write(tmp_path, "deploy.yaml", DEPLOYMENT.format(name="trainer", ns="", url="http://sandbox:8080"))
     assert lint(capsys, a) == (0, []) and lint(capsys, b) == (0, [])
     code, findings = lint(capsys, a, b)
     assert code == 1 and codes(findings) == [("GRPO850", "deploy.yaml")]
+    unrelated = write(tmp_path, "other.yaml", DEPLOYMENT.format(name="web", ns="", url="http://x.example.com"))
+    assert lint(capsys, a, unrelated) == (0, [])
 
 
 def test_url_checked_against_services_of_every_file(capsys, tmp_path):

@@ -1,6 +1,7 @@
 """grpo-lint: check values files (and plain manifests) before any GPU is requested.
 
   grpo-lint [FILE|DIR]... [--format text|json|sarif|github] [--strict] [--chart DIR] [--kuberay-crd FILE]
+            [--select CODES|CATEGORIES] [--ignore CODES|CATEGORIES]
   grpo-lint --cluster [--kubeconfig FILE] [--context NAME] VALUES...   the same, plus a read-only live preflight
                                                 of the cluster the values go to (docs/preflight.md)
   grpo-lint rules [--format text|markdown]
@@ -56,7 +57,9 @@ def lint_parser() -> argparse.ArgumentParser:
                    help="KubeRay RayCluster CRD (YAML/JSON) to validate RayCluster objects against "
                    "(default: $GRPO_KUBERAY_CRD, else the cache `grpo-lint crd fetch` fills)")
     p.add_argument("--chart", help="the grpo-stack chart directory (default: the one shipped in the package)")
-    p.add_argument("--select", help="comma-separated codes to run (default: all)")
+    p.add_argument("--select", help="comma-separated codes, code prefixes (GRPO8), rule names or categories "
+                   "(correctness, security, hardening, cost) to run (default: all)")
+    p.add_argument("--ignore", help="comma-separated codes, code prefixes, rule names or categories to leave out")
     p.add_argument("--model-config", metavar="CONFIG_JSON",
                    help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
     p.add_argument("--no-cache", action="store_true",
@@ -174,7 +177,7 @@ def _lint(args) -> int:
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
     check_release_args(args.release, args.namespace)
-    select = _select(args.select)
+    select = _selection(args.select, args.ignore)
     if args.chart:
         _use_chart(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
@@ -236,26 +239,13 @@ def check_release_args(release: str, namespace: str | None) -> None:
         raise Usage(f"--namespace {namespace[:80]!r}: {why}")
 
 
-def _select(text: str | None) -> frozenset[str] | None:
-    """--select codes, every one a known code or rule name (an unknown one ran no rule and exited 0)."""
-    if text is None:
-        return None
-    from ..lint.engine import OBJECT_SCHEMA
-    from ..lint.rules import by_name_or_code
+def _selection(select: str | None, ignore: str | None) -> frozenset[str] | None:
+    from ..lint.rules import selection
 
-    codes = set()
-    for part in (c.strip() for c in text.split(",")):
-        if not part:
-            continue
-        if part.upper() == OBJECT_SCHEMA[0] or part == OBJECT_SCHEMA[1]:
-            codes.add(OBJECT_SCHEMA[0])
-        elif (rule := by_name_or_code(part)) is not None:
-            codes.add(rule.CODE)
-        else:
-            raise Usage(f"--select {part[:80]!r}: no such rule code or name (see grpo-lint rules)")
-    if not codes:
-        raise Usage("--select: no rule code given")
-    return frozenset(codes)
+    try:
+        return selection(select, ignore)
+    except ValueError as exc:
+        raise Usage(f"--select/--ignore: {exc}") from None
 
 
 def _model_overlay(config_json: str) -> str:
@@ -349,7 +339,7 @@ def _rules(argv: list[str]) -> int:
         sys.stdout.write(rules_markdown())
         return 0
     for code, rule in RULES.items():
-        print(f"{code}  {rule.NAME:<28} {rule.SEVERITY.value:<8} {rule.SUMMARY}")
+        print(f"{code}  {rule.NAME:<28} {rule.CATEGORY:<11} {rule.SEVERITY.value:<8} {rule.SUMMARY}")
     return 0
 
 

@@ -155,7 +155,8 @@ def _assemble(computed: tuple[list, dict[tuple[str, ...], dict]] | None, found: 
 def _open(base, release, namespace, crd, config_path, select) -> ResultCache | None:
     try:
         common = [tool_digest(), tree_digest(chart_dir()), crd and file_digest(crd), config_path,
-                  config_path and file_digest(config_path), release, namespace, sorted(select or []) or None,
+                  config_path and file_digest(config_path), release, namespace,
+                  None if select is None else sorted(select),
                   [(b, file_digest(b)) for b in base], _overlay_digest()]
         root = cache_dir()
     except (InputError, OSError, RuntimeError):  # RuntimeError: no home directory to put the cache in

@@ -1,6 +1,6 @@
-"""The explicit rule registry: code -> rule module. A rule module defines CODE, NAME, SEVERITY, SUMMARY,
-DOC (markdown with ## What it does / ## Why is this bad? / ## Example / ## Fix; the first paragraph of Fix is
-the default remediation), and check(ctx) -> Iterator[Hit].
+"""The explicit rule registry: code -> rule module. A rule module defines CODE, NAME, SEVERITY, CATEGORY (one of
+CATEGORIES), SUMMARY, DOC (markdown with ## What it does / ## Why is this bad? / ## Example / ## Fix; the first
+paragraph of Fix is the default remediation), and check(ctx) -> Iterator[Hit].
 Never reuse a code. tests/lint/test_registry.py checks every entry."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from . import (
     no_privilege_escalation,
     partial_node,
     pipeline_status,
+    pod_hardening,
     pod_seccomp,
     privileged_placement,
     probe_always_passes,
@@ -81,6 +82,7 @@ _MODULES: list[ModuleType] = [
     image_pinning,
     code_isolation,
     job_build,
+    pod_hardening,
     pod_seccomp,
     no_privilege_escalation,
     capabilities,
@@ -158,3 +160,44 @@ def by_name_or_code(ident: str) -> ModuleType | None:
         if ident.upper() == m.CODE or ident == m.NAME:
             return m
     return None
+
+
+# What a rule protects: `--select` / `--ignore` take these as well as codes and code prefixes.
+CATEGORIES = ("correctness", "security", "hardening", "cost")
+# Checks the engine runs that are not registry modules: (code, category).
+ENGINE_CODES = {"GRPO002": "correctness"}  # object-schema
+
+
+def codes_matching(name: str) -> set[str]:
+    """The codes a `--select` / `--ignore` entry names: ALL, a category, a rule name, a code or a code prefix
+    (GRPO8, GRPO81), as ruff reads its selectors. A name that matches nothing raises ValueError."""
+    every = {**{code: rule.CATEGORY for code, rule in RULES.items()}, **ENGINE_CODES}
+    ident = name.strip()
+    if ident.upper() == "ALL":
+        return set(every)
+    if ident.lower() in CATEGORIES:
+        return {code for code, category in every.items() if category == ident.lower()}
+    rule = by_name_or_code(ident)
+    if rule is not None:
+        return {rule.CODE}
+    prefix = ident.upper()
+    found = {code for code in every if prefix.startswith("GRPO") and code.startswith(prefix)}
+    if not found:
+        raise ValueError(f"unknown rule, code prefix or category {ident!r} (categories: {', '.join(CATEGORIES)}; "
+                         "see grpo-lint rules)")
+    return found
+
+
+def selection(select: str | None, ignore: str | None) -> frozenset[str] | None:
+    """The codes to run for comma-separated `--select` (default: all) minus `--ignore`; None when neither is
+    given (every rule). Unknown entries raise ValueError."""
+    if not select and not ignore:
+        return None
+
+    def names(arg: str | None) -> list[str]:
+        return [n for n in (arg or "").split(",") if n.strip()]
+
+    chosen = set().union(*(codes_matching(n) for n in names(select))) if select else codes_matching("ALL")
+    for n in names(ignore):
+        chosen -= codes_matching(n)
+    return frozenset(chosen)

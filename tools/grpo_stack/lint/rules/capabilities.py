@@ -5,21 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._podsecurity import EFA_RESOURCE, all_containers, is_privileged, pod_label, requests_efa, where
+from ._podsecurity import all_containers, folded, is_privileged, pod_label, requests_rdma, where
 
 CODE = "GRPO812"
 NAME = "capabilities"
 SEVERITY = Severity.ERROR
+CATEGORY = "hardening"
 SUMMARY = "A container keeps default capabilities, or adds one that its workload does not justify."
 DOC = """## What it does
 Requires every non-privileged container to drop `ALL` capabilities. The only capability it may add back is
-`IPC_LOCK`, and only in a container that requests `vpc.amazonaws.com/efa`.
+`IPC_LOCK`, and only in a container that requests an RDMA device: `vpc.amazonaws.com/efa`, or another RDMA
+device plugin's resource (InfiniBand or RoCE: `rdma/hca_shared_devices_a`, `nvidia.com/rdma_...`,
+`mellanox.com/...`).
 
 ## Why is this bad?
 The runtime's default set includes NET_RAW (spoofing on the pod network), CHOWN, DAC_OVERRIDE, SETUID and more;
 a root process (the Ray images run as root) keeps them all. EFA needs exactly one: libfabric's EFA provider pins
-NCCL's buffers for RDMA, and pinned memory beyond RLIMIT_MEMLOCK needs CAP_IPC_LOCK. Nothing else in the stack
-needs any.
+NCCL's buffers for RDMA, and pinned memory beyond RLIMIT_MEMLOCK needs CAP_IPC_LOCK; InfiniBand and RoCE verbs
+register memory the same way. Nothing else in the stack needs any.
 
 ## Example
 ```yaml
@@ -36,11 +39,16 @@ securityContext:
 ```
 
 ## Fix
-Drop ALL; add IPC_LOCK only to containers that request vpc.amazonaws.com/efa.
+Drop ALL; add IPC_LOCK only to containers that request vpc.amazonaws.com/efa or another RDMA device.
 """
 
 
 def check(ctx) -> Iterator[Hit]:
+    return iter(()) if folded(ctx) else hits(ctx)
+
+
+def hits(ctx) -> Iterator[Hit]:
+    """Every pod template's findings, whatever the mode (GRPO809 folds them per pod in manifest mode)."""
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in all_containers(pod):
             if is_privileged(c):
@@ -55,6 +63,6 @@ def check(ctx) -> Iterator[Hit]:
                 if name != "IPC_LOCK":
                     yield Hit(f"{path}.capabilities.add", f"{label} adds {cap}, which no grpo-stack workload needs",
                               obj=o)
-                elif not requests_efa(c):
-                    yield Hit(f"{path}.capabilities.add", f"{label} adds IPC_LOCK without requesting "
-                              f"{EFA_RESOURCE} (only EFA's memory registration needs it)", obj=o)
+                elif not requests_rdma(c):
+                    yield Hit(f"{path}.capabilities.add", f"{label} adds IPC_LOCK without requesting an RDMA "
+                              "device (EFA, InfiniBand or RoCE: only RDMA memory registration needs it)", obj=o)

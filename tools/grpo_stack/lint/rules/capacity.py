@@ -12,6 +12,7 @@ from ._objects import containers, values_section
 CODE = "GRPO601"
 NAME = "node-capacity"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A pod's requests do not fit the instance types it may schedule on, or it takes a partial EFA count."
 DOC = """## What it does
 For every pod, reads the instance types its `nodeSelector` / required node affinity admits

@@ -13,6 +13,7 @@ from .image_pinning import split as split_image
 CODE = "GRPO801"
 NAME = "code-execution-isolation"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "A pod that runs model-written code has an API token, a writable checkpoint mount or no NetworkPolicy."
 DOC = """## What it does
 Finds the pods that execute model-written programs by what they run, whatever their labels:

@@ -9,6 +9,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO102"
 NAME = "component-missing"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "The job or a component needs another component that the values leave disabled."
 DOC = """## What it does
 Checks that what the run uses is installed: `reward.kind: service` needs `global.components.rewardService`,

@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO848"
 NAME = "default-service-account-rbac"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "A RoleBinding or ClusterRoleBinding grants permissions to a namespace's `default` service account."
 DOC = """## What it does
 Reports every RoleBinding and ClusterRoleBinding with a subject `{kind: ServiceAccount, name: default}` (or its

@@ -11,6 +11,7 @@ from ._quantity import quantity
 CODE = "GRPO617"
 NAME = "dev-shm-too-small"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A multi-GPU container has no memory-backed /dev/shm, or one no larger than the runtime's 64 MiB default."
 DOC = """## What it does
 For every container given two or more `nvidia.com/gpu` (NCCL between the pod's GPUs; vLLM's and SGLang's

@@ -10,6 +10,7 @@ from ._objects import containers
 CODE = "GRPO846"
 NAME = "device-limits"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A container requests GPUs or EFA interfaces without an equal limit, or a GPU pod sets no memory limit."
 DOC = """## What it does
 For every container in every pod template: an extended device resource (`nvidia.com/gpu`, MIG slices

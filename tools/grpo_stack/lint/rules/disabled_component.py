@@ -9,6 +9,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO611"
 NAME = "disabled-component-values"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "Keys set for a subchart whose global.components switch is off: nothing renders them."
 DOC = """## What it does
 Reports keys a values file sets under a subchart section (`sandbox-fusion:`, `reward-service:`, `fsx-utils:`)

@@ -11,6 +11,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO905"
 NAME = "engine-gpu-memory"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("The evaluation vLLM server's GPU memory share cannot hold its slice of the weights and one full-length "
            "sequence.")
 DOC = """## What it does

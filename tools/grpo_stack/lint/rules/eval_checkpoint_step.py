@@ -9,6 +9,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO903"
 NAME = "eval-checkpoint-step"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "global.eval.checkpointStep names a checkpoint the run never saves, or one grpo-eval merge cannot convert."
 DOC = """## What it does
 In an evaluation release (`global.components.vllm` on, `global.eval.checkpointStep` set), checks that the run

@@ -9,6 +9,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO901"
 NAME = "eval-in-training-release"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "The vLLM evaluation server or lm-eval is enabled in the release that runs the training RayCluster."
 DOC = """## What it does
 Flags a values file that enables `global.components.vllm` or `global.components.lmEval` together with

@@ -11,6 +11,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO902"
 NAME = "eval-server-attention-heads"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "The vLLM evaluation server's tensor parallel size does not split the model's attention heads."
 DOC = """## What it does
 When the vLLM evaluation server is enabled, applies the rollout engine's rule (E1 of docs/batch-math.md, the

@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO330"
 NAME = "framework-image"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "The Ray image is not the one this repository builds for global.job.framework (version unknown)."
 DOC = """## What it does
 `global.job.framework` selects one image of the catalogue (`tools/grpo_stack/catalog/images.py`, built from

@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO920"
 NAME = "gpu-memory"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A phase of the run (rollout, log-prob, training step, weight sync) does not fit the GPU's memory."
 # A false out-of-memory finding may be suppressed only by a run measured on real GPUs: the reason must carry the
 # measured peak, e.g. `# grpo-lint: disable=GRPO920 measured peak 131.5 GiB on p5en (run 2026-11-02)`.

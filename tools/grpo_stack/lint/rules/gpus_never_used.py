@@ -12,6 +12,7 @@ from ._objects import containers
 CODE = "GRPO616"
 NAME = "gpus-never-used"
 SEVERITY = Severity.ERROR
+CATEGORY = "cost"
 SUMMARY = "A pod is given GPUs that nothing in it can use (Ray told num-gpus below it, an idle or CPU-only container)."
 DOC = """## What it does
 Finds `nvidia.com/gpu` requests no engine will use, in every pod template:

@@ -10,6 +10,7 @@ from ._objects import containers
 CODE = "GRPO847"
 NAME = "writable-host-path"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "A container mounts a hostPath volume writable."
 DOC = """## What it does
 Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`.

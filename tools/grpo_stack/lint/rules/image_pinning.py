@@ -13,6 +13,7 @@ from ._objects import containers, values_section
 CODE = "GRPO701"
 NAME = "image-pinning"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("An image is not pinned (latest, no tag, floating tag), is re-pulled on every start, "
            "or differs where it must not.")
 DOC = """## What it does
@@ -29,14 +30,19 @@ RayService, JobSet, LeaderWorkerSet, custom resources with a pod template). An i
 - it matches a `floating` pattern in the lint config.
 
 An **immutable marker** is a digest, a full `x.y.z` version, a date stamp (`20250609`, `2025-06-09`), a commit hash
-(7–40 hex digits with at least one digit), or a `-rN` build revision. Any other project-built tag
+(7–40 hex digits with at least one digit), a `-rN` build revision, or a calendar release (`YY.MM` or `YYYY.MM`,
+as NGC's monthly `nvcr.io/nvidia/pytorch:24.05-py3`; not on a distribution's base image such as `ubuntu:22.04`,
+which follows its release's updates). Any other project-built tag
 (`server-20250609`, `a1b2c3d`, `build-417`, `verl-0.9.1-cu128`) is taken as pinned; list tags your registry
 moves in the config. Any tag of a registry that never moves a published tag (`registry.k8s.io`: the Kubernetes
 image promoter refuses to retag, so `registry.k8s.io/pause:3.9` is one build) is pinned unless the config lists it
-as floating. Pinned images must use `imagePullPolicy: IfNotPresent`. The Ray head and every Ray worker
-group must run the same image in their Ray container (the first; sidecars such as a Redis or a log shipper run
-their own images); accelerator variants of one build (`-gpu`, `-cpu`, `-cu128`, `-rocm6.2` in the tag) count as
-the same image, so a CPU head on `ray:2.52.0` with workers on `ray:2.52.0-gpu` is fine.
+as floating. A container without an image in a custom resource outside the core, KubeRay, JobSet and
+LeaderWorkerSet groups gets its image from the resource's controller and is not checked. In the chart's own
+rendered output (values mode), pinned images must use `imagePullPolicy: IfNotPresent`; on other manifests
+`Always` on a pinned image costs a pull per start but runs the same build, and is not reported. The Ray head and
+every Ray worker group must run the same image in their Ray container (the first; sidecars such as a Redis or a
+log shipper run their own images); accelerator variants of one build (`-gpu`, `-cpu`, `-cu128`, `-rocm6.2` in
+the tag) count as the same image, so a CPU head on `ray:2.52.0` with workers on `ray:2.52.0-gpu` is fine.
 
 Config (`.grpo-lint.yaml`): `image-pinning: {floating: ["myrepo/base:prod"], pinned: ["myrepo/app:release"]}`,
 shell-style patterns matched against `repository:tag`; `pinned` wins over everything but a missing tag.
@@ -69,6 +75,14 @@ DATE_STAMP = re.compile(r"(?<!\d)(\d{8}|\d{4}-\d{2}-\d{2})(?!\d)")
 COMMIT = re.compile(r"(?<![0-9a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![0-9a-f])")
 REVISION = re.compile(r"-r\d+$")
 BARE_VERSION = re.compile(r"^v?\d+(\.\d+)?([-_.]|$)")
+# A calendar release (NGC's monthly `24.05-py3`, `2024.06`): one build per month, never moved; a distribution's
+# base image is the exception (`ubuntu:22.04` follows the release's updates).
+CALENDAR_RELEASE = re.compile(r"^(20)?[1-3]\d\.(0[1-9]|1[0-2])(\.\d+)?([-_][a-z].*)?$", re.IGNORECASE)
+DISTRIBUTIONS = frozenset({"ubuntu", "debian", "centos", "rockylinux", "almalinux", "fedora", "amazonlinux",
+                           "alpine", "busybox"})
+# API groups whose pod templates must name every image; elsewhere a container without one gets it from the
+# custom resource's controller (Kubeflow Trainer runtimes, operators that inject their own build).
+CORE_GROUPS = ("v1", "apps/", "batch/", "ray.io/", "jobset.x-k8s.io/", "leaderworkerset.x-k8s.io/")
 
 
 # Registries whose promotion process never moves a published tag: registry.k8s.io serves only images the
@@ -126,6 +140,8 @@ def floating_reason(image: str, config: dict | None = None) -> str | None:
     moving = sorted(words & MOVING_WORDS)
     if moving:
         return f"`{tag}` is a moving tag ({moving[0]})"
+    if CALENDAR_RELEASE.match(tag) and repo.rsplit("/", 1)[-1] not in DISTRIBUTIONS:
+        return None
     if BARE_VERSION.match(tag):
         return f"floating tag {tag!r} (a bare major/minor version moves with each release)"
     return None
@@ -140,6 +156,13 @@ def _build(image: str) -> str:
     return image if digest or not tag else f"{repo}:{VARIANT.sub('', tag)}"
 
 
+def _controller_supplied(o) -> bool:
+    """A container with no image in a custom resource outside the groups that require one: its controller fills
+    the image in (a Kubeflow Trainer runtime's trainer node, for one)."""
+    api = str(o.obj.get("apiVersion") or "")
+    return not (api == "v1" or api.startswith(CORE_GROUPS))
+
+
 def check(ctx) -> Iterator[Hit]:
     config = ctx.extra.get("image-pinning") or {}
     ray_images: dict[str, set[str]] = {}
@@ -150,10 +173,12 @@ def check(ctx) -> Iterator[Hit]:
         for field, i, c in containers(pod):
             image, path = str(c.get("image", "")), f"{pod_path}.{field}.{i}"
             key, where = (f"{section}.image.tag", {}) if section else (f"{path}.image", {"obj": o})
+            if not image and _controller_supplied(o):
+                continue
             why = floating_reason(image, config)
             if why:
                 yield Hit(key, f"{o.kind} {o.name}: image {image} is not pinned ({why})", **where)
-            elif c.get("imagePullPolicy", "IfNotPresent") != "IfNotPresent":
+            elif c.get("imagePullPolicy", "IfNotPresent") != "IfNotPresent" and ctx.has_values:
                 yield Hit(f"{path}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} uses imagePullPolicy "
                           f"{c.get('imagePullPolicy')}; use IfNotPresent", obj=o)
             if ("headGroupSpec" in pod_path or "workerGroupSpecs" in pod_path) and field == "containers" and i == 0:

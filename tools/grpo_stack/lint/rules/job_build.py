@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO350"
 NAME = "job-command-unbuildable"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("The job builder cannot turn the values into the verl or miles command (e.g. an unknown or "
            "values-owned key in job.verl.overrides or job.miles.extraArgs).")
 DOC = """## What it does

@@ -14,6 +14,7 @@ from ._objects import containers
 CODE = "GRPO201"
 NAME = "literal-secret"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "A credential is written as a literal value instead of a Secret reference."
 DOC = """## What it does
 Looks for credentials in two places: any string in the values that looks like a token (`hf_...`, `AKIA...`,

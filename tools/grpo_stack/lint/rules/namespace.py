@@ -12,6 +12,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO101"
 NAME = "namespace-mismatch"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "An in-cluster URL or PVC reference points outside the release namespace or at nothing the release has."
 DOC = """## What it does
 Finds every in-cluster DNS name (`<svc>.<ns>.svc`, `<svc>.<ns>.svc.cluster.local`, and `<svc>.<ns>` as the host

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._podsecurity import pod_label, policies_selecting, policy_types
+from ._podsecurity import folded, pod_label, policies_selecting, policy_types
 
 CODE = "GRPO816"
 NAME = "network-policy-coverage"
 SEVERITY = Severity.ERROR
+CATEGORY = "hardening"
 SUMMARY = "A pod is not isolated: no NetworkPolicy selects it for both ingress and egress."
 DOC = """## What it does
 For every pod template (RayCluster groups and helm test pods included), requires NetworkPolicies in its
@@ -42,6 +43,11 @@ policy plus the component's own, from grpo-common.flows).
 
 
 def check(ctx) -> Iterator[Hit]:
+    return iter(()) if folded(ctx) else hits(ctx)
+
+
+def hits(ctx) -> Iterator[Hit]:
+    """Every pod template's findings, whatever the mode (GRPO809 folds them per pod in manifest mode)."""
     for o, pod_path, _pod in ctx.pod_templates():
         covered: set[str] = set()
         for _p, spec in policies_selecting(ctx, o, pod_path):

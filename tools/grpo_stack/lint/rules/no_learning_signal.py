@@ -11,6 +11,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO340"
 NAME = "no-learning-signal"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "GRPO groups that cannot differ: one sample per prompt, or greedy / near-greedy sampling of several."
 DOC = """## What it does
 GRPO learns from the differences between the responses of one prompt's group. Reported, in values

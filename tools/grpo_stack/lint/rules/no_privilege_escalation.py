@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._podsecurity import all_containers, is_privileged, pod_label, where
+from ._podsecurity import all_containers, folded, is_privileged, pod_label, where
 
 CODE = "GRPO811"
 NAME = "no-privilege-escalation"
 SEVERITY = Severity.ERROR
+CATEGORY = "hardening"
 SUMMARY = "A container may gain privileges (allowPrivilegeEscalation is not false)."
 DOC = """## What it does
 Requires `securityContext.allowPrivilegeEscalation: false` on every container of every pod template,
@@ -37,6 +38,11 @@ Set `allowPrivilegeEscalation: false` on the container's securityContext.
 
 
 def check(ctx) -> Iterator[Hit]:
+    return iter(()) if folded(ctx) else hits(ctx)
+
+
+def hits(ctx) -> Iterator[Hit]:
+    """Every pod template's findings, whatever the mode (GRPO809 folds them per pod in manifest mode)."""
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in all_containers(pod):
             if is_privileged(c):

@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO613"
 NAME = "partial-gpu-node"
 SEVERITY = Severity.ERROR
+CATEGORY = "cost"
 SUMMARY = "global.cluster asks for fewer GPUs or EFA interfaces per node than the instance type has."
 DOC = """## What it does
 Looks up `global.cluster.gpuInstanceType` (EC2 name, or the HyperPod `ml.` name of the same type) in the instance

@@ -10,6 +10,7 @@ from ..shell import command_name, in_condition, scripts, set_changes, text, walk
 CODE = "GRPO842"
 NAME = "pipeline-hides-failure"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("A pipeline in a pod script hides its first command's failure (no `pipefail`), or `export VAR=\"$(cmd)\"` "
            "hides the command's.")
 DOC = """## What it does

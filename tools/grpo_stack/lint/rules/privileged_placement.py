@@ -10,6 +10,7 @@ from ._podsecurity import INSTANCE_TYPE_LABEL, all_containers, is_privileged, po
 CODE = "GRPO815"
 NAME = "privileged-placement"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "A privileged container may be scheduled on shared nodes (no dedicated node selector and toleration)."
 DOC = """## What it does
 For a pod with a privileged container, requires placement on a dedicated node group: a `nodeSelector` with a

@@ -11,6 +11,7 @@ from ._objects import containers
 CODE = "GRPO844"
 NAME = "probe-always-passes"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A readiness or startup probe checks nothing: `true`, `echo`, `exit 0`, `curl -s` without `-f`."
 DOC = """## What it does
 Reads every readiness and startup probe's `exec` command, in every pod template. A probe whose command cannot

@@ -11,6 +11,7 @@ from ._objects import containers
 CODE = "GRPO501"
 NAME = "probe-budget"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A Deployment's progress deadline, or the rollout wait the docs print, is shorter than its startup budget."
 DOC = """## What it does
 For every Deployment with a startupProbe, computes the startup budget

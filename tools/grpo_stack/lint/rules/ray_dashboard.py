@@ -10,6 +10,7 @@ from ._podsecurity import policies_selecting, policy_types, port_admitted
 CODE = "GRPO817"
 NAME = "ray-dashboard-exposed"
 SEVERITY = Severity.WARNING
+CATEGORY = "security"
 SUMMARY = "The Ray dashboard and job API listen on every interface and may be reached from outside the namespace."
 DOC = """## What it does
 For each RayCluster whose head binds the dashboard to every interface (`dashboard-host` unset, which KubeRay

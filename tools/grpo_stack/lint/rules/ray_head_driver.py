@@ -11,6 +11,7 @@ from ._objects import containers
 CODE = "GRPO845"
 NAME = "ray-head-without-driver"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A Ray head with no CUDA driver advertises CPUs, so Ray can place CUDA-importing actors on it."
 DOC = """## What it does
 For the head group of every RayCluster, RayJob and RayService: when the head container has no CUDA driver — no

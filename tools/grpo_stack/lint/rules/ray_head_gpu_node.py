@@ -12,6 +12,7 @@ from ._objects import containers
 CODE = "GRPO615"
 NAME = "ray-head-on-gpu-node"
 SEVERITY = Severity.WARNING
+CATEGORY = "cost"
 SUMMARY = "A Ray head that uses no GPU is placed on a GPU instance type: the node is paid for and its GPUs idle."
 DOC = """## What it does
 For the head group of every RayCluster, RayJob and RayService: when the head pod selects a GPU instance type

@@ -10,6 +10,7 @@ from ._objects import selector_keys, selector_matches
 CODE = "GRPO401"
 NAME = "ray-selector"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("A selector aimed at Ray pods uses labels KubeRay never sets, is not scoped to this cluster, "
            "or matches nothing.")
 DOC = """## What it does

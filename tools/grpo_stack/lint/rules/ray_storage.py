@@ -10,6 +10,7 @@ from ._podsecurity import all_containers, pod_label, where
 CODE = "GRPO814"
 NAME = "ray-storage-narrow"
 SEVERITY = Severity.ERROR
+CATEGORY = "hardening"
 SUMMARY = "A Ray pod mounts a whole shared volume read-write instead of read-only plus writable subPaths."
 DOC = """## What it does
 In every RayCluster head and worker group, each mount of a PersistentVolumeClaim volume (the shared FSx file

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import re
 from collections.abc import Iterator
 
+from ..context import walk_strings
 from ..finding import Hit, Severity
+from ._objects import selector_matches
 
 CODE = "GRPO850"
 NAME = "release-namespace"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "Manifests linted together (one release) disagree on their namespace, or differ from `--namespace`."
 DOC = """## What it does
 In manifest mode, every file given in one `grpo-lint` run is one release: the objects `kubectl apply` will
@@ -17,9 +20,13 @@ create together. Namespaced objects must agree on where they go:
 
 - with `--namespace NS`: an object whose `metadata.namespace` is not `NS` is reported (`kubectl apply -n NS`
   refuses it); objects without a namespace take `-n NS` and are fine;
-- without `--namespace`: when some objects set a namespace, every other namespaced object must set the same one;
-  an object without one (or in a different one) is reported. A set that creates a `Namespace` and puts nothing
-  in it is reported the same way.
+- without `--namespace`: objects that refer to each other must be in the same namespace: a Service and the pods
+  its selector matches, a pod and a Service its URLs name by bare host (`http://sandbox:8080`), a pod and the
+  ServiceAccount, ConfigMaps, Secrets and claims it names, a RoleBinding and its Role and ServiceAccount subjects
+  (without an explicit namespace), an Ingress and its backend Services, a workload and its Kueue LocalQueue
+  (`kueue.x-k8s.io/queue-name`). One of a pair without a namespace (while the other sets one) or two different
+  namespaces is reported. Objects that refer to nothing in the set (unrelated samples in one folder) are never
+  compared.
 
 A set with no namespaces at all (plain `helm template` output, applied with `-n`) is clean. Cluster-scoped kinds
 (Namespace, ClusterRole, StorageClass, PersistentVolume, CRDs, any `Cluster*` kind, and the cluster-scoped custom
@@ -87,19 +94,89 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit("metadata.namespace", f"{o.kind} {o.name} is in namespace {ns!r}, the release in "
                           f"{expected!r} (--namespace): `kubectl apply -n {expected}` refuses it", obj=o)
         return
-    counts = Counter(ns for ns in map(namespace_of, namespaced) if ns)
-    created = [o.name for o in ctx.of_kind("Namespace") if o.name]
-    if not counts and not created:
-        return  # helm template output: the namespace is given at apply time
-    main = counts.most_common(1)[0][0] if counts else created[0]
-    context = (f"while the other objects of the release are in {main!r}" if counts
-               else f"although the release creates Namespace {main!r}")
-    for o in namespaced:
-        ns = namespace_of(o)
-        if ns is None:
-            where = "metadata" if isinstance(o.obj.get("metadata"), dict) else "kind"
-            yield Hit(where, f"{o.kind} {o.name} has no namespace {context}: `kubectl apply -f` puts it in the "
-                      "kubectl context's namespace", obj=o, remediation=f"set metadata.namespace: {main}")
-        elif ns != main:
-            yield Hit("metadata.namespace", f"{o.kind} {o.name} is in namespace {ns!r}; the other "
-                      f"{counts[main]} namespaced object(s) of the release are in {main!r}", obj=o)
+    for a, b, why in references(ctx):
+        ns_a, ns_b = namespace_of(a), namespace_of(b)
+        if ns_a == ns_b:
+            continue
+        target = ns_a or ns_b
+        if ns_a is None or ns_b is None:
+            unplaced, placed = (a, b) if ns_a is None else (b, a)
+            where = "metadata" if isinstance(unplaced.obj.get("metadata"), dict) else "kind"
+            yield Hit(where, f"{unplaced.kind} {unplaced.name} has no namespace, but {_pair(a, b, why)}, and "
+                      f"{placed.kind} {placed.name} is in {target!r}: `kubectl apply -f` puts it in the kubectl "
+                      "context's namespace", obj=unplaced, remediation=f"set metadata.namespace: {target}")
+        else:
+            yield Hit("metadata.namespace", f"{a.kind} {a.name} is in namespace {ns_a!r}, but {_pair(a, b, why)}, "
+                      f"and {b.kind} {b.name} is in {ns_b!r}", obj=a)
+
+
+def _pair(a, b, why: str) -> str:
+    return f"{a.kind} {a.name} {why} {b.kind} {b.name}"
+
+
+# `http://sandbox:8080/…`: a bare Service name resolves in the calling pod's own namespace (explicit
+# `<svc>.<ns>` names are GRPO101's).
+BARE_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://([a-z0-9]([-a-z0-9]*[a-z0-9])?)(?=[:/]|$|\s)")
+POD_REFERENCES = (("serviceAccountName", "ServiceAccount"), ("serviceAccount", "ServiceAccount"))
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def references(ctx) -> Iterator[tuple[object, object, str]]:
+    """(a, b, how a refers to b) for namespaced objects of the set that must share a namespace to work: a
+    Service and the pods its selector matches, a URL and the Service its bare host names, a pod and the
+    ServiceAccount, ConfigMaps, Secrets and claims it names, a binding and its Role and ServiceAccount
+    subjects, an Ingress and its backend Services, a workload and its Kueue LocalQueue. Unrelated samples
+    linted together are never compared."""
+    by_kind: dict[tuple[str, str], object] = {}
+    for o in ctx.objects:
+        if is_namespaced(o) and o.name:
+            by_kind.setdefault((o.kind, o.name), o)
+    seen: set[tuple[int, int]] = set()
+
+    def pair(a, kind: str, name, why: str):
+        b = by_kind.get((kind, str(name))) if isinstance(name, str) else None
+        if b is not None and b is not a and (id(a), id(b)) not in seen:
+            seen.add((id(a), id(b)))
+            yield a, b, why
+
+    for o, pod_path, pod in ctx.pod_templates():
+        if not is_namespaced(o):
+            continue
+        labels = ctx.pod_labels(o, pod_path)
+        for svc in ctx.of_kind("Service"):
+            selector = (svc.obj.get("spec") or {}).get("selector")
+            if isinstance(selector, dict) and selector and is_namespaced(svc) and \
+                    selector_matches({"matchLabels": selector}, labels) and (id(svc), id(o)) not in seen:
+                seen.add((id(svc), id(o)))
+                yield svc, o, "selects the pods of"
+        for key, kind in POD_REFERENCES:
+            yield from pair(o, kind, pod.get(key), "runs as")
+        for _path, text in walk_strings(pod):
+            for m in BARE_URL.finditer(text):
+                yield from pair(o, "Service", m.group(1), "calls")
+        for vol in _items(pod.get("volumes")):
+            if isinstance(vol, dict):
+                yield from pair(o, "ConfigMap", (vol.get("configMap") or {}).get("name"), "mounts")
+                yield from pair(o, "Secret", (vol.get("secret") or {}).get("secretName"), "mounts")
+                yield from pair(o, "PersistentVolumeClaim",
+                                (vol.get("persistentVolumeClaim") or {}).get("claimName"), "mounts")
+    for b in ctx.of_kind("RoleBinding"):
+        ref = b.obj.get("roleRef") if isinstance(b.obj.get("roleRef"), dict) else {}
+        if ref.get("kind") == "Role":
+            yield from pair(b, "Role", ref.get("name"), "grants")
+        for s in _items(b.obj.get("subjects")):
+            if isinstance(s, dict) and s.get("kind") == "ServiceAccount" and not s.get("namespace"):
+                yield from pair(b, "ServiceAccount", s.get("name"), "binds")
+    for ing in ctx.of_kind("Ingress"):
+        for path, text in walk_strings(ing.obj.get("spec") or {}):
+            if path.endswith("service.name"):
+                yield from pair(ing, "Service", text, "routes to")
+    for o in ctx.objects:
+        meta = o.obj.get("metadata") if isinstance(o.obj.get("metadata"), dict) else {}
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        if is_namespaced(o) and labels.get(QUEUE_LABEL):
+            yield from pair(o, "LocalQueue", labels[QUEUE_LABEL], "is queued in")
+
+
+def _items(node) -> list:
+    return node if isinstance(node, list) else []

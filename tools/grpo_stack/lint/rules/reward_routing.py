@@ -9,6 +9,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO550"
 NAME = "reward-routing"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "The reward service's routing table cannot score what the run asks for."
 DOC = """## What it does
 Checks `reward-service.routes` (data_source -> scorer) against the components, the job and the data the release

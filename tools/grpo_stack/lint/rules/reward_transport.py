@@ -13,6 +13,7 @@ from ._objects import containers
 CODE = "GRPO819"
 NAME = "reward-url-plain-http"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "An external reward endpoint outside the cluster is reached over plain HTTP."
 DOC = """## What it does
 Reads the reward URL of the run — `global.job.reward.url` (kind `external`) in values; in manifests, every env

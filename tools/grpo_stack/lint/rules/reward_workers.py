@@ -12,6 +12,7 @@ from ._quantity import quantity
 CODE = "GRPO520"
 NAME = "reward-workers-resources"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "The reward service's scoring workers do not fit the CPUs or the memory its container is given."
 DOC = """## What it does
 For every reward-service container (one that sets `REWARD_ROUTES`, the variable the image cannot start

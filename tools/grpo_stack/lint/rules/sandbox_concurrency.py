@@ -10,6 +10,7 @@ from ._quantity import quantity
 CODE = "GRPO521"
 NAME = "sandbox-oversubscribed"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("The reward service sends more concurrent code runs than twice the sandbox's CPUs, or than its memory holds "
            "with room for the server.")
 DOC = """## What it does

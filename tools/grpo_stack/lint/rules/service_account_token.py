@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._podsecurity import pod_label
+from ._podsecurity import folded, pod_label
 
 CODE = "GRPO813"
 NAME = "service-account-token"
 SEVERITY = Severity.ERROR
+CATEGORY = "hardening"
 SUMMARY = "A pod mounts a service-account token although nothing in it calls the Kubernetes API."
 DOC = """## What it does
 Requires `automountServiceAccountToken: false` on every pod template, RayCluster groups included. Two
@@ -43,6 +44,11 @@ Set `automountServiceAccountToken: false` on the pod spec.
 
 
 def check(ctx) -> Iterator[Hit]:
+    return iter(()) if folded(ctx) else hits(ctx)
+
+
+def hits(ctx) -> Iterator[Hit]:
+    """Every pod template's findings, whatever the mode (GRPO809 folds them per pod in manifest mode)."""
     bound = _bound_accounts(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         if ".headGroupSpec." in f".{pod_path}." and _autoscaled(o.obj, pod_path):

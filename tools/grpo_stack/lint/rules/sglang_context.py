@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO906"
 NAME = "sglang-context-length"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "miles' SGLang rollout cannot hold maxPrompt + maxResponse within the model's context length."
 DOC = """## What it does
 Under `global.job.framework: miles`, compares `global.job.lengths.maxPrompt + maxResponse` with the model's

@@ -10,6 +10,7 @@ from ._podsecurity import all_containers, pod_label, where
 CODE = "GRPO818"
 NAME = "shared-volume-writable"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "A pod other than the Ray pods mounts a whole shared volume read-write (no readOnly, no subPath)."
 DOC = """## What it does
 GRPO814's check for every other pod: in each Deployment, Job, CronJob, StatefulSet, DaemonSet, bare Pod or custom

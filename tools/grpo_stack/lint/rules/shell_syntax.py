@@ -12,6 +12,7 @@ from ..shell import scripts, walk
 CODE = "GRPO840"
 NAME = "shell-syntax"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A shell script in a pod (`sh -c`, `bash -c`, exec probe, lifecycle hook) does not parse."
 DOC = """## What it does
 Parses every script a pod runs through `sh|bash [flags] -c SCRIPT` — entrypoints, exec probes and lifecycle

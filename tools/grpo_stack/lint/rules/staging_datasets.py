@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO560"
 NAME = "staging-datasets"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A dataset in `fsx-utils.data` would make the grpo-data command NOTES prints fail."
 DOC = """## What it does
 Checks the datasets that `fsx-utils.data` names for the `grpo-data prepare` and `grpo-data holdout` commands

@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO561"
 NAME = "staging-model-mismatch"
 SEVERITY = Severity.WARNING
+CATEGORY = "correctness"
 SUMMARY = "`fsx-utils.model.repo` is not the model `global.job.model.preset` describes."
 DOC = """## What it does
 When fsx-utils is enabled and `fsx-utils.model.repo` is set, compares it with the Hugging Face repository of

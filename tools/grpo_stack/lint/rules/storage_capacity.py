@@ -11,6 +11,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO614"
 NAME = "storage-capacity"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("The model, the retained checkpoints and a data margin do not fit the filesystem's free space "
            "(global.storage.capacity less .used; unstated: the smallest FSx for Lustre file system).")
 DOC = """## What it does

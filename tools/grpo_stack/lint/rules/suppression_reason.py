@@ -9,6 +9,7 @@ from ..finding import Finding, Hit, Severity
 CODE = "GRPO000"
 NAME = "suppression-without-reason"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A `grpo-lint: disable=` comment or config entry gives no reason."
 DOC = """## What it does
 Reports every inline `# grpo-lint: disable=GRPOnnn` comment, and every `disable:` entry in the lint config,

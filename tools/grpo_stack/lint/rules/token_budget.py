@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO502"
 NAME = "token-budget"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "The evaluation server's context is shorter than what training generates or lm-eval asks for."
 DOC = """## What it does
 When the vLLM evaluation server is enabled, requires `vllm.maxModelLen` to be at least the training budget

@@ -9,6 +9,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO610"
 NAME = "tracking-secret"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A wandb / mlflow logger without the tracker credential (global.secrets.tracking) on the Ray pods."
 DOC = """## What it does
 For `wandb` in `global.job.trainer.logger` the Ray pods need `WANDB_API_KEY`, for `mlflow` `MLFLOW_TRACKING_TOKEN`:

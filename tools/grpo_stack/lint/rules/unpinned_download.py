@@ -10,6 +10,7 @@ from ..shell import command_name, command_words, commands_in, scripts
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A pod script downloads from the Hugging Face Hub without a fixed `--revision` (it tracks a branch)."
 DOC = """## What it does
 Reads every `huggingface-cli download` and `hf download` in pod scripts (`sh -c` entrypoints, probes, hooks) and

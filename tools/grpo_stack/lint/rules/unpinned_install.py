@@ -11,6 +11,7 @@ from ..shell import command_name, command_words, commands_in, scripts
 CODE = "GRPO870"
 NAME = "unpinned-install"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("A pod script pip-installs a package without an exact version (`pip install torch`, `peft>=0.11`, "
            "`torch==2.*`, `git+https://…@main`).")
 DOC = """## What it does

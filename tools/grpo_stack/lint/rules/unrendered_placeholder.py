@@ -11,6 +11,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO851"
 NAME = "unrendered-placeholder"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A manifest still holds a template placeholder (`${NAMESPACE}`, `{{ .Values.x }}`) that nothing expands."
 DOC = """## What it does
 In manifest mode, finds template syntax that was meant to be rendered before `kubectl apply`:

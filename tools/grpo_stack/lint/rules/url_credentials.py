@@ -13,6 +13,7 @@ from .literal_secret import PLACEHOLDER, TOKEN_PATTERNS
 CODE = "GRPO202"
 NAME = "url-credentials"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "A URL carries a credential in its user-info (`https://user:pass@host/…`, `https://<token>@host/…`)."
 DOC = """## What it does
 Reads every string in the values and in every rendered or linted object (env values, args, ConfigMap data,

@@ -11,6 +11,7 @@ from ..shell import command_name, command_words, commands_in, scripts, text
 CODE = "GRPO849"
 NAME = "utility-pod-readiness"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A utility pod sets itself up and then idles, but has no readiness probe: it is Ready before set-up ends."
 DOC = """## What it does
 Finds containers whose shell entrypoint does some set-up (installs, downloads, copies) and then idles —

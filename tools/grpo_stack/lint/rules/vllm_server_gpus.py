@@ -13,6 +13,7 @@ from ._quantity import quantity
 CODE = "GRPO904"
 NAME = "vllm-server-gpus"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "A vLLM server's tensor x pipeline x data parallel size is not the GPU count its container gets."
 DOC = """## What it does
 Finds every container that runs a vLLM OpenAI server (`vllm serve`, `vllm.entrypoints.openai.api_server`, or a

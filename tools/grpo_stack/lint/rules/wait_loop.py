@@ -10,6 +10,7 @@ from ..shell import command_name, command_words, commands_in, curl_ignores_http_
 CODE = "GRPO841"
 NAME = "wait-loop-cannot-fail"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = ("A shell loop that waits for something (sleep + retry) never fails when it gives up, waits forever, or "
            "polls with a probe that cannot fail (`curl -s` without `-f`).")
 DOC = """## What it does

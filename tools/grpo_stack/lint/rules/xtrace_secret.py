@@ -12,6 +12,7 @@ from .literal_secret import NOT_SECRET_ENV, SENSITIVE_ENV
 CODE = "GRPO843"
 NAME = "xtrace-secret"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = ("A pod script traces commands (`set -x`, `bash -x script.sh`) while it expands a credential, sources an "
            "env file or holds a secret in its environment.")
 DOC = """## What it does

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO315"
 NAME = "megatron-attention-heads"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "Megatron: attention heads divisible by tp; KV heads a multiple or divisor of tp."
 SHEET_IDS = ('M5', 'M6')
 FRAMEWORK = None  # None: verl and miles

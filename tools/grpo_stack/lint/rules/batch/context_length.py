@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO313"
 NAME = "rollout-context-length"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "Rollout max_model_len must fit the model's context and hold prompt + response."
 SHEET_IDS = ('R13', 'R14')
 FRAMEWORK = 'verl'  # None: verl and miles

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO317"
 NAME = "megatron-expert-parallel"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "Megatron MoE: world divisible by etp x ep x pp; experts divisible by ep; ep > 1 only on MoE models."
 SHEET_IDS = ('M3', 'M7')
 FRAMEWORK = None  # None: verl and miles

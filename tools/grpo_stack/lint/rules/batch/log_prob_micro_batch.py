@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO309"
 NAME = "verl-log-prob-micro-batch"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: the per-rank log-prob batch must be a whole number of log-prob micro batches."
 SHEET_IDS = ('R5',)
 FRAMEWORK = 'verl'  # None: verl and miles

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO307"
 NAME = "verl-micro-batch-per-dp"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: the per-rank mini batch must be a whole number of micro batches."
 SHEET_IDS = ('R2',)
 FRAMEWORK = 'verl'  # None: verl and miles

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO304"
 NAME = "verl-micro-batch-settings"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: static batching needs the micro batch sizes; dynamic batching needs a token budget."
 SHEET_IDS = ('V4', 'V5', 'R7')
 FRAMEWORK = 'verl'  # None: verl and miles

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO323"
 NAME = "miles-context-parallel-seq"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "miles: with context parallelism seq_length must be divisible by 2 x cp."
 SHEET_IDS = ('S7',)
 FRAMEWORK = 'miles'  # None: verl and miles

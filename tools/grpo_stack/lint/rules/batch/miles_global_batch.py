@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO320"
 NAME = "miles-global-batch-divisible"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "miles: global_batch_size must be divisible by micro_batch_size x dp."
 SHEET_IDS = ('S1', 'S3')
 FRAMEWORK = 'miles'  # None: verl and miles

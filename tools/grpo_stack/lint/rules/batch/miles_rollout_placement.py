@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO322"
 NAME = "miles-rollout-placement"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "miles: rollout GPUs must exist and split into whole engines that fill whole nodes."
 SHEET_IDS = ('S10', 'S11', 'S12')
 FRAMEWORK = 'miles'  # None: verl and miles

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO321"
 NAME = "miles-rollout-samples"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "miles: rollout_batch_size x k must hold a global batch; the remainder is silently trimmed."
 SHEET_IDS = ('S2',)
 FRAMEWORK = 'miles'  # None: verl and miles

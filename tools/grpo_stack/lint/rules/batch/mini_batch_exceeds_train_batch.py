@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO303"
 NAME = "verl-mini-batch-exceeds-train-batch"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: ppo_mini_batch_size must not exceed train_batch_size."
 SHEET_IDS = ('V3',)
 FRAMEWORK = 'verl'  # None: verl and miles

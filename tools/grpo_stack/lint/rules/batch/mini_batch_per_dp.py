@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO306"
 NAME = "verl-mini-batch-per-dp"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: ppo_mini_batch_size x n must split evenly over the training data-parallel ranks."
 SHEET_IDS = ('R1',)
 FRAMEWORK = 'verl'  # None: verl and miles

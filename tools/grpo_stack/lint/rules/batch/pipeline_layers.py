@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO316"
 NAME = "megatron-pipeline-layers"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "Megatron: layers divisible by pp (and by vpp per rank); virtual pipeline needs pp > 1."
 SHEET_IDS = ('M2', 'M8')
 FRAMEWORK = None  # None: verl and miles

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO319"
 NAME = "rollout-attention-heads"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "Rollout engine: heads divisible by rollout tp; KV heads split or replicated evenly."
 SHEET_IDS = ('E1',)
 FRAMEWORK = None  # None: verl and miles

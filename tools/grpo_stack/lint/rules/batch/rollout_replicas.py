@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO312"
 NAME = "verl-rollout-replicas"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: vLLM replicas (rollout tp) must tile the GPUs and fill whole nodes."
 SHEET_IDS = ('R9', 'R10', 'R11', 'R12')
 FRAMEWORK = 'verl'  # None: verl and miles

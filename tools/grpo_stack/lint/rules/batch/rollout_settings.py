@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO305"
 NAME = "verl-rollout-settings"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: sampled validation needs temperature > 0; vLLM serves LoRA ranks up to 512 from a fixed list."
 SHEET_IDS = ('V8', 'V9')
 FRAMEWORK = 'verl'  # None: verl and miles

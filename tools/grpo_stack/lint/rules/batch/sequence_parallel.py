@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO318"
 NAME = "megatron-sequence-parallel"
 SEVERITY = Severity.WARNING
+CATEGORY = "correctness"
 SUMMARY = "Megatron sequence parallelism needs tp > 1; at tp = 1 it is switched off."
 SHEET_IDS = ('M9',)
 FRAMEWORK = None  # None: verl and miles

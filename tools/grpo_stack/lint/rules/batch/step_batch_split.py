@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO308"
 NAME = "verl-step-batch-split"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: the step batch must split into dp ranks and whole mini batches (0.9 v1 trainer: pads instead)."
 SHEET_IDS = ('R3', 'R4', 'R16')
 FRAMEWORK = 'verl'  # None: verl and miles

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO310"
 NAME = "dynamic-batch-token-budget"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "Dynamic batch size: the longest sequence must fit the per-GPU token budget."
 SHEET_IDS = ('R6', 'S16', 'S17')
 FRAMEWORK = None  # None: verl and miles

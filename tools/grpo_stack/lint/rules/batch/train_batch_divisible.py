@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO302"
 NAME = "verl-train-batch-divisible"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl: train_batch_size x n must be divisible by dp x micro (Megatron) or by the GPU count (FSDP)."
 SHEET_IDS = ('V2',)
 FRAMEWORK = 'verl'  # None: verl and miles

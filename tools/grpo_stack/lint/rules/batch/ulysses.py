@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO314"
 NAME = "verl-ulysses-sequence-parallel"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl FSDP Ulysses: sp must divide the GPUs and the attention heads; KV heads a multiple or divisor."
 SHEET_IDS = ('V6', 'R15')
 FRAMEWORK = 'verl'  # None: verl and miles

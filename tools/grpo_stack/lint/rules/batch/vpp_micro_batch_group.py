@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO311"
 NAME = "verl-vpp-micro-batch-group"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "verl Megatron with virtual pipeline: micro batches per update must be a multiple of pp."
 SHEET_IDS = ('R8',)
 FRAMEWORK = 'verl'  # None: verl and miles

@@ -11,6 +11,7 @@ from ._shared import hits
 CODE = "GRPO301"
 NAME = "megatron-world-divisible"
 SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
 SUMMARY = "The training GPUs must split into whole tp x pp x cp model replicas."
 SHEET_IDS = ('V1', 'M1', 'S4')
 FRAMEWORK = None  # None: verl and miles
