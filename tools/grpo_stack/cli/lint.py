@@ -25,6 +25,7 @@ from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
 from ..paths import use_chart
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
+from .conventions import CLOSED_PIPE, command, silence_stdout
 
 
 class Usage(Exception):
@@ -63,6 +64,7 @@ def lint_parser() -> argparse.ArgumentParser:
     return p
 
 
+@command("grpo-lint", lambda: lint_parser(), subcommands=("rules", "explain", "crd"))
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     return guarded("grpo-lint", lambda: _dispatch(argv), debug="--debug" in argv)
@@ -80,6 +82,9 @@ def guarded(prog: str, run, debug: bool) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `grpo-lint ... | head`: the reader left; stop quietly, as SIGPIPE would
+        silence_stdout()
+        return CLOSED_PIPE
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes exit 3
         if debug:
             import traceback
@@ -145,7 +150,8 @@ def _lint(args) -> int:
             return 2
     # Values files one by one; all manifest files together, as one release (lint/release.py); each answered
     # from the content-addressed cache when nothing it depends on changed (lint/cache.py).
-    result = run_lint(_expand(args.paths), args.base, args.release, args.namespace, crd, config_path, select,
+    paths = _expand(args.paths)
+    result = run_lint(paths, args.base, args.release, args.namespace, crd, config_path, select,
                       use_cache=not args.no_cache, overlay=overlay)
     findings, errors = result.findings, result.input_errors
     if overlay:
@@ -157,6 +163,8 @@ def _lint(args) -> int:
               "(only their pod templates were); pass --kuberay-crd FILE, set GRPO_KUBERAY_CRD, or run "
               "`grpo-lint crd fetch` once", file=sys.stderr)
     _note_unchecked_kinds(unchecked_kinds)
+    if colour and not findings and not errors:  # on a terminal, silence alone does not say what was looked at
+        print(f"grpo-lint: {len(paths)} file(s) checked, no findings")
     if errors:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]

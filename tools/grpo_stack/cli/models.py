@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from .conventions import command
+
 
 class Usage(Exception):
     pass
@@ -53,6 +55,7 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+@command("grpo-models", lambda: parser())
 def main(argv: list[str] | None = None) -> int:
     from ..errors import printable
 
