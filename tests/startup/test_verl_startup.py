@@ -32,7 +32,7 @@ from grpo_stack.catalog.models import MODELS
 from grpo_stack.job import build
 
 from .conftest import REPO_ROOT, ray_env, startup_python
-from .stops import CUDA_LAZY_INIT, NCCL_PROCESS_GROUP, TE_CUDA_LIBRARY, StopPoint, judge
+from .stops import CUDA_LAZY_INIT, NCCL_PROCESS_GROUP, TE_CORE_LIBRARY, TE_CUDA_LIBRARY, StopPoint, judge
 
 pytestmark = pytest.mark.startup
 
@@ -56,7 +56,7 @@ MEGATRON_LATER = ("verl.workers.engine.megatron.transformer_impl", "verl.models.
                   "verl.workers.rollout.vllm_rollout.vllm_async_server")
 LORA_LATER = MEGATRON_LATER + ("megatron.bridge.peft.utils", "megatron.bridge.peft.lora", "vllm.lora.request")
 
-ALLOWED = (TE_CUDA_LIBRARY, NCCL_PROCESS_GROUP, CUDA_LAZY_INIT)
+ALLOWED = (TE_CUDA_LIBRARY, TE_CORE_LIBRARY, NCCL_PROCESS_GROUP, CUDA_LAZY_INIT)
 PATHS = {
     "fsdp": Path_("qwen3-8b", "qwen3", ALLOWED, FSDP_LATER),
     "megatron": Path_("qwen3-30b", "qwen3_moe", ALLOWED, MEGATRON_LATER),

@@ -7,6 +7,9 @@ goes through `read_text` and `load_documents`, so one place decides what input i
   FIFO cannot block and /dev/zero is not read whole);
 - YAML tags outside the core schema (map, seq, str, int, float, bool, null, plus YAML 1.1 merge keys) are
   input errors, and so is a core tag whose value does not fit it (`!!int "abc"`, `!!map [1, 2]`);
+- every plain scalar and key must read as Helm reads it (go-yaml v2, restated in goyaml.py): where the two readers
+  disagree (`y`, `1:30`, `08`, `1e3`, the non-specific tag `! 8`) the scalar is refused with the spelling both
+  read alike, and so is every leading-zero integer (`010` is octal 8 to both, never what was meant);
 - every value must survive Helm's JSON round trip unchanged: no NaN/Infinity, integers within ±MAX_INT, no
   control characters in strings (Helm writes them raw into manifests that no YAML reader accepts), string keys;
 - at most MAX_NODES nodes after alias expansion and MAX_DEPTH levels of nesting.
@@ -26,6 +29,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from . import goyaml
 from .errors import InputError, excerpt
 
 MAX_BYTES = 5 * 1024 * 1024  # the largest shipped values file is 2 KB; rendered releases are ~100 KB
@@ -98,18 +102,36 @@ def load_documents(text: str, name: str) -> list[Any]:
         while loader.check_node():
             nodes.append(loader.get_node())
         budget = [MAX_NODES]
-        return [v for v in (_Converter(loader, name, budget).plain(n, "", 0) for n in nodes) if v is not None]
+        converter = _Converter(loader, name, budget, text)
+        return [v for v in (converter.plain(n, "", 0) for n in nodes) if v is not None]
     except yaml.YAMLError as exc:
         _raise_if_too_deep(text, name)  # libyaml's own depth limit has no key path: find it here
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise InputError(name, f"invalid YAML: {problem}", line=line, column=col) from None
+        raise _located(exc, name) from None
     except RecursionError:
         _raise_if_too_deep(text, name)
         raise InputError(name, f"invalid YAML: nested deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
+
+
+# Errors the parser notices only where the input ends or the next token fails: located where the construct opens.
+_UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow mapping", "while parsing a flow sequence",
+             "while scanning a block scalar", "while parsing a flow node")
+
+
+def _located(exc: yaml.YAMLError, name: str) -> InputError:
+    problem_mark = getattr(exc, "problem_mark", None)
+    context_mark = getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None) or ""
+    if context.startswith(_UNCLOSED) and context_mark is not None:
+        what = context.removeprefix("while scanning ").removeprefix("while parsing ")
+        at = f" (at line {problem_mark.line + 1}: {problem})" if problem_mark is not None else ""
+        return InputError(name, f"invalid YAML: {what} opened here is never closed{at}", context_mark.line + 1,
+                          context_mark.column + 1)
+    mark = problem_mark or context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    return InputError(name, f"invalid YAML: {problem}", line=line, column=col)
 
 
 _BRACKETS = re.compile(r"[\[\]{}]")
@@ -169,9 +191,94 @@ def _raise_if_too_deep(text: str, name: str) -> None:
         return
 
 
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+_HELM_HINTS = frozenset("+-0123456789.yYnNtTfFoO~")  # first characters go-yaml resolves beyond a string
+# A `!` standing alone before a value: YAML's non-specific tag (Helm: a string; PyYAML: resolved as if plain).
+_NON_SPECIFIC_TAG = re.compile(r"(?:^|[\s\[{,])!(?=\s)")
+
+
+def _explicit_tags(text: str) -> dict[tuple[int, int], str]:
+    """(line, column) -> tag of every explicitly tagged scalar, from the pure-Python parser's events (the nodes
+    of libyaml's composer no longer tell `!!str y` or `! 8` from a plain scalar)."""
+    tags = {}
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.ScalarEvent) and event.tag is not None:
+                tags[(event.start_mark.line, event.start_mark.column)] = event.tag
+    except yaml.YAMLError:
+        pass
+    return tags
+
+
+def _describe(kind: str, value: Any) -> str:
+    if kind == "str":
+        return f"the string {excerpt(value)}"
+    if kind == "null":
+        return "null"
+    if kind == "bool":
+        return f"the boolean {'true' if value else 'false'}"
+    return f"the number {value!r}"
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if value is None:
+        return "null"
+    return "str" if isinstance(value, str) else "number"
+
+
 class _Converter:
-    def __init__(self, loader: Any, name: str, budget: list[int]):
-        self.loader, self.name, self.budget = loader, name, budget
+    def __init__(self, loader: Any, name: str, budget: list[int], text: str = ""):
+        self.loader, self.name, self.budget, self.text = loader, name, budget, text
+        self._tags: dict[tuple[int, int], str] | None = None
+        if _NON_SPECIFIC_TAG.search(text):
+            self._tags = _explicit_tags(text)
+
+    def explicit_tag(self, node: Any) -> str | None:
+        if self._tags is None:
+            self._tags = _explicit_tags(self.text)
+        return self._tags.get((node.start_mark.line, node.start_mark.column))
+
+    def check_helm_reading(self, node: ScalarNode, value: Any, path: str, what: str = "value") -> None:
+        """Refuse a scalar Helm reads differently from PyYAML, and every leading-zero integer."""
+        if node.style not in ("", None):
+            return  # quoted or block scalars are strings to both readers
+        text = node.value
+        if self._tags is None and text and (
+                (text[0] not in _HELM_HINTS and isinstance(value, str))
+                or (type(value) is int and text.isdigit() and (text[0] != "0" or text == "0"))):
+            return  # the common cases, decided without the restated resolver: a word, a plain decimal
+        if self._tags is not None and self.explicit_tag(node) == "!":
+            if isinstance(value, str) and value == text:
+                return
+            raise self.error(node, f"the non-specific tag `!` makes {excerpt(text)} a string to Helm but "
+                             f"{_describe(_kind_of(value), value)} here; drop the `!` and quote the value for a "
+                             "string, or drop it alone for the number", path)
+        leading_zero = _LEADING_ZERO.fullmatch(text) is not None
+        kind, helm = goyaml.plain_scalar(text)
+        agree = (kind == _kind_of(value) == "str" and helm == value) or (kind == "bool" and helm is value) \
+            or (kind == "null" and value is None) or (kind in ("int", "float") and _kind_of(value) == "number"
+                                                      and helm == value)
+        if agree and not leading_zero:
+            return
+        tag = self.explicit_tag(node)
+        if tag is not None and tag != "!" and not (leading_zero and tag in (_T + "int", _T + "float")):
+            return  # an explicit core tag (`!!str y`, `!!int 8`) reads alike in both
+        if leading_zero:
+            digits = text.replace("_", "").lstrip("+-").lstrip("0") or "0"
+            sign = "-" if text.startswith("-") else ""
+            raise self.error(node, f"{what} {excerpt(text)} has a leading zero (Helm and YAML 1.1 read octal or "
+                             f"refuse it, never the decimal typed): write {sign}{digits} for the number, or quote "
+                             f"it ({text!r}) for a string", path)
+        if what == "key":
+            raise self.error(node, f"key {excerpt(text)} is {_describe(kind, helm)} to Helm, not a string; quote "
+                             f"it ({text!r})", path)
+        mine = _describe(_kind_of(value), value)
+        meant = _canonical(kind, helm) if kind != "str" else _canonical(_kind_of(value), value)
+        other = f", or write {meant} for the {'number' if meant[0] in '-0123456789' else 'value'}" if meant else ""
+        raise self.error(node, f"{excerpt(text)} is {_describe(kind, helm)} to Helm but {mine} to YAML 1.1 "
+                         f"readers (grpo-lint, PyYAML); quote it ({text!r}) for the string{other}", path)
 
     def error(self, node: Any, message: str, path: str) -> InputError:
         mark = node.start_mark
@@ -210,6 +317,7 @@ class _Converter:
                 raise self.error(key_node, f"key {shown} is not a string (quote it)", path)
             key = key_node.value
             self.check_text(key_node, key, _join(path, key), "key")
+            self.check_helm_reading(key_node, key, _join(path, key), "key")
             line = key_node.start_mark.line + 1
             if key in lines:
                 raise self.error(key_node, f"duplicate key {excerpt(key)} (first at line {lines[key]})",
@@ -231,6 +339,7 @@ class _Converter:
             value = self.loader.construct_object(node, deep=True)
         except (ValueError, KeyError, TypeError, OverflowError, yaml.YAMLError):
             raise self.error(node, f"{excerpt(node.value)} is not a valid {_short(node.tag)}", path) from None
+        self.check_helm_reading(node, value, path)
         if isinstance(value, bool) or value is None:
             return value
         if isinstance(value, int):
@@ -251,6 +360,19 @@ class _Converter:
         if bad is not None:
             raise self.error(node, f"{what} {excerpt(text)} contains the control character {bad!r} "
                              f"(U+{ord(bad):04X}); only tab and newline are allowed", path)
+
+
+def _canonical(kind: str, value: Any) -> str:
+    """The spelling both readers read as `value` (the fix offered for a divergent scalar)."""
+    if kind == "bool":
+        return "true" if value else "false"
+    if kind == "null":
+        return "null"
+    if kind == "int" or (kind == "number" and isinstance(value, int)):
+        return str(value)
+    if kind in ("float", "number"):
+        return repr(value)
+    return ""
 
 
 def _join(path: str, part: Any) -> str:

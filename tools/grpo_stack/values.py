@@ -8,17 +8,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jsonschema
 import yaml
 
 from .errors import InputError, excerpt
 from .paths import SUBCHART_NAMES, chart_dir, subchart_dir
+from .positions import PosMap, PosSeq
+from .positions import load as load_positions
 from .safeyaml import load_documents, read_text
-
-if TYPE_CHECKING:
-    from ruamel.yaml.comments import CommentedMap
 
 
 @dataclass
@@ -28,37 +27,24 @@ class ValuesFile:
     text: str
 
     @cached_property
-    def tree(self) -> CommentedMap:
-        """ruamel round-trip tree with the line/column of every key; parsed only when a position is needed
-        (ruamel itself is imported only then: a clean run never needs it). ruamel reads YAML 1.2 and can refuse a
-        scalar libyaml (1.1, like Helm) accepted; positions then fall back to the top of the file rather than
-        failing the whole run."""
-        from ruamel.yaml import YAML
-        from ruamel.yaml.comments import CommentedMap
-
-        try:
-            tree = YAML(typ="rt").load(self.text)
-        except Exception:  # noqa: BLE001 - any parse difference only costs precision of positions
-            return CommentedMap()
-        return tree if isinstance(tree, CommentedMap) else CommentedMap()
+    def tree(self) -> PosMap:
+        """The position tree (positions.py: libyaml, linear) with the line/column of every key; built only when a
+        position is needed. A file it cannot read locates at the top rather than failing the run."""
+        docs = load_positions(self.text)
+        top = docs[0] if docs else None
+        return top if isinstance(top, PosMap) else PosMap()
 
     def position(self, key_path: str) -> tuple[int, int]:
         """1-based (line, column) of the deepest key of `key_path` present in this file (1, 1 if none)."""
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
         node: Any = self.tree
         line, col = 1, 1
         for part in _split(key_path):
-            if isinstance(node, CommentedMap) and part in node:
-                line, col = node.lc.key(part)
-                line, col = line + 1, col + 1
-                node = node[part]
-            elif isinstance(node, CommentedSeq) and isinstance(part, int) and part < len(node):
-                line, col = node.lc.item(part)
-                line, col = line + 1, col + 1
-                node = node[part]
-            else:
+            key = str(part) if isinstance(node, PosMap) else part
+            at = node.lc.key(key) if isinstance(node, PosMap | PosSeq) else None
+            if at is None or (isinstance(node, PosSeq) and not isinstance(key, int)):
                 break
+            line, col = at[0] + 1, at[1] + 1
+            node = node[key]
         return line, col
 
     def has(self, key_path: str) -> bool:
@@ -74,7 +60,8 @@ class ValuesFile:
 
 
 def _split(key_path: str) -> list[str | int]:
-    return [int(p) if p.isdigit() else p for p in key_path.split(".") if p]
+    # An empty part is an empty key (`"": 1`), located at itself, not at its parent.
+    return [int(p) if p.isdigit() else p for p in key_path.split(".")] if key_path else []
 
 
 def load_values_file(path: str | Path) -> ValuesFile:
@@ -307,5 +294,10 @@ def shape_errors(files: list[ValuesFile], user: dict[str, Any]) -> list[InputErr
                     file, line, col = locate(files, path, defaults=False)
                     out.append(InputError(file, f"expected a mapping, got {_kind(value)}", line, col, key_path=path))
 
+    for name in SUBCHART_NAMES:  # Helm cannot coalesce a subchart's section that is null ("type mismatch")
+        if name in user and user[name] is None:
+            file, line, col = locate(files, name, defaults=False)
+            out.append(InputError(file, "null: Helm cannot merge a subchart's section that is null; leave the key "
+                                  "out (or write {}) to keep the chart's defaults", line, col, key_path=name))
     walk(user, _default_tree(), "")
     return out

@@ -34,7 +34,9 @@ class SandboxClient:
         self.url = url
         self._retries = retries
         self._run_timeout_s = run_timeout_s
-        self._memory_mb = memory_mb
+        # Not sent: the pinned server (server-20250609) and SandboxFusion's client models (0.3.7) have no
+        # memory_limit_MB; the server would drop it unread (tests/wires/test_sandbox_wire.py).
+        self.memory_mb = memory_mb
         self._metrics = metrics
         self._slots = asyncio.Semaphore(concurrency)
         timeout = httpx.Timeout(2 * run_timeout_s + HTTP_MARGIN_S, connect=CONNECT_TIMEOUT_S)
@@ -49,8 +51,7 @@ class SandboxClient:
     async def run(self, code: str, stdin: str | None) -> dict:
         """POST one program; return the RunCodeResponse of a Success or Failed run, or raise SandboxFault."""
         body = {"code": code, "language": "python", "stdin": stdin, "compile_timeout": self._run_timeout_s,
-                "run_timeout": self._run_timeout_s, "memory_limit_MB": self._memory_mb, "files": {},
-                "fetch_files": []}
+                "run_timeout": self._run_timeout_s, "files": {}, "fetch_files": []}
         problem = ""
         for attempt in range(self._retries + 1):
             if attempt:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
@@ -26,14 +25,21 @@ def _first(config: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a Hugging Face config.json is a few KB
+
+
 def shape_from_config(path: str) -> dict[str, int]:
     """The shape keys from config.json (a multimodal config's `text_config` when present)."""
+    from ..safeyaml import read_text
+
+    # Bounded like every other file option: a regular file of at most MAX_CONFIG_BYTES (never /dev/zero or a FIFO).
+    text = read_text(path, max_bytes=MAX_CONFIG_BYTES)
     try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(path, f"not a JSON config: {exc}") from None
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not a JSON config: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+    except RecursionError:
+        raise InputError(path, "not a JSON config: nested too deeply") from None
     if not isinstance(config, dict):
         raise InputError(path, "not a Hugging Face config (top level is not an object)")
     config = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
@@ -67,9 +73,12 @@ def config_position(path: str, shape_key: str) -> tuple[int, int, str] | None:
     """(line, column, config key) in config.json of the key that filled `global.job.model.shape.<shape_key>`, so
     a finding about the shape points at the user's file; None when it cannot be found."""
     names = FIELDS.get(shape_key) or OTHER_FIELDS.get(shape_key) or ()
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+    from ..errors import InputError
+    from ..safeyaml import read_text
+
+    try:  # bounded like the read that filled the shape
+        lines = read_text(path, max_bytes=MAX_CONFIG_BYTES).splitlines()
+    except InputError:
         return None
     for name in names:
         for number, line in enumerate(lines, start=1):

@@ -1,6 +1,8 @@
 """grpo-lint: check values files (and plain manifests) before any GPU is requested.
 
   grpo-lint [FILE|DIR]... [--format text|json|sarif|github] [--strict] [--chart DIR] [--kuberay-crd FILE]
+  grpo-lint --cluster [--kubeconfig FILE] [--context NAME] VALUES...   the same, plus a read-only live preflight
+                                                of the cluster the values go to (docs/preflight.md)
   grpo-lint rules [--format text|markdown]
   grpo-lint explain GRPO123
   grpo-lint crd fetch [--url URL] [--force]     download the pinned KubeRay RayCluster CRD once into the cache
@@ -60,6 +62,11 @@ def lint_parser() -> argparse.ArgumentParser:
                    help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the result cache ($GRPO_LINT_CACHE_DIR, else ~/.cache/grpo-stack/lint)")
+    p.add_argument("--cluster", action="store_true",
+                   help="also read the cluster (read-only) for what helm install needs: KubeRay CRD and operator, "
+                   "namespace, Secrets, PVC, GPU/EFA nodes (docs/preflight.md)")
+    p.add_argument("--kubeconfig", help="with --cluster: the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
+    p.add_argument("--context", help="with --cluster: the kubeconfig context (default: its current-context)")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
 
@@ -96,6 +103,7 @@ def guarded(prog: str, run, debug: bool) -> int:
         return 3
 
 
+
 def _origin(exc: BaseException) -> str:
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
@@ -120,9 +128,15 @@ def _dispatch(argv: list[str]) -> int:
 def _expand(paths: list[str]) -> list[str]:
     out = []
     for p in paths:
+        if not p:
+            raise Usage("an empty path argument (an unset shell variable?); name a values file or directory")
         path = Path(p)
-        if path.is_dir():
-            found = sorted(str(f) for f in path.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file())
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:  # a name too long, a directory that cannot be searched
+            raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
+        if is_dir:
+            found = sorted(_yaml_files(p))
             if not found:
                 raise Usage(f"{p}: directory has no .yaml files")
             out += found
@@ -131,11 +145,29 @@ def _expand(paths: list[str]) -> list[str]:
     return out
 
 
+def _yaml_files(top: str) -> list[str]:
+    """.yaml/.yml files below `top`; a directory that cannot be read or a file that vanishes is passed over
+    (os.walk reports it and goes on), never an internal error."""
+    out = []
+    for folder, _dirs, files in os.walk(top):
+        for name in files:
+            full = os.path.join(folder, name)
+            try:
+                if name.endswith((".yaml", ".yml")) and os.path.isfile(full):
+                    out.append(full)
+            except OSError:
+                continue
+    return out
+
+
 def _lint(args) -> int:
     fmt = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+    if (args.kubeconfig or args.context) and not args.cluster:
+        raise Usage("--kubeconfig and --context go with --cluster")
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
-    select = frozenset(c.strip().upper() for c in args.select.split(",")) if args.select else None
+    check_release_args(args.release, args.namespace)
+    select = _select(args.select)
     if args.chart:
         _use_chart(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
@@ -156,6 +188,8 @@ def _lint(args) -> int:
     findings, errors = result.findings, result.input_errors
     if overlay:
         findings, errors = _at_model_config(findings, errors, overlay[0], args.model_config)
+    if args.cluster and not errors:
+        findings = sorted(findings + _preflight(args, paths, overlay))
     unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
     if unchecked:
@@ -169,6 +203,54 @@ def _lint(args) -> int:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]
     return 1 if failing else 0
+
+
+def _preflight(args, paths: list[str], overlay: list[str]) -> list:
+    """The live preflight (grpo_stack.preflight) for every values file; its notes go to stderr, once each."""
+    from ..lint.engine import looks_like_manifests
+    from ..preflight.run import preflight_many
+
+    manifests = [p for p in paths if looks_like_manifests(p)]
+    if manifests:
+        raise Usage(f"--cluster checks values files; {manifests[0]} is a manifest file")
+    items = [[*args.base, p, *overlay] for p in paths]
+    result = preflight_many(items, args.release, args.namespace or DEFAULT_NAMESPACE, args.kubeconfig, args.context)
+    for note in result.notes:
+        print(f"grpo-lint: cluster: {printable(note)}", file=sys.stderr)
+    return result.findings
+
+
+def check_release_args(release: str, namespace: str | None) -> None:
+    """--release and --namespace as Helm and the API server take them: a name either refuses is a usage error,
+    never a silent default (`--namespace ''` used to lint `grpo`)."""
+    from ..apivalidation import names
+
+    if (why := names.helm_release(release)) is not None:
+        raise Usage(f"--release {release[:80]!r}: {why}")
+    if namespace is not None and (why := names.namespace(namespace)) is not None:
+        raise Usage(f"--namespace {namespace[:80]!r}: {why}")
+
+
+def _select(text: str | None) -> frozenset[str] | None:
+    """--select codes, every one a known code or rule name (an unknown one ran no rule and exited 0)."""
+    if text is None:
+        return None
+    from ..lint.engine import OBJECT_SCHEMA
+    from ..lint.rules import by_name_or_code
+
+    codes = set()
+    for part in (c.strip() for c in text.split(",")):
+        if not part:
+            continue
+        if part.upper() == OBJECT_SCHEMA[0] or part == OBJECT_SCHEMA[1]:
+            codes.add(OBJECT_SCHEMA[0])
+        elif (rule := by_name_or_code(part)) is not None:
+            codes.add(rule.CODE)
+        else:
+            raise Usage(f"--select {part[:80]!r}: no such rule code or name (see grpo-lint rules)")
+    if not codes:
+        raise Usage("--select: no rule code given")
+    return frozenset(codes)
 
 
 def _model_overlay(config_json: str) -> str:
@@ -273,6 +355,12 @@ def _explain(argv: list[str]) -> int:
 
     rule = by_name_or_code(argv[0])
     if rule is None:
+        from ..preflight.checks import CODES
+
+        for code, (name, summary) in CODES.items():
+            if argv[0].upper() == code or argv[0] == name:
+                print(f"# {code} {name} (grpo-lint --cluster)\n\n{summary}\n\nSee docs/preflight.md.")
+                return 0
         raise Usage(f"no such rule: {argv[0]!r} (see grpo-lint rules)")
     print(f"# {rule.CODE} {rule.NAME} ({rule.SEVERITY.value})\n\n{rule.SUMMARY}\n\n{rule.DOC.strip()}")
     return 0

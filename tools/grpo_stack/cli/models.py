@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         args = parser().parse_args(argv)
+        check_stage_args(args)
         if args.no_progress:
             from huggingface_hub.utils import disable_progress_bars
 
@@ -77,6 +78,45 @@ def main(argv: list[str] | None = None) -> int:
     except Usage as exc:
         print(printable(f"grpo-models: {exc}"), file=sys.stderr)
         return 2
+
+
+def check_stage_args(args) -> None:
+    """Arguments that would write outside the mount or reach no Hub are usage errors, before any download."""
+    if getattr(args, "command", None) != "stage":
+        return
+    if args.mount is not None and not args.mount.is_absolute():
+        raise Usage(f"--mount {str(args.mount)!r}: give the absolute mount path of the shared volume (e.g. /fsx)")
+    if args.name is not None and (not args.name or "/" in args.name or "\\" in args.name
+                                  or args.name in (".", "..") or "\0" in args.name):
+        raise Usage(f"--name {args.name!r}: one directory name under <mount>/models (no '/', '.' or '..')")
+    if args.endpoint is not None:
+        from urllib.parse import urlsplit
+
+        try:
+            url = urlsplit(args.endpoint)
+            _ = url.port  # a port that is not a number raises here
+            ok = url.scheme in ("http", "https") and bool(url.hostname) and not any(c.isspace() for c in args.endpoint)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise Usage(f"--endpoint {args.endpoint[:200]!r}: not an http(s) URL with a host "
+                        "(e.g. https://huggingface.co)")
+
+
+def _manifest_problems(body: dict) -> list[str]:
+    """A manifest must say what was staged: a pinned revision is a commit (an edited `main` is refused)."""
+    from ..models.fetch import COMMIT
+
+    revision, mutable = body.get("revision"), body.get("mutable")
+    if not isinstance(revision, str) or not isinstance(mutable, bool):
+        return ["manifest has no revision/mutable record (not written by grpo-models stage)"]
+    if not mutable and not COMMIT.match(revision):
+        return [f"manifest revision {revision!r} is not a commit but is recorded as pinned (mutable: false): the "
+                "manifest was edited; stage the model again"]
+    commit = body.get("commit")
+    if not mutable and commit is not None and commit != revision:
+        return [f"manifest revision {revision!r} differs from its commit {commit!r}: the manifest was edited"]
+    return []
 
 
 def _report(bad: dict[str, list[str]], where: Path) -> int:
@@ -189,7 +229,11 @@ def _verify(args) -> int:
             raise ValueError("no files list")
     except (ValueError, UnicodeDecodeError) as exc:
         raise Usage(f"{mpath}: unreadable manifest ({exc})") from None
+    except RecursionError:
+        raise Usage(f"{mpath}: unreadable manifest (JSON nested too deeply)") from None
     bad = manifest.compare(root, body, progress=not args.no_progress)
+    if problems := _manifest_problems(body):
+        bad[checks.MANIFEST] = problems
     for rel, problems in checks.check_dir(root).items():
         if rel not in bad:
             bad[rel] = problems

@@ -21,7 +21,7 @@ from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
 from .conventions import command
-from .lint import Parser, _use_chart, guarded
+from .lint import Parser, _use_chart, check_release_args, guarded
 
 
 def parser() -> argparse.ArgumentParser:
@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _render(args) -> int:
+    check_release_args(args.release, args.namespace)
     if args.memory and not args.job:
         print("grpo-render: --memory needs --job (the memory model reads the job the values build)", file=sys.stderr)
         return 2

@@ -75,10 +75,22 @@ def miles_row(ex: Example, index: int) -> dict[str, Any]:
 
 def from_verl_row(row: dict[str, Any], origin: str) -> Example:
     """A row of a prepared verl parquet file (ours or another tool's) back to an Example."""
+    # The reward service refuses a sample whose data_source is not a name or whose prompt is not text: refused
+    # here, at the row, rather than as every sample of the run.
+    missing = [k for k in ("prompt", "data_source", "reward_model") if k not in row]
+    if missing:
+        raise ValueError(f"not a verl-layout row (KeyError: {missing[0]!r})")
+    if not isinstance(row.get("data_source"), str) or not row["data_source"]:
+        raise ValueError(f"data_source must be a non-empty string, got {_shown(row.get('data_source'))}")
+    prompt = row.get("prompt")
+    if not ((isinstance(prompt, str) and prompt.strip()) or (isinstance(prompt, list) and prompt and all(
+            isinstance(m, dict) and isinstance(m.get("content"), str) and isinstance(m.get("role"), str)
+            for m in prompt))):
+        raise ValueError(f"prompt must be a non-empty string or a list of {{role, content}} messages, got "
+                         f"{_shown(prompt)}")
     try:
-        prompt = row["prompt"]
         text = "\n".join(m["content"] for m in prompt if m.get("role") == "user") if isinstance(prompt, list) \
-            else str(prompt)
+            else prompt
         extra = row.get("extra_info") or {}
         meta = extra.get("metadata")
         return Example(
@@ -95,6 +107,11 @@ def from_verl_row(row: dict[str, Any], origin: str) -> Example:
         )
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"not a verl-layout row ({type(exc).__name__}: {exc})") from None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60]}{'…' if len(text) > 60 else ''}"
 
 
 def _float_or_none(value: Any) -> float | None:

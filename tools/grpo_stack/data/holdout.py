@@ -63,8 +63,10 @@ def _from_miles_line(line: str, path: Path, lineno: int) -> Example:
         obj = json.loads(line)
         meta = obj.get("metadata") or {}
         prompt = obj["prompt"]
+        if not isinstance(prompt, str | list):
+            raise TypeError(f"prompt must be a string or a list of messages, got {type(prompt).__name__}")
         text = "\n".join(m["content"] for m in prompt if m.get("role") == "user") if isinstance(prompt, list) \
-            else str(prompt)
+            else prompt
         return Example(
             data_source=str(meta.get("data_source", "")), ability=str(meta.get("ability", "")),
             problem=str(meta.get("problem") or text), prompt=text, ground_truth=str(obj["label"]),
@@ -73,7 +75,7 @@ def _from_miles_line(line: str, path: Path, lineno: int) -> Example:
             pass_rate=None if meta.get("pass_rate") is None else float(meta["pass_rate"]),
             metadata=meta.get("extra") or {},
         )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise DataInputError(f"{path}:{lineno}: not a miles-layout line ({type(exc).__name__}: {exc})") from None
 
 

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+
 PROVENANCE = "grpo-provenance.json"
 FORMAT = 1
 # What `targetModules: all-linear` resolves to on the catalogued models (Qwen2/2.5/3, Llama 3, MoE experts use
@@ -39,15 +41,24 @@ def sha256(path: Path) -> str:
 
 
 def read_adapter_config(adapter_dir: Path) -> dict[str, Any]:
+    """adapter_config.json; a file that is there but is no adapter config is bad input (InputError, exit 2),
+    never a mismatch (exit 1, which --allow-unverified lets through)."""
     path = adapter_dir / "adapter_config.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise AdapterMismatch(f"{path}: no adapter_config.json") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise AdapterMismatch(f"{path}: unreadable: {exc}") from None
+        raise InputError(str(path), f"unreadable adapter config: {exc}") from None
+    except RecursionError:
+        raise InputError(str(path), "unreadable adapter config: JSON nested too deeply") from None
     if not isinstance(data, dict):
-        raise AdapterMismatch(f"{path}: not an adapter config object")
+        raise InputError(str(path), "not an adapter config (top level is not an object)")
+    for key, kinds in (("r", (int,)), ("lora_alpha", (int, float)), ("target_modules", (str, list))):
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+            raise InputError(str(path), f"{key}: {value!r:.60} is not a {' or '.join(k.__name__ for k in kinds)}",
+                             key_path=key)
     return data
 
 

@@ -99,11 +99,16 @@ def _at(line: int | None) -> str:
     return f":{line}" if line is not None else ""
 
 
-def _number(path: Path, key: str, value: Any, allow_na: bool) -> float | None:
+def _number(path: Path, key: str, value: Any, allow_na: bool, unit: bool = True) -> float | None:
+    """A finite number; every catalogued metric is a rate (accuracy, exact match, pass@k), so with `unit` it
+    must lie in [0, 1] (its stderr too: a metric of 73.5 is a percentage some other tool wrote)."""
     if allow_na and value in ("N/A", None):
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise EvalInputError(printable(f"{path}: {key}: expected a finite number, got {value!r:.60}"))
+    if unit and not 0 <= value <= 1:
+        raise EvalInputError(printable(f"{path}: {key}: {value!r:.60} is outside [0, 1] (a rate; lm-eval writes "
+                                       "0.735, never 73.5)"))
     return float(value)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import hydra
+
 
 class BuildError(ValueError):
     """The job spec cannot be turned into a command (names the key path and why)."""
@@ -58,20 +60,23 @@ class BuiltJob:
         out = list(self.entrypoint)
         for a in self.args:
             if self.style == "hydra":
-                out.append(f"{a.key}={format_hydra(a.value)}")
+                out.append(hydra_override(a))
             else:
                 out.extend(flag_tokens(a.key, a.value))
         return out + list(self.extra)
 
 
+def hydra_override(arg: Arg) -> str:
+    """`key=value` in Hydra's grammar; a value Hydra would read differently is a BuildError at its values key."""
+    try:
+        return hydra.override(arg.key, arg.value)
+    except hydra.HydraValueError as exc:
+        where = arg.source.removeprefix("values: ") if arg.source.startswith("values: ") else arg.key
+        raise BuildError(f"{where}: {exc}") from None
+
+
 def format_hydra(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(format_hydra(v) for v in value) + "]"
-    return str(value)
+    return hydra.value_text(value)
 
 
 def flag_tokens(key: str, value: object) -> list[str]:

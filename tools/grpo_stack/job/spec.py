@@ -91,6 +91,9 @@ class Spec:
                               intermediate_size=int(shape["intermediate"]),
                               head_dim=int(shape["headDim"]) if shape.get("headDim") else None)
         preset = self.get("model.preset")
+        if preset is None:
+            raise BuildError("global.job.model.preset: null, and no global.job.model.shape: name a preset "
+                             "(grpo-lint --model-config CONFIG_JSON fills the shape of any other model)")
         if preset not in MODELS:
             raise BuildError(f"global.job.model.preset: unknown model {preset!r}")
         return MODELS[preset]

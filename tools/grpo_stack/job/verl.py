@@ -3,7 +3,7 @@ written; each optional knob is emitted only when the values set it, so verl's ow
 
 from __future__ import annotations
 
-from .args import ArgList, BuildError, BuiltJob
+from .args import ArgList, BuildError, BuiltJob, hydra_override
 from .spec import Spec
 
 AR = "actor_rollout_ref"
@@ -66,6 +66,8 @@ def build_verl(spec: Spec) -> BuiltJob:
     _trainer(spec, out)
     config_name = "ppo_megatron_trainer" if megatron else "ppo_trainer"
     _overrides(spec, out, config_name, megatron)
+    for arg in out:  # every value must read back unchanged through Hydra's grammar: refused here, at its key
+        hydra_override(arg)
     return BuiltJob(
         framework="verl",
         entrypoint=("python3", "-m", "verl.trainer.main_ppo", f"--config-name={config_name}"),
@@ -201,8 +203,8 @@ def _lora(spec: Spec, out: ArgList, megatron: bool) -> None:
     v = "values: global.job.lora."
     instance = str(spec.cluster.get("gpuInstanceType", "")).removeprefix("ml.")
     if instance.startswith(BLACKWELL_INSTANCES):
-        # '+': verl's config has no env_vars key; quoted: Ray requires string env values.
-        out.add("+" + LORA_PDL_ENV, "'1'", "derived: LoRA rollouts on Blackwell (global.cluster.gpuInstanceType)")
+        # '+': verl's config has no env_vars key; a string (written quoted): Ray requires string env values.
+        out.add("+" + LORA_PDL_ENV, "1", "derived: LoRA rollouts on Blackwell (global.cluster.gpuInstanceType)")
     if megatron:
         out.add(f"{AR}.model.lora.rank", lora["rank"], v + "rank")
         out.add(f"{AR}.model.lora.alpha", lora["alpha"], v + "alpha")

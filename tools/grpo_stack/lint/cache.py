@@ -157,9 +157,10 @@ def _open(base, release, namespace, crd, config_path, select) -> ResultCache | N
         common = [tool_digest(), tree_digest(chart_dir()), crd and file_digest(crd), config_path,
                   config_path and file_digest(config_path), release, namespace, sorted(select or []) or None,
                   [(b, file_digest(b)) for b in base], _overlay_digest()]
-    except (InputError, OSError):
+        root = cache_dir()
+    except (InputError, OSError, RuntimeError):  # RuntimeError: no home directory to put the cache in
         return None  # an unreadable input: the linter reports it, uncached
-    return ResultCache(cache_dir(), _sha(json.dumps(common).encode()))
+    return ResultCache(root, _sha(json.dumps(common).encode()))
 
 
 def _overlay_digest() -> str | None:
@@ -193,9 +194,28 @@ def _lookup(cache: ResultCache, paths: list[str]):
     found = {}
     for unit in order:
         entry = cache.get(_unit_key(cache, unit, digests))
-        if entry is not None:
+        if entry is not None and _usable(entry):
             found[unit] = entry
+    if not isinstance(config, list) or not all(_usable_error(e) for e in config):
+        return None
     return config, order, found
+
+
+def _usable(entry: Any) -> bool:
+    """A stored entry of the current layout (a truncated or foreign file in the cache is a miss, not a crash)."""
+    try:
+        _add(Outcome(), entry)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+def _usable_error(entry: Any) -> bool:
+    try:
+        _error(entry)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return True
 
 
 def _kind(path: str) -> str:

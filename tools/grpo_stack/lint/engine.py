@@ -48,6 +48,9 @@ class LintResult:
     unchecked_rayclusters: int = 0  # RayCluster objects not validated against the KubeRay CRD (none given)
     # (apiVersion, kind) -> objects of a kind with no bundled schema: shape-checked only, said once per kind
     unchecked_kinds: Counter = field(default_factory=Counter)
+    # What the rules saw (values runs only): callers that check the same release elsewhere (the scheduler oracle,
+    # the live preflight) read the rendered objects from here instead of rendering again. Never cached.
+    context: LintContext | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -179,7 +182,15 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
                       merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings))
     try:
         ctx.job_spec = job_spec(rendered)
-        ctx.built = build(ctx.job_spec)
+        built = build(ctx.job_spec)
+        try:
+            _ = ctx.spec.model
+        except BuildError:
+            # Every job rule reads the model: a preset naming none is the user's to fix, at its key, and no rule
+            # sees a job whose model it cannot read.
+            ctx.job_spec = None
+            raise
+        ctx.built = built
     except BuildError as exc:
         ctx.build_error = exc
     except RenderError:
@@ -193,7 +204,8 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     explained = any(f.severity is Severity.ERROR for f in findings)
     errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
     return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
-                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds)
+                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds,
+                      context=ctx)
 
 
 def _evaluation_findings(checked: _Checked, ctx: LintContext, locator: Locator, seen: list[Finding]) -> list[Finding]:
@@ -263,15 +275,10 @@ def _unchecked(objects: list[RenderedObject], opts: Options) -> int:
 
 
 def _positions(text: str) -> list[Any] | None:
-    """ruamel round-trip documents, for line numbers only: the values were already read by safeyaml, so a
-    document ruamel reads differently (YAML 1.2 vs 1.1) costs positions, never the run. ruamel is imported only
-    where a position is needed."""
-    from ruamel.yaml import YAML
+    """Position documents (positions.py), for line numbers only: the values were already read by safeyaml."""
+    from ..positions import load
 
-    try:
-        return [d for d in YAML(typ="rt").load_all(text) if d is not None]
-    except Exception:  # noqa: BLE001 - positions are best effort; see the docstring
-        return None
+    return load(text)
 
 
 def _object_schema_hits(objects: list[RenderedObject], opts: Options, unchecked_kinds: Counter) -> list[tuple]:
@@ -330,18 +337,17 @@ class Locator:
             docs = self._rendered_docs[obj.template]
             # grpo-stack/charts/vllm/templates/x.yaml -> charts/grpo-stack/charts/vllm/templates/x.yaml
             shown = f"charts/{obj.template}"
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+        from ..positions import PosMap, PosSeq
 
         line, col = 1, 1
         node = docs[obj.index] if docs and obj.index < len(docs) else None
         for part in [p for p in path.split(".") if p]:
-            key: Any = int(part) if part.isdigit() else part
-            if isinstance(node, CommentedMap) and key in node:
-                line, col = (x + 1 for x in node.lc.key(key))
-                node = node[key]
-            elif isinstance(node, CommentedSeq) and isinstance(key, int) and key < len(node):
-                line, col = (x + 1 for x in node.lc.item(key))
-                node = node[key]
+            if isinstance(node, PosMap) and part in node:
+                line, col = (x + 1 for x in node.lc.key(part))
+                node = node[part]
+            elif isinstance(node, PosSeq) and part.isdigit() and int(part) < len(node):
+                line, col = (x + 1 for x in node.lc.item(int(part)))
+                node = node[int(part)]
             else:
                 break
         return shown, line, col
@@ -396,14 +402,34 @@ def _covers(s, f: Finding, files_by_path) -> bool:
 
 
 def _keys_on_line(node: Any, line: int, prefix: str = ""):
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ..positions import PosMap, PosSeq
 
-    if isinstance(node, CommentedMap):
+    if isinstance(node, PosMap):
         for k in node:
             kp = f"{prefix}.{k}" if prefix else str(k)
             if node.lc.key(k)[0] + 1 == line:
                 yield kp
             yield from _keys_on_line(node[k], line, kp)
-    elif isinstance(node, CommentedSeq):
+    elif isinstance(node, PosSeq):
         for i, v in enumerate(node):
             yield from _keys_on_line(v, line, f"{prefix}.{i}")
+
+
+def values_context(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE
+                   ) -> tuple[LintContext, list[ValuesFile]]:
+    """The context the rules see for these values, for checks outside the rule engine (the live preflight
+    reads the cluster against it). Raises the first InputError the lint would report as exit 2."""
+    checked = _check(paths, Options(release=release, namespace=namespace))
+    if isinstance(checked, LintResult):
+        raise checked.input_errors[0]
+    try:
+        rendered = render(checked.user, release=release, namespace=namespace, helm_schema=False)
+    except RenderError as exc:
+        raise render_input_errors(checked.files, exc)[0] from None
+    ctx = LintContext(checked.files[-1].path, release, namespace, list(rendered.objects),
+                      values_file=checked.files[-1], merged=checked.merged, rendered=rendered)
+    try:
+        ctx.job_spec = job_spec(rendered)
+    except RenderError:
+        pass
+    return ctx, checked.files

@@ -86,7 +86,7 @@ def _flat(docs: list[Any], nodes: list[Any] | None) -> list[Any]:
 
 
 class LazyPositions:
-    """Path -> position documents aligned with the objects, read (ruamel round-trip) only for a file that has a
+    """Path -> position documents aligned with the objects, read (positions.py) only for a file that has a
     finding to locate: a clean file never pays for it."""
 
     def __init__(self, files: list[ManifestFile]):

@@ -28,6 +28,8 @@ def _json(path: Path) -> tuple[object | None, str | None]:
         return json.loads(path.read_text(encoding="utf-8")), None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return None, f"not valid JSON ({exc})"
+    except RecursionError:
+        return None, "not valid JSON (nested too deeply)"
 
 
 def check_dir(root: Path) -> dict[str, list[str]]:

@@ -34,6 +34,8 @@ def check(path: Path) -> tuple[list[str], set[str]]:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         return [f"header is not JSON ({exc})"], set()
+    except RecursionError:
+        return ["header is not a safetensors header (JSON nested too deeply)"], set()
     if not isinstance(header, dict):
         return ["header is not a JSON object"], set()
     data_len = size - 8 - n

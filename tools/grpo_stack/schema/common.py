@@ -13,8 +13,12 @@ EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$")]
 # A path inside the shared filesystem, relative to global.storage.mountPath (never absolute, never "..").
 # Segments may not start with "." so "..", "." and hidden paths are impossible (RE2: no look-around).
-RelPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$")]
-AbsPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9._/-]*$")]
+# At most PATH_MAX_CHARS: with every list at its limit the job ConfigMap stays under Kubernetes' 1 MiB
+# (tests/values/test_path_limits.py); Linux's own PATH_MAX is 4096.
+PATH_MAX_CHARS = 1024
+RelPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$",
+                                           max_length=PATH_MAX_CHARS)]
+AbsPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9._/-]*$", max_length=PATH_MAX_CHARS)]
 
 
 class Strict(BaseModel):

@@ -204,7 +204,8 @@ class RewardSandbox(Strict):
     retries: int = Field(ge=0, le=10, description="Retries of a failed call (5xx, refused, timeout, SandboxError) "
                          "before the sample is answered 502 sandbox_unavailable.")
     runTimeoutSeconds: float = Field(ge=1, le=300, description="run_timeout and compile_timeout per test case.")
-    memoryMb: int = Field(ge=64, le=65536, description="memory_limit_MB per test case (the server's default is none).")
+    memoryMb: int = Field(ge=64, le=65536, description="Memory one test case may use, for GRPO521's sandbox pod "
+                          "budget; not sent: the pinned server has no per-run memory_limit_MB (docs/wires.md).")
     maxTests: int = Field(ge=1, le=1000, description="Test cases run per sample (the first N; reward = share passed).")
 
 

@@ -288,7 +288,8 @@ class Validation(Strict):
     """Sampling for validation runs (every trainer.testFreq steps). Absent keys keep the framework default."""
 
     n: int | None = Field(default=None, ge=1, le=1024, description="Samples per validation prompt (verl "
-                          "rollout.val_kwargs.n, default 1; miles --n-samples-per-eval-prompt).")
+                          "rollout.val_kwargs.n, default 1; miles --n-samples-per-eval-prompt). Write the key "
+                          "quoted, `\"n\": 4`: Helm reads a bare `n` key as the boolean false.")
     temperature: float | None = Field(default=None, ge=0, le=2, description="Temperature; 0 = greedy (verl "
                                       "rollout.val_kwargs.temperature, default 0, with do_sample derived from it; "
                                       "miles --eval-temperature).")

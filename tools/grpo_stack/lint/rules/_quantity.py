@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .capacity import QTY, UNITS
+from .capacity import QTY, suffix_scale
 
 
 def quantity(value: object) -> float | None:
@@ -14,7 +14,7 @@ def quantity(value: object) -> float | None:
         return None
     found = QTY.match(str(value))
     try:
-        number = float(found.group(1)) * UNITS[found.group(2) or ""] if found else None
-    except ValueError:  # "1.2.3" matches the pattern and is no number
+        number = float(found.group(1)) * suffix_scale(found.group(2)) if found else None
+    except (ValueError, OverflowError):
         return None
     return number if number is not None and math.isfinite(number) else None

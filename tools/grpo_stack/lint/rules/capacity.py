@@ -55,15 +55,29 @@ Lower the requests below the allocatable figures in the message, pick a larger i
 instance's full EFA count.
 """
 
-UNITS = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "m": 1e-3}
-QTY = re.compile(r"^([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
+UNITS = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+         "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+# The API server's quantity grammar (apimachinery resource.Quantity): a decimal number, then a binary or decimal
+# SI suffix or a decimal exponent (`1e3`, `5E-1`). A scheduler reads `1e3` CPUs as a thousand: so must the rule.
+QTY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
+
+
+def suffix_scale(suffix: str | None) -> float:
+    """The multiplier of a quantity's suffix (QTY group 2): an SI unit or a decimal exponent."""
+    if suffix and suffix[0] in "eE" and len(suffix) > 1:
+        return 10.0 ** int(suffix[1:])
+    return UNITS[suffix or ""]
 
 
 def quantity(value) -> float:
-    m = QTY.match(str(value))
+    """0 where the value is not a quantity: the object-schema check reports those, this rule compares numbers."""
+    m = QTY.match(str(value).strip())
     if not m:
         return 0.0
-    return float(m.group(1)) * UNITS[m.group(2) or ""]
+    try:
+        return float(m.group(1)) * suffix_scale(m.group(2))
+    except OverflowError:
+        return float("inf")
 
 
 CONFIG_KEY = "instance-types"  # the `.grpo-lint.yaml` section: capacity of types the catalogue lacks

@@ -74,7 +74,7 @@ def check(ctx) -> Iterator[Hit]:
         for d in ("ingress", "egress"):
             for i, rule in enumerate(spec.get(d) or []):
                 for j, peer in enumerate(rule.get("from" if d == "ingress" else "to") or []):
-                    if "podSelector" in peer and "namespaceSelector" not in peer:
+                    if isinstance(peer.get("podSelector"), dict) and "namespaceSelector" not in peer:
                         path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
                         yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated)
     with_pods = {id(o) for o, _, _ in pods}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterator
 
@@ -58,11 +59,26 @@ MULTI_NODE = ("--nnodes", "--headless", "--data-parallel-size-local", "--data-pa
 def _tokens(items: object) -> list[str]:
     out: list[str] = []
     for item in items if isinstance(items, list) else []:
+        text = str(item)
+        if len(text) > SHLEX_MAX:  # shlex reads a character at a time in Python: a 1 MiB script took 30 s
+            out += [_unquote(w) for w in _SHELL_WORD.findall(text)]
+            continue
         try:
-            out += shlex.split(str(item))
+            out += shlex.split(text)
         except ValueError:  # an unbalanced quote in a shell string: read it word by word
-            out += str(item).split()
+            out += text.split()
     return out
+
+
+SHLEX_MAX = 64 * 1024
+# A POSIX shell word (unquoted runs, '...' and "..." with backslash escapes), matched by the regex engine.
+_SHELL_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""")
+_QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""")
+
+
+def _unquote(word: str) -> str:
+    return _QUOTED.sub(lambda m: m.group(1) if m.group(1) is not None else
+                       re.sub(r"\\(.)", r"\1", m.group(2)) if m.group(2) is not None else m.group(3), word)
 
 
 def _is_vllm_server(c: dict, words: list[str]) -> bool:

@@ -40,7 +40,7 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- $flows = append $flows (dict "from" "reward-service-test" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "helm test resolves the Service name") -}}
 {{- end -}}
 {{- if $c.sandboxFusion -}}
-{{- if $ray }}{{ $flows = append $flows (dict "from" "ray" "to" "sandbox-fusion" "ports" (list (dict "port" (include "grpo-common.port" "sandbox-fusion" | int))) "why" "code rewards: the reward workers post model-written programs to /run_code") }}{{ end -}}
+{{- /* No flow from the Ray pods: the trainers score code through the reward service, never the sandbox itself. */ -}}
 {{- if $c.rewardService -}}
 {{- $flows = append $flows (dict "from" "reward-service" "to" "sandbox-fusion" "ports" (list (dict "port" (include "grpo-common.port" "sandbox-fusion" | int))) "why" "the reward service's code routes run answers in the sandbox") -}}
 {{- $flows = append $flows (dict "from" "reward-service" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "the reward service resolves the sandbox Service name") -}}

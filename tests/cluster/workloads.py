@@ -1,0 +1,76 @@
+"""What a release's manifests ask of the cluster, read from Helm's own output: pods per instance type, selectors."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from tests.controlplane.nodes import INSTANCE_TYPE_LABEL
+
+
+def load_manifests(text: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """(role, replicas, pod spec) for every pod an object makes: Pod, Deployment, Job, RayCluster head/workers."""
+    kind, spec = obj.get("kind"), obj.get("spec") or {}
+    if kind == "Pod":
+        yield obj["metadata"]["name"], 1, spec
+    elif kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+        yield obj["metadata"]["name"], int(spec.get("replicas", 1)), spec["template"]["spec"]
+    elif kind == "Job":
+        yield obj["metadata"]["name"], int(spec.get("parallelism", 1)), spec["template"]["spec"]
+    elif kind == "RayCluster":
+        yield f"{obj['metadata']['name']}/head", 1, spec["headGroupSpec"]["template"]["spec"]
+        for group in spec.get("workerGroupSpecs", []):
+            yield (f"{obj['metadata']['name']}/{group['groupName']}", int(group.get("replicas", 0)),
+                   group["template"]["spec"])
+
+
+def pods_per_instance_type(objects: list[dict[str, Any]]) -> Counter:
+    """Instance type -> how many pods select it (by the chart's `node.kubernetes.io/instance-type` selector)."""
+    counts: Counter = Counter()
+    for obj in objects:
+        for _, replicas, spec in pod_templates(obj):
+            instance_type = (spec.get("nodeSelector") or {}).get(INSTANCE_TYPE_LABEL)
+            if instance_type:
+                counts[instance_type] += replicas
+    return counts
+
+
+def matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A metav1.LabelSelector (matchLabels + matchExpressions) against a label set."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and labels.get(key) in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def network_policy_selectors(objects: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, podSelector) for every pod selector of every NetworkPolicy that names pods of its own namespace:
+    the policy's own target and each peer without a namespaceSelector. Empty selectors (all pods) are left out."""
+    for obj in objects:
+        if obj.get("kind") != "NetworkPolicy":
+            continue
+        name, spec = obj["metadata"]["name"], obj["spec"]
+        if spec.get("podSelector"):
+            yield f"NetworkPolicy {name} .spec.podSelector", spec["podSelector"]
+        for direction, peer_key in (("ingress", "from"), ("egress", "to")):
+            for i, rule in enumerate(spec.get(direction) or []):
+                for j, peer in enumerate(rule.get(peer_key) or []):
+                    if peer.get("podSelector") and "namespaceSelector" not in peer:
+                        yield f"NetworkPolicy {name} .spec.{direction}[{i}].{peer_key}[{j}]", peer["podSelector"]

@@ -1,0 +1,218 @@
+"""The control plane's binaries, built from pinned Go modules with `go build` and cached per machine.
+
+Each wrapper module under cluster-tools/ pins one upstream module by version (go.mod + go.sum):
+
+    kubernetes/  kube-apiserver, kube-controller-manager, kube-scheduler (k8s.io/kubernetes; its staging
+                 modules replaced by their published releases)
+    etcd/        etcd (go.etcd.io/etcd/server/v3's etcdmain)
+    kwok/        kwok (sigs.k8s.io/kwok: fake nodes and the pod lifecycle, no kubelet)
+    kuberay/     the KubeRay operator (github.com/ray-project/kuberay/ray-operator)
+
+    python -m tests.controlplane.binaries          # build what is missing (idempotent), print the directory
+    python -m tests.controlplane.binaries --check  # exit 1 unless a complete, verified build is cached
+
+The binaries land in $GRPO_CLUSTER_TOOLS_CACHE (default ~/.cache/grpo-stack/cluster-tools)/<key>/, the key made
+of the pinned versions and a hash of the wrapper modules, the Go version and this recipe, so a second clone and
+CI on the same machine reuse one build. SHA256SUMS is written last, after every binary: a directory without it,
+or whose binaries no longer match it, is a half build and is built again. Next to the binaries, the build keeps
+the operator module's CRDs and kwok's stage files (read from the module cache), which the fixture uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MODULES_DIR = REPO_ROOT / "cluster-tools"
+# Bump when the build below changes in a way the wrapper modules do not show (flags, copied files).
+RECIPE = "3"
+SUMS = "SHA256SUMS"
+STALE_WORK_S = 6 * 3600  # a build directory untouched this long belongs to a build that no longer runs
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str  # binary name
+    module_dir: str  # wrapper module under cluster-tools/
+    package: str  # what `go build` builds, in that module
+    upstream: str  # the pinned upstream module (its version goes into the cache key)
+
+
+TOOLS = (
+    Tool("kube-apiserver", "kubernetes", "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes"),
+    Tool("kube-controller-manager", "kubernetes", "k8s.io/kubernetes/cmd/kube-controller-manager",
+         "k8s.io/kubernetes"),
+    Tool("kube-scheduler", "kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler", "k8s.io/kubernetes"),
+    Tool("etcd", "etcd", ".", "go.etcd.io/etcd/server/v3"),
+    Tool("kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok", "sigs.k8s.io/kwok"),
+    Tool("kuberay-operator", "kuberay", "github.com/ray-project/kuberay/ray-operator",
+         "github.com/ray-project/kuberay/ray-operator"),
+)
+# Build outputs copied from the module cache: (module dir, upstream module, path inside it, name in the cache).
+DATA = (
+    ("kuberay", "github.com/ray-project/kuberay/ray-operator", "config/crd/bases", "kuberay-crds"),
+    ("kwok", "sigs.k8s.io/kwok", "kustomize/stage", "kwok-stages"),
+)
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def pinned_version(module_dir: str, module: str) -> str:
+    """The version the wrapper's go.mod requires of `module` (one source: go.mod itself)."""
+    text = (MODULES_DIR / module_dir / "go.mod").read_text()
+    match = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", text, re.M)
+    if not match:
+        raise BuildError(f"cluster-tools/{module_dir}/go.mod requires no {module}")
+    return match.group(1)
+
+
+def versions() -> dict[str, str]:
+    """Short name -> pinned version of each upstream module."""
+    seen = {(t.module_dir, t.upstream) for t in TOOLS}
+    return {d: pinned_version(d, m) for d, m in sorted(seen)}
+
+
+def _go_version() -> str:
+    try:
+        return subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise BuildError(f"no usable Go toolchain on PATH ({exc}); the control-plane tier needs Go 1.26") from exc
+
+
+def cache_key() -> str:
+    digest = hashlib.sha256(f"recipe {RECIPE}\n{_go_version()}\n".encode())
+    for path in sorted(MODULES_DIR.glob("*/*")):
+        if path.suffix in (".mod", ".sum", ".go"):
+            digest.update(f"{path.relative_to(MODULES_DIR)}\n".encode() + path.read_bytes())
+    vers = versions()
+    return (f"k8s-{vers['kubernetes']}_etcd-{vers['etcd']}_kwok-{vers['kwok']}_kuberay-{vers['kuberay']}"
+            f"_{digest.hexdigest()[:12]}")
+
+
+def cache_root() -> Path:
+    default = Path.home() / ".cache" / "grpo-stack" / "cluster-tools"
+    return Path(os.environ.get("GRPO_CLUSTER_TOOLS_CACHE") or default)
+
+
+def tools_dir() -> Path:
+    return cache_root() / cache_key()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verified(directory: Path | None = None) -> bool:
+    """True when `directory` holds a complete build: SHA256SUMS present and every binary matching it."""
+    directory = directory or tools_dir()
+    sums = directory / SUMS
+    if not sums.is_file():
+        return False
+    listed = dict(reversed(line.split(None, 1)) for line in sums.read_text().splitlines() if line.strip())
+    if set(listed) != {t.name for t in TOOLS}:
+        return False
+    return all((directory / name).is_file() and _sha256(directory / name) == digest
+               for name, digest in listed.items())
+
+
+def _ldflags(tool: Tool, vers: dict[str, str]) -> str:
+    flags = ["-s", "-w"]
+    if tool.module_dir == "kubernetes":
+        # What `hack/lib/version.sh` stamps: without it the API server reports v0.0.0 and Helm's kubeVersion
+        # checks (and kubectl's skew warning) see no Kubernetes version at all.
+        version = vers["kubernetes"]
+        major, minor = version.lstrip("v").split(".")[:2]
+        pkg = "k8s.io/component-base/version"
+        flags += [f"-X {pkg}.gitVersion={version}", f"-X {pkg}.gitMajor={major}", f"-X {pkg}.gitMinor={minor}",
+                  f"-X {pkg}.gitTreeState=clean", f"-X {pkg}.buildDate=1970-01-01T00:00:00Z"]
+    return " ".join(flags)
+
+
+def _go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # Two cores shared with other work: two packages at a time; the module graph is what go.sum pins.
+    env["GOFLAGS"] = " ".join(filter(None, [env.get("GOFLAGS", ""), "-mod=readonly", "-trimpath", "-p=2"]))
+    env.setdefault("CGO_ENABLED", "0")
+    return env
+
+
+def _module_path(module_dir: str, module: str, env: dict[str, str]) -> Path:
+    proc = subprocess.run(["go", "mod", "download", "-json", module], cwd=MODULES_DIR / module_dir, env=env,
+                          capture_output=True, text=True, check=False)
+    match = re.search(r'"Dir":\s*"([^"]+)"', proc.stdout)
+    if proc.returncode != 0 or not match:
+        raise BuildError(f"go mod download {module} (cluster-tools/{module_dir}) failed: {proc.stderr[-800:]}")
+    return Path(match.group(1))
+
+
+def build(log=sys.stderr) -> Path:
+    """Build every binary into a fresh directory beside the cache entry, then move it into place."""
+    target = tools_dir()
+    if verified(target):
+        return target
+    vers, env = versions(), _go_env()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f".{target.name}.*"):  # left by a build that was killed
+        if time.time() - stale.stat().st_mtime > STALE_WORK_S:
+            shutil.rmtree(stale, ignore_errors=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    work.chmod(0o755)
+    try:
+        for tool in TOOLS:
+            started = time.monotonic()
+            cmd = ["nice", "-n", "10", "go", "build", "-ldflags", _ldflags(tool, vers), "-o",
+                   str(work / tool.name), tool.package]
+            proc = subprocess.run(cmd, cwd=MODULES_DIR / tool.module_dir, env=env, capture_output=True, text=True,
+                                  check=False)
+            if proc.returncode != 0:
+                raise BuildError(f"go build {tool.package} (cluster-tools/{tool.module_dir}) failed:\n"
+                                 f"{proc.stderr[-3000:]}")
+            print(f"built {tool.name} in {time.monotonic() - started:.0f}s", file=log)
+        for module_dir, module, inner, name in DATA:
+            shutil.copytree(_module_path(module_dir, module, env) / inner, work / name)
+            for path in (work / name).rglob("*"):
+                path.chmod(0o755 if path.is_dir() else 0o644)
+        (work / "VERSIONS").write_text("".join(f"{k} {v}\n" for k, v in vers.items()) + f"go {_go_version()}\n")
+        (work / SUMS).write_text("".join(f"{_sha256(work / t.name)}  {t.name}\n" for t in TOOLS))
+        if target.exists():  # a half build left by an interrupted run
+            shutil.rmtree(target)
+        work.rename(target)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if "--check" in argv:
+            ok = verified()
+            print(tools_dir() if ok else f"missing or incomplete: {tools_dir()}")
+            return 0 if ok else 1
+        started = time.monotonic()
+        path = build()
+        print(f"GRPO_CLUSTER_TOOLS={path}")
+        print(f"cluster-tools ready in {time.monotonic() - started:.0f}s", file=sys.stderr)
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,300 @@
+"""Start and stop the control plane: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, KubeRay.
+
+Every component listens on 127.0.0.1 only, on ports picked free at start. Nodes are kwok's (no kubelet, no
+container runtime): kwok sets their status and moves pods through Pending -> Running (Ready) -> Succeeded for Job
+and `helm test` pods. Pod IPs are kwok's bookkeeping; no traffic ever goes to them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.controlplane import nodes
+from tests.controlplane.certs import Certs, make_certs
+
+HERE = Path(__file__).resolve().parent
+SERVICE_CIDR = "10.96.0.0/16"
+SERVICE_IP = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first of SERVICE_CIDR)
+POD_CIDR = "10.244.0.0/16"  # kwok's pod IP bookkeeping
+# kwok's own stage files the build copies next to the binaries (tests/controlplane/binaries.py), plus ours.
+KWOK_STAGES = ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+               "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml")
+OWN_STAGES = (HERE / "stages" / "helm-test-complete.yaml",)
+
+
+class ControlPlaneError(RuntimeError):
+    pass
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the test process dies, even by SIGKILL (Linux prctl)."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Component:
+    name: str
+    cmd: list[str]
+    health: str  # URL that answers 200 once the component is healthy
+    env: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen | None = None
+    log: Path | None = None
+
+    def log_tail(self, chars: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log and self.log.exists() else ""
+
+
+def _get(url: str, timeout: float = 2.0) -> tuple[int, str]:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE  # health ports of the scheduler/controller manager use self-made certs
+    try:
+        with urllib.request.urlopen(url, timeout=timeout, context=ctx) as resp:  # noqa: S310 (loopback only)
+            return resp.status, resp.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+    except (OSError, urllib.error.URLError) as exc:
+        return 0, str(exc)
+
+
+class ControlPlane:
+    """One control plane in `workdir`; `start()` returns once every component answers its health endpoint."""
+
+    def __init__(self, tools: Path, kubectl_bin: Path, workdir: Path, *, start_timeout: float = 240.0):
+        self.tools = tools
+        self.kubectl_bin = kubectl_bin
+        self.workdir = workdir
+        self.start_timeout = start_timeout
+        self.components: list[Component] = []
+        self.api_port = free_port()
+        self.server = f"https://127.0.0.1:{self.api_port}"
+        self.kubeconfig = workdir / "kubeconfig"
+        self.certs: Certs | None = None
+        self._node_count = 0
+
+    # --- lifecycle --------------------------------------------------------------------------------------------
+    def start(self) -> ControlPlane:
+        (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
+        self.certs = make_certs(self.workdir / "pki", SERVICE_IP)
+        self._write_kubeconfig()
+        try:
+            self._launch(self._etcd())
+            self._launch(self._apiserver())
+            self._install_crds()
+            for component in (self._controller_manager(), self._scheduler(), self._kwok(), self._operator()):
+                self._launch(component, wait=False)
+            for component in self.components:
+                self._wait_healthy(component)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM every component (newest first), SIGKILL what is left after 10 s; safe to call twice."""
+        for component in reversed(self.components):
+            if component.proc and component.proc.poll() is None:
+                os.killpg(component.proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for component in reversed(self.components):
+            if not component.proc:
+                continue
+            try:
+                component.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(component.proc.pid, signal.SIGKILL)
+                component.proc.wait(timeout=10)
+
+    def health(self) -> dict[str, int]:
+        """Component name -> HTTP status of its health endpoint now."""
+        return {c.name: _get(c.health)[0] for c in self.components}
+
+    def _launch(self, component: Component, wait: bool = True) -> None:
+        component.log = self.workdir / "logs" / f"{component.name}.log"
+        with component.log.open("wb") as log:
+            component.proc = subprocess.Popen(  # noqa: S603
+                component.cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=self.workdir, env={**os.environ, **component.env}, start_new_session=True,
+                preexec_fn=_die_with_parent)
+        self.components.append(component)
+        if wait:
+            self._wait_healthy(component)
+
+    def _wait_healthy(self, component: Component) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        status, body = 0, ""
+        while time.monotonic() < deadline:
+            if component.proc and component.proc.poll() is not None:
+                raise ControlPlaneError(f"{component.name} exited with {component.proc.returncode}:\n"
+                                        f"{component.log_tail()}")
+            status, body = _get(component.health)
+            if status == 200:
+                return
+            time.sleep(0.5)
+        raise ControlPlaneError(f"{component.name} did not answer {component.health} with 200 within "
+                                f"{self.start_timeout:.0f}s (last: {status} {body[:300]}):\n{component.log_tail()}")
+
+    # --- components ---------------------------------------------------------------------------------------------
+    def _bin(self, name: str) -> str:
+        return str(self.tools / name)
+
+    def _etcd(self) -> Component:
+        client, peer = free_port(), free_port()
+        self.etcd_url = f"http://127.0.0.1:{client}"
+        return Component("etcd", [
+            self._bin("etcd"), "--name=default", f"--data-dir={self.workdir / 'etcd'}",
+            f"--listen-client-urls={self.etcd_url}", f"--advertise-client-urls={self.etcd_url}",
+            f"--listen-peer-urls=http://127.0.0.1:{peer}", f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+            f"--initial-cluster=default=http://127.0.0.1:{peer}", "--unsafe-no-fsync", "--log-level=warn",
+        ], f"{self.etcd_url}/health")
+
+    def _apiserver(self) -> Component:
+        c = self.certs
+        assert c is not None
+        return Component("kube-apiserver", [
+            self._bin("kube-apiserver"), f"--etcd-servers={self.etcd_url}", "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1", f"--secure-port={self.api_port}",
+            f"--tls-cert-file={c.server_cert}", f"--tls-private-key-file={c.server_key}", f"--client-ca-file={c.ca}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={c.sa_pub}", f"--service-account-signing-key-file={c.sa_key}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}", "--authorization-mode=Node,RBAC",
+            # No real endpoint for the `kubernetes` Service: a loopback address is not a valid endpoint.
+            "--endpoint-reconciler-type=none", "--allow-privileged=true", "--profiling=false", "--v=0",
+        ], f"{self.server}/readyz")
+
+    def _component_flags(self, port: int) -> list[str]:
+        k = self.kubeconfig
+        return [f"--kubeconfig={k}", f"--authentication-kubeconfig={k}", f"--authorization-kubeconfig={k}",
+                "--bind-address=127.0.0.1", f"--secure-port={port}", "--leader-elect=false"]
+
+    def _controller_manager(self) -> Component:
+        c = self.certs
+        assert c is not None
+        port = free_port()
+        return Component("kube-controller-manager", [
+            self._bin("kube-controller-manager"), *self._component_flags(port),
+            f"--service-account-private-key-file={c.sa_key}", f"--root-ca-file={c.ca}",
+            "--use-service-account-credentials=false", f"--cluster-signing-cert-file={c.ca}",
+            f"--cluster-signing-key-file={c.ca_key}",
+        ], f"https://127.0.0.1:{port}/healthz")
+
+    def _scheduler(self) -> Component:
+        port = free_port()
+        return Component("kube-scheduler", [self._bin("kube-scheduler"), *self._component_flags(port)],
+                         f"https://127.0.0.1:{port}/healthz")
+
+    def _kwok(self) -> Component:
+        port = free_port()
+        stages = [self.tools / "kwok-stages" / s for s in KWOK_STAGES] + list(OWN_STAGES)
+        return Component("kwok", [
+            self._bin("kwok"), f"--kubeconfig={self.kubeconfig}", "--manage-all-nodes=false",
+            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--node-ip=127.0.0.1",
+            f"--cidr={POD_CIDR}", "--node-lease-duration-seconds=40", f"--server-address=127.0.0.1:{port}",
+            *[f"--config={s}" for s in stages],
+        ], f"http://127.0.0.1:{port}/healthz", env={"HOME": str(self.workdir)})  # no ~/.kwok/kwok.yaml leaks in
+
+    def _operator(self) -> Component:
+        probe, metrics = free_port(), free_port()
+        return Component("kuberay-operator", [
+            self._bin("kuberay-operator"), f"--health-probe-bind-address=127.0.0.1:{probe}",
+            f"--metrics-addr=127.0.0.1:{metrics}", "--enable-leader-election=false", "--log-stdout-encoder=console",
+        ], f"http://127.0.0.1:{probe}/readyz", env={"KUBECONFIG": str(self.kubeconfig)})
+
+    def _write_kubeconfig(self) -> None:
+        c = self.certs
+        assert c is not None
+        config = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "grpo-stack-test",
+            "clusters": [{"name": "grpo-stack-test",
+                          "cluster": {"server": self.server, "certificate-authority": str(c.ca)}}],
+            "users": [{"name": "admin", "user": {"client-certificate": str(c.admin_cert),
+                                                 "client-key": str(c.admin_key)}}],
+            "contexts": [{"name": "grpo-stack-test", "context": {"cluster": "grpo-stack-test", "user": "admin"}}],
+        }
+        self.kubeconfig.write_text(yaml.safe_dump(config))
+
+    # --- CRDs -----------------------------------------------------------------------------------------------------
+    def _install_crds(self) -> None:
+        from tests.controlplane.crds import kuberay_crds
+
+        self.apply(kuberay_crds(self.tools / "kuberay-crds"))
+        for crd in ("rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io"):
+            self.kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+
+    # --- helpers the tests use --------------------------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        """Environment for helm/kubectl subprocesses that should talk to this API server."""
+        return {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True,  # noqa: A002
+                timeout: float = 120) -> subprocess.CompletedProcess:
+        proc = subprocess.run([str(self.kubectl_bin), f"--kubeconfig={self.kubeconfig}", *args], input=input,
+                              capture_output=True, text=True, timeout=timeout, check=False)
+        if check and proc.returncode != 0:
+            raise ControlPlaneError(f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+        return proc
+
+    def get(self, *args: str) -> Any:
+        """`kubectl get ... -o json`, parsed."""
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def apply(self, objects: list[dict[str, Any]], *args: str) -> None:
+        docs = {"apiVersion": "v1", "kind": "List", "items": objects}
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", *args, input=json.dumps(docs))
+
+    def create_nodes(self, instance_type: str, count: int = 1, *, labels: dict[str, str] | None = None,
+                     taints: list[dict[str, str]] | None = None, wait: bool = True) -> list[str]:
+        """`count` new kwok nodes of `instance_type` (tests/controlplane/nodes.py); waits until kwok marks them
+        Ready. Names are unique within the control plane."""
+        names, objects = [], []
+        for _ in range(count):
+            self._node_count += 1
+            name = f"kwok-{instance_type.replace('.', '-')}-{self._node_count}"
+            names.append(name)
+            objects.append(nodes.node_object(name, instance_type, labels=labels, taints=taints))
+        self.kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+        if wait:
+            self.kubectl("wait", "--for=condition=Ready", *[f"node/{n}" for n in names], "--timeout=60s")
+        return names
+
+    def ensure_nodes(self, instance_type: str, count: int, **kwargs: Any) -> list[str]:
+        """At least `count` nodes of `instance_type` with these labels; creates only the missing ones."""
+        selector = ",".join([f"{nodes.INSTANCE_TYPE_LABEL}={instance_type}",
+                             *(f"{k}={v}" for k, v in (kwargs.get("labels") or {}).items())])
+        have = [n["metadata"]["name"] for n in self.get("nodes", "-l", selector)["items"]]
+        if len(have) < count:
+            have += self.create_nodes(instance_type, count - len(have), **kwargs)
+        return have
+
+    def create_namespace(self, name: str, *, enforce: str = "restricted", warn: str = "restricted") -> None:
+        """A namespace whose Pod Security admission enforces `enforce` (and warns/audits at `warn`); waits for its
+        `default` ServiceAccount (the ServiceAccount admission plugin refuses pods until it exists)."""
+        ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {
+            "pod-security.kubernetes.io/enforce": enforce, "pod-security.kubernetes.io/enforce-version": "v1.34",
+            "pod-security.kubernetes.io/warn": warn, "pod-security.kubernetes.io/audit": warn}}}
+        self.apply([ns])
+        deadline = time.monotonic() + 60
+        while self.kubectl("-n", name, "get", "serviceaccount", "default", check=False).returncode != 0:
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(f"namespace {name} has no default ServiceAccount after 60s")
+            time.sleep(0.5)

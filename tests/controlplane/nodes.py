@@ -1,0 +1,53 @@
+"""kwok Node objects made from the instance catalogue (what an EKS node of that type advertises)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grpo_stack.catalog.instances import lookup
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+GPU_RESOURCE = "nvidia.com/gpu"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+# The taint GPU node groups carry so that CPU pods stay off them; the chart's GPU pods tolerate it (Exists).
+GPU_TAINT = {"key": GPU_RESOURCE, "value": "true", "effect": "NoSchedule"}
+# kubelet's default --max-pods; the catalogue has no per-type pod limit (EKS's depends on the CNI's settings).
+MAX_PODS = 110
+ZONE = "us-west-2a"
+
+
+def node_object(name: str, instance_type: str, *, labels: dict[str, str] | None = None,
+                taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """A Node kwok manages: the catalogue row's allocatable CPU, memory, GPUs and EFA, EKS's well-known labels.
+
+    GPU types get the `nvidia.com/gpu` NoSchedule taint unless `taints` is given."""
+    row = lookup(instance_type)
+    if row is None:
+        raise ValueError(f"{instance_type} is not in the instance catalogue (tools/grpo_stack/catalog/instances.py)")
+    resources = {"cpu": f"{row.allocatable_millicpu}m", "memory": f"{row.allocatable_memory_mib}Mi",
+                 "pods": str(MAX_PODS)}
+    if row.gpus:
+        resources[GPU_RESOURCE] = str(row.gpus)
+    if row.efa:
+        resources[EFA_RESOURCE] = str(row.efa)
+    if taints is None:
+        taints = [dict(GPU_TAINT)] if row.gpus else []
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {"kwok.x-k8s.io/node": "fake"},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                INSTANCE_TYPE_LABEL: row.name,
+                "topology.kubernetes.io/zone": ZONE,
+                "type": "kwok",
+                **(labels or {}),
+            },
+        },
+        "spec": {"taints": taints},
+        "status": {"allocatable": resources, "capacity": dict(resources)},
+    }

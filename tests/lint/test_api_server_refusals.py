@@ -1,0 +1,101 @@
+"""Manifest mode refuses, at the key, what the API server refuses beyond the OpenAPI schemas (names, labels,
+quantities, ports, CIDRs, peers, selectors; the rules of k8s.io/apimachinery's validation), and accepts the
+valid spelling next to each. Where the check stops: the rules are restated from apimachinery and
+k8s.io/kubernetes' apis validation; agreement with a real API server is the control-plane tier's oracle."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+from grpo_stack.cli.lint import main
+
+DIGEST = "busybox@sha256:" + "0" * 64
+DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "grpo",
+                                                                "labels": {"app": "web"}},
+    "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": DIGEST, "ports": [{"containerPort": 8080, "name": "http"}],
+                                 "resources": {"requests": {"cpu": "500m", "memory": "1Gi"},
+                                               "limits": {"memory": "2Gi"}}}]}}},
+}
+POLICY = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+          "metadata": {"name": "np", "namespace": "grpo"},
+          "spec": {"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/16",
+                                                                         "except": ["10.0.1.0/24"]}}]}]}}
+C = ("spec", "template", "spec", "containers", 0)
+
+# (base, path, bad value, error key path)
+CASES = [
+    (DEPLOYMENT, ("metadata", "name"), "Bad_Name", "metadata.name"),
+    (DEPLOYMENT, ("metadata", "name"), "a" * 254, "metadata.name"),
+    (DEPLOYMENT, ("metadata", "labels", "app"), "not ok!", "metadata.labels.app"),
+    (DEPLOYMENT, ("metadata", "labels", "app"), "a" * 64, "metadata.labels.app"),
+    (DEPLOYMENT, ("metadata", "labels"), {"bad key!": "x"}, "metadata.labels.bad key!"),
+    (DEPLOYMENT, ("spec", "template", "metadata", "labels", "app"), "api", "spec.template.metadata.labels"),
+    (DEPLOYMENT, (*C, "name"), "Web", f"{'.'.join(map(str, C))}.name"),
+    (DEPLOYMENT, (*C, "ports", 0, "containerPort"), 70000, f"{'.'.join(map(str, C))}.ports.0.containerPort"),
+    (DEPLOYMENT, (*C, "ports", 0, "name"), "Http_Port", f"{'.'.join(map(str, C))}.ports.0.name"),
+    (DEPLOYMENT, (*C, "resources", "requests", "cpu"), "2x", f"{'.'.join(map(str, C))}.resources.requests.cpu"),
+    (DEPLOYMENT, (*C, "resources", "requests", "memory"), "3Gi",
+     f"{'.'.join(map(str, C))}.resources.requests.memory"),
+    (POLICY, ("spec", "ingress", 0, "from", 0, "ipBlock", "cidr"), "10.0.0.0/33",
+     "spec.ingress.0.from.0.ipBlock.cidr"),
+    (POLICY, ("spec", "ingress", 0, "from", 0, "ipBlock", "except", 0), "192.168.0.0/24",
+     "spec.ingress.0.from.0.ipBlock.except.0"),
+    (POLICY, ("spec", "ingress", 0, "from", 0), {"podSelector": None}, "spec.ingress.0.from.0"),
+]
+
+
+def _lint(capsys, tmp_path, docs):
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    code = main(["--no-cache", "--format", "json", "--select", "GRPO002", str(path)])
+    out = capsys.readouterr()
+    return code, json.loads(out.out) if out.out.strip().startswith("{") else out
+
+
+def _with(base, path, value):
+    obj = copy.deepcopy(base)
+    node = obj
+    for p in path[:-1]:
+        node = node[p]
+    node[path[-1]] = value
+    return obj
+
+
+def test_valid_objects_pass(capsys, tmp_path):
+    code, out = _lint(capsys, tmp_path, [DEPLOYMENT, POLICY])
+    assert code == 0, out
+
+
+@pytest.mark.parametrize("base,path,value,where", CASES, ids=[c[3] + "=" + str(c[2])[:20] for c in CASES])
+def test_api_server_refusal_at_the_key(capsys, tmp_path, base, path, value, where):
+    code, out = _lint(capsys, tmp_path, [_with(base, path, value)])
+    assert code == 1, out
+    assert any(f["code"] == "GRPO002" and f["key_path"] == where for f in out["findings"]), out["findings"]
+
+
+def test_one_mib_container_command_is_linted_quickly(capsys, tmp_path):
+    """A 1 MiB shell script took 49 s (shlex over it, a round-trip YAML parse to locate one finding); it is linted
+    and its findings located (bench/input_scale.py measures the time, side by side with the old readers)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "grpo"},
+           "spec": {"containers": [{"name": "c", "image": DIGEST, "command": ["sh", "-c", "echo " + "x" * 2**20]}]}}
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump(pod))
+    code = main(["--no-cache", str(path)])
+    capsys.readouterr()
+    assert code == 1
+
+
+def test_configmap_over_one_mib_is_refused(capsys, tmp_path):
+    """ValidateConfigMap: data + binaryData at most 1 MiB (a job ConfigMap of long paths used to lint clean)."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "job", "namespace": "grpo"},
+          "data": {"job.json": "x" * (2**20 + 1)}}
+    code, out = _lint(capsys, tmp_path, [cm])
+    assert code == 1 and any(f["key_path"] == "data" for f in out["findings"]), out
+    cm["data"]["job.json"] = "x" * (2**20 - 100)
+    assert _lint(capsys, tmp_path, [cm])[0] == 0

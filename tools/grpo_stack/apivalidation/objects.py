@@ -1,0 +1,259 @@
+"""The API-server refusals of one object that a schema does not express: name and label syntax, quantities,
+ports, CIDRs, and workload selectors that must select their own pod template. Returns (dotted path, message)."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+from typing import Any
+
+from . import names, quantity
+
+# Kinds whose metadata.name must be a DNS-1123 label (the rest: a DNS-1123 subdomain).
+LABEL_NAMED = frozenset(("Namespace",))
+DNS1035_NAMED = frozenset(("Service",))
+WORKLOADS = frozenset(("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"))
+# Where pod specs sit in the built-in kinds the checks below reach.
+POD_SPEC_PATHS = {"Pod": ("spec",), "Deployment": ("spec", "template", "spec"),
+                  "ReplicaSet": ("spec", "template", "spec"), "StatefulSet": ("spec", "template", "spec"),
+                  "DaemonSet": ("spec", "template", "spec"), "Job": ("spec", "template", "spec"),
+                  "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
+MAX_NAME_CHECKS = 10_000  # a flood of labels is refused by size elsewhere; never walk it all here
+
+
+def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    kind = obj.get("kind")
+    out += _metadata(obj.get("metadata"), "metadata", kind, top=True)
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if kind in WORKLOADS:
+        out += _selector_matches(spec)
+        template = spec.get("template")
+        if isinstance(template, dict):
+            out += _metadata(template.get("metadata"), "spec.template.metadata", None, top=False)
+    if kind == "Service":
+        out += _service_ports(spec)
+    if kind == "NetworkPolicy":
+        out += _network_policy(spec)
+    if kind in ("ConfigMap", "Secret"):
+        out += _data_size(obj)
+    path = POD_SPEC_PATHS.get(kind)
+    if path:
+        pod = _dig(obj, path)
+        if isinstance(pod, dict):
+            out += _pod(pod, ".".join(path))
+    return out
+
+
+MAX_DATA_BYTES = 1024 * 1024  # ValidateConfigMap / ValidateSecret: data + binaryData at most 1 MiB
+
+
+def _data_size(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    total = 0
+    for field in ("data", "binaryData", "stringData"):
+        values = obj.get(field)
+        if isinstance(values, dict):
+            total += sum(len(k) + len(str(v).encode()) for k, v in values.items())
+    if total > MAX_DATA_BYTES:
+        return [("data", f"{obj.get('kind')} data is {total} bytes: must be no more than {MAX_DATA_BYTES} bytes "
+                 "(Kubernetes' limit); shorten the values it carries")]
+    return []
+
+
+def _dig(node: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _metadata(meta: Any, where: str, kind: str | None, top: bool) -> list[tuple[str, str]]:
+    if not isinstance(meta, dict):
+        return []
+    out = []
+    name = meta.get("name")
+    if top and isinstance(name, str):
+        check = (names.dns1035_label if kind in DNS1035_NAMED else
+                 names.dns1123_label if kind in LABEL_NAMED else names.dns1123_subdomain)
+        why = check(name)
+        if why:
+            out.append((f"{where}.name", f"invalid name {name[:80]!r}: {why}"))
+    ns = meta.get("namespace")
+    if top and isinstance(ns, str) and ns and (why := names.dns1123_label(ns)):
+        out.append((f"{where}.namespace", f"invalid namespace {ns[:80]!r}: {why}"))
+    out += _labels(meta.get("labels"), f"{where}.labels")
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        for key in list(annotations)[:MAX_NAME_CHECKS]:
+            if isinstance(key, str) and (why := names.qualified_name(key)):
+                out.append((f"{where}.annotations.{key}", f"invalid annotation key {key[:80]!r}: {why}"))
+    return out
+
+
+def _labels(labels: Any, where: str) -> list[tuple[str, str]]:
+    out = []
+    if not isinstance(labels, dict):
+        return out
+    for key, value in list(labels.items())[:MAX_NAME_CHECKS]:
+        if isinstance(key, str) and (why := names.qualified_name(key)):
+            out.append((f"{where}.{key}", f"invalid label key {key[:80]!r}: {why}"))
+        if isinstance(value, str) and (why := names.label_value(value)):
+            out.append((f"{where}.{key}", f"invalid label value {value[:80]!r}: {why}"))
+    return out
+
+
+def _selector_matches(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """apps/v1 ValidateDeploymentSpec & co.: a non-empty selector that selects the template's labels."""
+    selector = spec.get("selector")
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    labels = _dig(template, ("metadata", "labels"))
+    labels = labels if isinstance(labels, dict) else {}
+    if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        return [("spec.selector", "empty selector is invalid for a workload (it would select every pod)")]
+    out = _labels(selector.get("matchLabels"), "spec.selector.matchLabels")
+    if not matches(selector, labels):
+        out.append(("spec.template.metadata.labels", "`selector` does not match template `labels`: the "
+                    "workload would never own the pods it creates"))
+    return out
+
+
+def matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
+    """metav1.LabelSelectorAsSelector(selector).Matches(labels)."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, dict):
+            return False
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def _service_ports(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for i, port in enumerate(spec.get("ports") or []):
+        if not isinstance(port, dict):
+            continue
+        where = f"spec.ports.{i}"
+        if "port" in port and (why := names.port_number(port["port"])):
+            out.append((f"{where}.port", f"invalid port {port['port']!r}: {why}"))
+        target = port.get("targetPort")
+        if isinstance(target, int) and (why := names.port_number(target)):
+            out.append((f"{where}.targetPort", f"invalid targetPort {target!r}: {why}"))
+        if isinstance(target, str) and (why := names.port_name(target)):
+            out.append((f"{where}.targetPort", f"invalid targetPort name {target[:80]!r}: {why}"))
+        if isinstance(port.get("nodePort"), int) and port["nodePort"] != 0 and (
+                why := names.port_number(port["nodePort"])):
+            out.append((f"{where}.nodePort", f"invalid nodePort {port['nodePort']!r}: {why}"))
+        if isinstance(port.get("name"), str) and port["name"] and (why := names.dns1123_label(port["name"])):
+            out.append((f"{where}.name", f"invalid port name {port['name'][:80]!r}: {why}"))
+    return out
+
+
+def _network_policy(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for direction, peers_key in (("ingress", "from"), ("egress", "to")):
+        for i, rule in enumerate(spec.get(direction) or []):
+            if not isinstance(rule, dict):
+                continue
+            for j, port in enumerate(rule.get("ports") or []):
+                if isinstance(port, dict) and isinstance(port.get("port"), int) and (
+                        why := names.port_number(port["port"])):
+                    out.append((f"spec.{direction}.{i}.ports.{j}.port", f"invalid port {port['port']!r}: {why}"))
+            for j, peer in enumerate(rule.get(peers_key) or []):
+                if not isinstance(peer, dict):
+                    continue
+                where = f"spec.{direction}.{i}.{peers_key}.{j}"
+                given = [k for k in ("podSelector", "namespaceSelector", "ipBlock") if peer.get(k) is not None]
+                if not given:  # `podSelector: null` alone is no peer at all (ValidateNetworkPolicyPeer)
+                    out.append((where, "must specify a peer (podSelector, namespaceSelector or ipBlock)"))
+                elif "ipBlock" in given and len(given) > 1:
+                    out.append((where, "may not specify both ipBlock and another peer"))
+                block = peer.get("ipBlock")
+                if isinstance(block, dict):
+                    out += _ip_block(block, f"{where}.ipBlock")
+    return out
+
+
+def _network(text: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """net.ParseCIDR: an address and a prefix length (host bits may be set); never a netmask or a bare address."""
+    if not isinstance(text, str) or text.count("/") != 1 or not text.rpartition("/")[2].isdigit():
+        return None
+    try:
+        return ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        return None
+
+
+def _ip_block(block: dict[str, Any], where: str) -> list[tuple[str, str]]:
+    cidr = _network(block.get("cidr"))
+    if cidr is None:
+        return [(f"{where}.cidr", f"invalid CIDR {str(block.get('cidr'))[:80]!r}: must be a valid CIDR "
+                 "(e.g. 10.0.0.0/16)")]
+    out = []
+    for k, text in enumerate(block.get("except") or []):
+        sub = _network(text)
+        if sub is None:
+            out.append((f"{where}.except.{k}", f"invalid CIDR {str(text)[:80]!r}: must be a valid CIDR"))
+        elif sub.version != cidr.version or not sub.subnet_of(cidr) or sub == cidr:
+            out.append((f"{where}.except.{k}", f"{text!r} must be a strict subset of `cidr` {block['cidr']!r}"))
+    return out
+
+
+def _containers(pod: dict[str, Any], where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        for i, c in enumerate(pod.get(field) or []):
+            if isinstance(c, dict):
+                yield f"{where}.{field}.{i}", c
+
+
+def _pod(pod: dict[str, Any], where: str) -> list[tuple[str, str]]:
+    out = []
+    for cwhere, c in _containers(pod, where):
+        name = c.get("name")
+        if isinstance(name, str) and (why := names.dns1123_label(name)):
+            out.append((f"{cwhere}.name", f"invalid container name {name[:80]!r}: {why}"))
+        for j, port in enumerate(c.get("ports") or []):
+            if not isinstance(port, dict):
+                continue
+            pwhere = f"{cwhere}.ports.{j}"
+            if "containerPort" in port and (why := names.port_number(port["containerPort"])):
+                out.append((f"{pwhere}.containerPort", f"invalid containerPort {port['containerPort']!r}: {why}"))
+            if "hostPort" in port and port["hostPort"] != 0 and (why := names.port_number(port["hostPort"])):
+                out.append((f"{pwhere}.hostPort", f"invalid hostPort {port['hostPort']!r}: {why}"))
+            if isinstance(port.get("name"), str) and (why := names.port_name(port["name"])):
+                out.append((f"{pwhere}.name", f"invalid port name {port['name'][:80]!r}: {why}"))
+        out += _resources(c.get("resources"), f"{cwhere}.resources")
+    return out
+
+
+def _resources(resources: Any, where: str) -> list[tuple[str, str]]:
+    if not isinstance(resources, dict):
+        return []
+    out, parsed = [], {}
+    for section in ("limits", "requests"):
+        values = resources.get(section)
+        if not isinstance(values, dict):
+            continue
+        for resource, value in values.items():
+            amount = quantity.parse(value)
+            at = f"{where}.{section}.{resource}"
+            if amount is None:
+                out.append((at, f"invalid quantity {str(value)[:80]!r}: quantities must match {quantity.FORMAT}"))
+            elif amount < 0:
+                out.append((at, f"{value!r}: must be greater than or equal to 0"))
+            else:
+                parsed[(section, resource)] = (amount, value)
+    for (section, resource), (amount, value) in parsed.items():
+        limit = parsed.get(("limits", resource))
+        if section == "requests" and limit is not None and amount > limit[0]:
+            out.append((f"{where}.requests.{resource}", f"{value!r}: must be less than or equal to "
+                        f"{resource} limit of {limit[1]!r}"))
+    return out
