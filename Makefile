@@ -24,13 +24,16 @@ setup: $(STAMP)
 KUBERAY_CRD := $(wildcard ../shared/schemas/kuberay/ray.io_rayclusters.v1.7.0.json)
 
 main: setup
-	GRPO_KUBERAY_CRD=$(KUBERAY_CRD) $(BIN)/grpo-lint values/*.yaml
-	@for f in values/*.yaml; do \
+	@echo "== lint: grpo-lint values/*.yaml"
+	@GRPO_KUBERAY_CRD=$(KUBERAY_CRD) $(BIN)/grpo-lint values/*.yaml
+	@echo "== render: manifests and job command per values file into out/"
+	@n=0; for f in values/*.yaml; do \
 	  name=$$(basename $$f .yaml); \
 	  $(BIN)/grpo-render $$f --release grpo --namespace grpo -o out/$$name >/dev/null || exit 2; \
 	  $(BIN)/grpo-render $$f --job --format shell > out/$$name/job.sh || exit 2; \
-	  echo "rendered $$f -> out/$$name/"; \
-	done
+	  echo "   rendered $$f -> out/$$name/"; n=$$((n + 1)); \
+	done; \
+	echo "make main: OK: $$(ls values/*.yaml | wc -l) values files linted clean, $$n rendered into out/ (manifests + job.sh)"
 
 # The slow tiers' venvs (torch and friends, GBs each) live per machine outside the clone, keyed by a hash of their
 # setup script and lock files (tests/tier_venvs.py), so a second clone, a worktree and CI reuse them.

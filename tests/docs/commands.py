@@ -1,6 +1,6 @@
 """Collecting the shell commands the documentation shows, and deciding how each can be verified here.
 
-The convention (docs/README.md, "Commands in the documentation"):
+The convention (docs/contributing.md, "Commands in the documentation"):
 - Markdown (README.md, docs/*.md, images/README.md): only fenced blocks whose info string is `bash` hold
   commands; every line is one command (a trailing `\\` joins lines; `#` starts a comment). Output, examples of
   failures and prose go in ```text / ```console blocks, which are never run.

@@ -1,5 +1,5 @@
 """Every command the documentation shows is run or checked here (convention: tests/docs/commands.py and
-docs/README.md). Prevents the reviewed failure: a quickstart command that exited 2 and three documented
+docs/contributing.md). Prevents the reviewed failure: a quickstart command that exited 2 and three documented
 commands that aborted, with no test running them.
 
 How each command is verified (`pytest tests/docs -v -s` lists every one with its verdict):

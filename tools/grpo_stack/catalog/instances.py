@@ -14,6 +14,7 @@ Which `ml.` types HyperPod offers is not in the reference, so the catalogue does
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -128,6 +129,64 @@ INSTANCE_TYPES: dict[str, InstanceType] = {row[0]: InstanceType(*row) for row in
 def lookup(name: str) -> InstanceType | None:
     """The capacity of an instance type; `ml.` SageMaker HyperPod names map to the EC2 type."""
     return INSTANCE_TYPES.get(name.removeprefix("ml."))
+
+
+# What an EC2 / HyperPod type name looks like (`p5en.48xlarge`, `ml.g6e.xlarge`, `m7i.metal-24xl`); GKE
+# (`a2-highgpu-8g`) and AKS (`Standard_ND96asr_v4`) machine names do not.
+EC2_NAME = re.compile(r"^(ml\.)?[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+
+# Every name a values file may write: the EC2 names and their `ml.` HyperPod spellings.
+KNOWN_NAMES: tuple[str, ...] = (*INSTANCE_TYPES, *(f"ml.{n}" for n in INSTANCE_TYPES))
+
+
+def _distance(a: str, b: str) -> int:
+    """Edit distance with adjacent transpositions (optimal string alignment): `p5ne` -> `p5en` is one edit."""
+    prev2, prev = [], list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _deletions(name: str) -> set[str]:
+    return {name} | {name[:i] + name[i + 1:] for i in range(len(name))}
+
+
+# Each name and its one-character deletions -> names: two strings one edit apart (any of the four kinds) share
+# a key, so one-edit typos are found without scanning the catalogue.
+_BY_DELETION: dict[str, set[str]] = {}
+for _name in KNOWN_NAMES:
+    for _key in _deletions(_name):
+        _BY_DELETION.setdefault(_key, set()).add(_name)
+
+
+def suggestions(name: str, limit: int = 6) -> list[str]:
+    """Catalogued names closest to `name` (at most `limit`, all at the same smallest distance, those of the
+    same family first): a name the catalogue extends (`p5.48xl`), else any within three edits. Empty when
+    nothing is close. A typo one edit from several names (`5.4xlarge`) names them all."""
+    name = name.strip().lower()
+    extended = sorted((n for n in KNOWN_NAMES if n.startswith(name) and "." in name), key=len)
+    if extended:
+        return extended[:1]
+    near = {n for key in _deletions(name) for n in _BY_DELETION.get(key, ())}
+    family = name.removeprefix("ml.").split(".")[0]
+    one_edit = sorted((n for n in near if _distance(name, n) <= 1),
+                      key=lambda n: (n.removeprefix("ml.").split(".")[0] != family, n))
+    if one_edit:
+        return one_edit[:limit]
+    scored = [(d, n) for n in KNOWN_NAMES if abs(len(n) - len(name)) <= 3 and (d := _distance(name, n)) <= 3]
+    best = min((d for d, _ in scored), default=None)
+    return [n for d, n in scored if d == best][:limit]
+
+
+def did_you_mean(name: str) -> str:
+    """` (did you mean p5.48xlarge?)`, or "" when no catalogued name is close."""
+    found = suggestions(name)
+    return f" (did you mean {' or '.join(found)}?)" if found else ""
 
 
 # Memory of one GPU, MiB, per GPU instance family: EC2 DescribeInstanceTypes GpuInfo.Gpus[0].MemoryInfo.SizeInMiB,

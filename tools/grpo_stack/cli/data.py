@@ -17,11 +17,11 @@ import argparse
 import os
 import random
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from ..data.errors import DataInputError
 from ..errors import printable
+from .conventions import command, tools_version
 
 # The data modules import datasets and pyarrow (seconds); `version` (the pod's readiness probe) must not.
 
@@ -35,11 +35,6 @@ class Parser(argparse.ArgumentParser):
         raise Usage(message)
 
 
-def tools_version() -> str:
-    try:
-        return version("grpo-stack")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _sources(p: argparse.ArgumentParser) -> None:
@@ -94,6 +89,7 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+@command("grpo-data", lambda: parser())
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
@@ -114,11 +110,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("grpo-data: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader of the output left (`grpo-data datasets | head -1`)
-        from .lint import silence_stdout
-
-        silence_stdout()
-        return 141
 
 
 def _version(expect: str | None) -> int:

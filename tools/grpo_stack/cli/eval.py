@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from ..errors import printable
+from .conventions import command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -150,6 +151,7 @@ def compare_main(args) -> int:
     return 1 if result.missing else 0
 
 
+@command("grpo-eval", lambda: parser())
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     return {"compare": compare_main, "merge": merge_main, "check-adapter": check_adapter_main}[args.command](args)

@@ -28,6 +28,7 @@ from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
 from ..paths import use_chart
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
+from .conventions import CLOSED_PIPE, command, silence_stdout
 
 
 class Usage(Exception):
@@ -73,6 +74,7 @@ def lint_parser() -> argparse.ArgumentParser:
     return p
 
 
+@command("grpo-lint", lambda: lint_parser(), subcommands=("rules", "explain", "crd"))
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     return guarded("grpo-lint", lambda: _dispatch(argv), debug="--debug" in argv)
@@ -90,9 +92,9 @@ def guarded(prog: str, run, debug: bool) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # `grpo-render ... | head`: the reader left; stop quietly, as SIGPIPE would
+    except BrokenPipeError:  # `grpo-lint ... | head`: the reader left; stop quietly, as SIGPIPE would
         silence_stdout()
-        return 141
+        return CLOSED_PIPE
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error becomes exit 3
         if debug:
             import traceback
@@ -103,15 +105,6 @@ def guarded(prog: str, run, debug: bool) -> int:
               "(a bug in grpo-stack; rerun with --debug for the traceback)", file=sys.stderr)
         return 3
 
-
-def silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush of a closed pipe raises nothing more."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def _origin(exc: BaseException) -> str:
@@ -207,6 +200,8 @@ def _lint(args) -> int:
               "(only their pod templates were); pass --kuberay-crd FILE, set GRPO_KUBERAY_CRD, or run "
               "`grpo-lint crd fetch` once", file=sys.stderr)
     _note_unchecked_kinds(unchecked_kinds)
+    if colour and not findings and not errors:  # on a terminal, silence alone does not say what was looked at
+        print(f"grpo-lint: {len(paths)} file(s) checked, no findings")
     if errors:
         return 2
     failing = [f for f in findings if f.severity is Severity.ERROR or args.strict]

@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from .conventions import command
+
 
 class Usage(Exception):
     pass
@@ -53,9 +55,9 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+@command("grpo-models", lambda: parser())
 def main(argv: list[str] | None = None) -> int:
     from ..errors import printable
-    from .lint import silence_stdout
 
     try:
         # Imported here so that a missing safetensors is this one line, not a traceback: without it nothing
@@ -76,9 +78,6 @@ def main(argv: list[str] | None = None) -> int:
     except Usage as exc:
         print(printable(f"grpo-models: {exc}"), file=sys.stderr)
         return 2
-    except BrokenPipeError:  # the reader of the output left (`grpo-models verify DIR | head`)
-        silence_stdout()
-        return 141
 
 
 def check_stage_args(args) -> None:

@@ -20,6 +20,7 @@ from ..lint.engine import build_input_error, render_input_errors
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
+from .conventions import command
 from .lint import Parser, _use_chart, check_release_args, guarded
 
 
@@ -40,6 +41,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+@command("grpo-render", lambda: parser())
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     return guarded("grpo-render", lambda: _render(parser().parse_args(argv)), debug="--debug" in argv)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ...catalog.instances import lookup
+from ...catalog.instances import EC2_NAME, INSTANCE_TYPES, InstanceType, did_you_mean, lookup
+from ...errors import InputError
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
 
@@ -19,8 +20,16 @@ For every pod, reads the instance types its `nodeSelector` / required node affin
 (`node.kubernetes.io/instance-type`, or the deprecated `beta.kubernetes.io/instance-type`), and compares the
 pod's effective requests (the larger of the sum of its containers and its largest init container) with each
 type's allocatable CPU, memory, GPUs and EFA interfaces (Karpenter's AL2023 estimate, sourced per row in
-`grpo_stack/catalog/instances.py`). A pod that requests EFA must request the node's full count. Unknown
-instance types are a warning.
+`grpo_stack/catalog/instances.py`). A pod that requests EFA must request the node's full count.
+
+An instance type the catalogue lacks is an error in a values file, with the closest catalogued names ("did you
+mean"): `p5.48xl`, `p5en.48xlarg`. A real type the catalogue does not list is accepted once its capacity is
+stated in `.grpo-lint.yaml` (below), and then checked like any other. In plain manifests an EC2-shaped unknown
+name is a warning, and other clouds' machine names (GKE `a2-highgpu-8g`, AKS `Standard_ND96asr_v4`) are not
+findings: they are not EC2 types at all.
+
+Config (`.grpo-lint.yaml`), allocatable figures as the node reports them (`kubectl describe node`):
+`instance-types: {c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`.
 
 ## Why is this bad?
 The predecessor's validation Job admitted `m5.xlarge` (4 vCPU, ~14 GiB allocatable) while requesting 8 CPU and
@@ -70,6 +79,47 @@ def quantity(value) -> float:
         return float(m.group(1)) * suffix_scale(m.group(2))
     except OverflowError:
         return float("inf")
+
+
+CONFIG_KEY = "instance-types"  # the `.grpo-lint.yaml` section: capacity of types the catalogue lacks
+CAPACITY_KEYS = {"cpu", "memory", "gpus", "efa"}
+
+
+def read_config(section: object, file: str) -> dict[str, InstanceType]:
+    """`instance-types: {NAME: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`: allocatable cpu and memory
+    (Kubernetes quantities), GPUs and EFA interfaces per node; all four are required."""
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise InputError(file, "expected a mapping of instance type name to {cpu, memory, gpus, efa}",
+                         key_path=CONFIG_KEY)
+    out = {}
+    for name, cap in section.items():
+        where = f"{CONFIG_KEY}.{name}"
+        if not isinstance(cap, dict) or set(cap) != CAPACITY_KEYS:
+            raise InputError(file, "expected {cpu, memory, gpus, efa}: the node's allocatable cpu and memory, "
+                             "its GPUs and EFA interfaces", key_path=where)
+        if str(name).removeprefix("ml.") in INSTANCE_TYPES:
+            raise InputError(file, f"{name} is catalogued already (its capacity is sourced); remove it here",
+                             key_path=where)
+        cpu, mem = quantity(cap["cpu"]), quantity(cap["memory"])
+        counts = [cap[k] for k in ("gpus", "efa")]
+        if cpu <= 0 or mem <= 0 or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+            raise InputError(file, "cpu and memory must be positive quantities (7910m, 29317Mi), gpus and efa "
+                             "whole numbers", key_path=where)
+        out[str(name)] = InstanceType(str(name), 0, 0.0, counts[0], counts[1], round(cpu * 1000),
+                                      round(mem / 2**20), f".grpo-lint.yaml {where}")
+    return out
+
+
+def node_type(ctx, name: str) -> InstanceType | None:
+    """The catalogue's row, else the capacity `.grpo-lint.yaml` states for it."""
+    return lookup(name) or (ctx.extra.get(CONFIG_KEY) or {}).get(name)
+
+
+def unknown_type_message(name: str) -> str:
+    return (f"instance type {name!r} is not in the instance catalogue{did_you_mean(name)}; a real type it lacks "
+            f"needs its capacity in .grpo-lint.yaml ({CONFIG_KEY}: {{{name}: {{cpu, memory, gpus, efa}}}})")
 
 
 def _requests(pod: dict) -> dict[str, float]:
@@ -127,11 +177,16 @@ def check(ctx) -> Iterator[Hit]:
         where = dict(obj=None) if section else dict(obj=o)
         req = _requests(pod)
         for name in _instance_types(pod):
-            node = lookup(name)
+            node = node_type(ctx, name)
             key = type_key if section else _selector_path(pod, pod_path)
             if node is None:
-                yield Hit(key, f"{o.kind} {o.name}: instance type {name!r} is not in the capacity table; "
-                          "fit cannot be checked", severity=Severity.WARNING, **where)
+                if gpu_pod:
+                    continue  # global.cluster.gpuInstanceType: GRPO613 reports it, once
+                if section:
+                    yield Hit(key, f"{o.kind} {o.name}: {unknown_type_message(name)}", **where)
+                elif EC2_NAME.match(name):  # another cloud's machine name is no finding (and no EC2 type)
+                    yield Hit(key, f"{o.kind} {o.name}: {unknown_type_message(name)}; fit cannot be checked",
+                              severity=Severity.WARNING, **where)
                 continue
             yield from _fit(o, name, node, req, section, key, where)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...catalog.instances import lookup
 from ..finding import Hit, Severity
+from .capacity import node_type, unknown_type_message
 
 CODE = "GRPO613"
 NAME = "partial-gpu-node"
@@ -15,7 +15,8 @@ SUMMARY = "global.cluster asks for fewer GPUs or EFA interfaces per node than th
 DOC = """## What it does
 Looks up `global.cluster.gpuInstanceType` (EC2 name, or the HyperPod `ml.` name of the same type) in the instance
 catalogue (`tools/grpo_stack/catalog/instances.py`, sourced rows) and compares `gpusPerNode` and `efaPerNode`
-with what one node has. A type the catalogue does not list is a warning: its capacity cannot be checked.
+with what one node has. A type the catalogue does not list is an error with the closest catalogued names (a
+typo such as `p5en.48xlarg`), unless `.grpo-lint.yaml` states its capacity (`instance-types`, see GRPO601).
 
 ## Why is this bad?
 Each Ray worker takes one node. Asking for 4 of a p5en.48xlarge's 8 GPUs leaves half the node idle while the
@@ -51,11 +52,11 @@ def check(ctx) -> Iterator[Hit]:
     name = ctx.get("global.cluster.gpuInstanceType")
     if not isinstance(name, str):
         return
-    node = lookup(name)
+    node = node_type(ctx, name)
     if node is None:
-        yield Hit("global.cluster.gpuInstanceType", f"{name} is not in the instance catalogue: GPUs and EFA per "
-                  "node cannot be checked", severity=Severity.WARNING,
-                  remediation="use a catalogued type (docs/values.md lists them) or check the counts by hand")
+        yield Hit("global.cluster.gpuInstanceType", unknown_type_message(name),
+                  remediation="use a catalogued type (docs/values.md lists them), or state the capacity of a real "
+                  "type the catalogue lacks in .grpo-lint.yaml")
         return
     for key, have, what in (("gpusPerNode", node.gpus, "GPUs"), ("efaPerNode", node.efa, "EFA interfaces")):
         want = ctx.get(f"global.cluster.{key}")
