@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test setup oracle startup helm chart-deps lint-values render-values schemas clean
+.PHONY: main test setup oracle startup miles helm chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,14 @@ chart-deps: helm
 startup:
 	bash tests/startup/setup_startup_venv.sh
 
-test: setup oracle helm startup
+# The miles tier's venv: radixark/miles' PyPI release with CPU-runnable torch (tests/miles, docs/miles.md), outside
+# the clone, keyed by the setup script and its constraints.
+MILES_VENV ?= $(HOME)/.cache/grpo-stack/venvs/miles-$(shell cat tests/miles/setup_miles_venv.sh tests/miles/constraints.txt | sha256sum | cut -c1-12)
+export MILES_VENV
+miles:
+	bash tests/miles/setup_miles_venv.sh
+
+test: setup oracle helm startup miles
 	$(BIN)/python -m pytest -q tests
 
 schemas: setup
