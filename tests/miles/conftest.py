@@ -20,7 +20,7 @@ WORKER_TIMEOUT_S = 1500
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "miles: radixark/miles' own parser, data loader and reward dispatch (miles venv)")
+    config.addinivalue_line("markers", "miles: radixark/miles' own parser, data loading and reward dispatch")
 
 
 def miles_venv() -> Path:
@@ -88,9 +88,10 @@ def score_requests(case, which: str = "both") -> list[dict]:
         if which != "both" and dataset != which:
             continue
         for i, row in enumerate(rows(path)):
-            right, wrong = RESPONSES[row["metadata"]["problem"]]
-            out += [{"dataset": dataset, "index": i, "response": right, "expect": 1, "problem": row["metadata"]["problem"]},
-                    {"dataset": dataset, "index": i, "response": wrong, "expect": 0, "problem": row["metadata"]["problem"]}]
+            problem = row["metadata"]["problem"]
+            right, wrong = RESPONSES[problem]
+            out += [{"dataset": dataset, "index": i, "response": right, "expect": 1, "problem": problem},
+                    {"dataset": dataset, "index": i, "response": wrong, "expect": 0, "problem": problem}]
     return out
 
 

@@ -14,7 +14,6 @@ tests/miles/model_scripts.json because the wheel carries no scripts/.
 from __future__ import annotations
 
 import pytest
-
 from grpo_stack.data.example import MILES_LABEL_KEYS
 
 from .cases import VARIANTS, rows
@@ -121,6 +120,8 @@ def test_grpo_data_output_loads_through_miles_data_source(miles_runs, name):
             assert sample["prompt"].startswith("<|im_start|>user\n" + user)
             assert sample["prompt"].endswith("<|im_start|>assistant\n")
             assert sample["metadata"]["data_source"] == row["metadata"]["data_source"]
+            # Both miles builds dispatch on --rm-type only while rows name no reward type (images/README.md).
+            assert "rm_type" not in sample["metadata"] and "reward_spec" not in row
             if case.kind == "builtin":
                 assert sample["label"] == row["label"]
             else:
