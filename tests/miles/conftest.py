@@ -75,6 +75,42 @@ RESPONSES = {
                                                _code("a, b = map(int, input().split())\nprint(a - b)")),
 }
 MUTATIONS = ("mutation-no-rm-type", "mutation-bare-label", "unknown-source")
+CAPTURE = "capture-miles-request"
+
+
+class Capture:
+    """A loopback /score that records each JSON body miles posts and answers as the reward service does."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        bodies = self.bodies = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_args) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 -- http.server's name
+                bodies.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
+                data = json.dumps({"reward": 1.0, "status": "ok"}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/score"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Capture:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def score_requests(case, which: str = "both") -> list[dict]:
@@ -138,6 +174,9 @@ def miles_runs(tmp_path_factory):
     unknown = c.make_case("miles-qwen3-4b", tmp / "unknown-source")
     unknown.name = "unknown-source"
     mutated[unknown.name] = unknown
+    capture = c.make_case("miles-qwen3-4b", tmp / CAPTURE)
+    capture.name = CAPTURE
+    mutated[CAPTURE] = capture
     every = {**built, **mutated}
     models: dict[str, Path] = {}
     for case in every.values():
@@ -145,10 +184,13 @@ def miles_runs(tmp_path_factory):
 
     with contextlib.ExitStack() as stack:
         sandbox = stack.enter_context(SandboxStub())
+        captured = stack.enter_context(Capture())
         requests, worker_cases, sandboxes = {}, [], {}
         for name, case in every.items():
             rm_host = None
-            if case.kind != "builtin":
+            if name == CAPTURE:
+                rm_host = {"from": c.host_port(case.flag("--rm-url")), "to": c.host_port(captured.url)}
+            elif case.kind != "builtin":
                 env = c.reward_service_env(case)
                 if name == "unknown-source":
                     env["REWARD_ROUTES"] = json.dumps({"math_dapo": "math"})
@@ -161,11 +203,15 @@ def miles_runs(tmp_path_factory):
                     tmp / f"service-{name}"))
                 rm_host = {"from": c.host_port(case.flag("--rm-url")), "to": c.host_port(service.url)}
             requests[name] = score_requests(case, "eval" if name == "unknown-source" else "both")
+            if name == CAPTURE:
+                requests[name] = requests[name][:1]
             worker_cases.append({"argv": case.argv(), "env": dict(case.built.env), "rm_host": rm_host,
                                  "gpu": {**c.GPU, "count": int(case.spec["cluster"]["gpusPerNode"])},
                                  "score": [{k: r[k] for k in ("dataset", "index", "response")}
                                            for r in requests[name]]})
         results = run_worker(python, worker_cases)
-    return {name: (case, result, requests[name], sandboxes.get(name))
-            for (name, case), result in zip(every.items(), results, strict=True)}
+    out = {name: (case, result, requests[name], sandboxes.get(name))
+           for (name, case), result in zip(every.items(), results, strict=True)}
+    out[CAPTURE] = (*out[CAPTURE][:3], captured.bodies)
+    return out
 

@@ -16,9 +16,15 @@ get_device_capability, current_device).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from .cases import VARIANTS
+from .cases import VARIANTS, rows
+
+TRAINER_REQUESTS = (Path(__file__).resolve().parents[2] / "charts" / "grpo-stack" / "charts" / "reward-service"
+                    / "files" / "trainer-requests.json")
 
 pytestmark = pytest.mark.miles
 
@@ -75,3 +81,20 @@ def test_mutation_with_the_bare_label_fails_inside_miles(miles_runs):
     assert not result["ok"] and result["stage"] == "reward", result
     assert result["error"]["type"] == "ClientResponseError" and "400" in result["error"]["message"]
     assert result["error"]["raised_in"].endswith("aiohttp/client_reqrep.py")
+
+
+def test_helm_test_hook_sends_what_miles_sends(miles_runs):
+    """What miles' own remote_rm posts for a grpo-data row has exactly the shape of the miles request the reward
+    service's `helm test` hook posts (reward-service/files/trainer-requests.json): the same fields, the same label
+    fields, the same types. A passing hook then means miles' first reward call is accepted."""
+    case, result, _, bodies = miles_runs["capture-miles-request"]
+    assert result["ok"], result
+    (body,) = bodies
+    hook = json.loads(TRAINER_REQUESTS.read_text())["miles"]
+    assert set(body) == set(hook) and set(body["label"]) == set(hook["label"])
+    assert {k: type(v).__name__ for k, v in body.items()} == {k: type(v).__name__ for k, v in hook.items()}
+    assert {k: type(v).__name__ for k, v in body["label"].items()} == \
+        {k: type(v).__name__ for k, v in hook["label"].items()}
+    row = rows(case.on_storage(case.job["data"]["trainFiles"][0]))[0]
+    assert body["label"] == {"data_source": row["metadata"]["data_source"], "ground_truth": row["label"]}
+    assert body["prompt"].endswith("<|im_start|>assistant\n") and hook["prompt"].endswith("<|im_start|>assistant\n")
