@@ -185,7 +185,7 @@ def miles_runs(tmp_path_factory):
     with contextlib.ExitStack() as stack:
         sandbox = stack.enter_context(SandboxStub())
         captured = stack.enter_context(Capture())
-        requests, worker_cases, sandboxes = {}, [], {}
+        requests, worker_cases, sandboxes, services = {}, [], {}, {}
         for name, case in every.items():
             rm_host = None
             if name == CAPTURE:
@@ -197,10 +197,12 @@ def miles_runs(tmp_path_factory):
                 if "REWARD_SANDBOX_URL" in env:
                     env["REWARD_SANDBOX_URL"] = sandbox.url
                     sandboxes[name] = sandbox
-                (tmp / f"service-{name}").mkdir()
-                service = stack.enter_context(ServiceProcess(
-                    {k: v for k, v in env.items() if k.startswith("REWARD_")} | {"REWARD_WORKERS": "1"},
-                    tmp / f"service-{name}"))
+                config = {k: v for k, v in env.items() if k.startswith("REWARD_")} | {"REWARD_WORKERS": "1"}
+                key = json.dumps(config, sort_keys=True)
+                if key not in services:  # one server per distinct rendered configuration
+                    (tmp / f"service-{len(services)}").mkdir()
+                    services[key] = stack.enter_context(ServiceProcess(config, tmp / f"service-{len(services)}"))
+                service = services[key]
                 rm_host = {"from": c.host_port(case.flag("--rm-url")), "to": c.host_port(service.url)}
             requests[name] = score_requests(case, "eval" if name == "unknown-source" else "both")
             if name == CAPTURE:
