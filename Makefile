@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test tiers setup oracle startup lmeval helm cluster-tools chart-deps lint-values render-values schemas clean
+.PHONY: main test tiers setup oracle startup lmeval miles helm cluster-tools chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,8 @@ main: setup
 ORACLE_VENV := $(shell $(PYTHON) -m tests.tier_venvs oracle)
 STARTUP_VENV := $(shell $(PYTHON) -m tests.tier_venvs startup)
 LMEVAL_VENV := $(shell $(PYTHON) -m tests.tier_venvs lmeval)
-export ORACLE_VENV STARTUP_VENV LMEVAL_VENV
+MILES_VENV := $(shell $(PYTHON) -m tests.tier_venvs miles)
+export ORACLE_VENV STARTUP_VENV LMEVAL_VENV MILES_VENV
 
 oracle:
 	bash tests/oracle/setup_oracle_venv.sh
@@ -73,9 +74,14 @@ lmeval:
 	bash tests/wires/setup_lmeval_venv.sh
 	@$(PYTHON) -m tests.tier_venvs --prune lmeval
 
+# The miles tier's venv: radixark/miles' PyPI release with CPU-runnable torch (tests/miles, docs/miles.md).
+miles:
+	bash tests/miles/setup_miles_venv.sh
+	@$(PYTHON) -m tests.tier_venvs --prune miles
+
 # What the tests need besides .venv, built side by side (pip downloads beside the Go build); each is idempotent and
 # cached per machine, so a warm run spends seconds here.
-TIERS := oracle helm startup lmeval cluster-tools
+TIERS := oracle helm startup lmeval miles cluster-tools
 tiers: setup
 	@$(MAKE) --no-print-directory -j$(words $(TIERS)) --output-sync=target $(TIERS)
 

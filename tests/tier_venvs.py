@@ -27,6 +27,7 @@ TIERS: dict[str, tuple[str, ...]] = {
                 "images/verl/requirements.txt"),
     "lmeval": ("tests/wires/setup_lmeval_venv.sh", "tests/wires/lmeval-constraints.txt",
                "images/lm-eval/requirements.txt"),
+    "miles": ("tests/miles/setup_miles_venv.sh", "tests/miles/constraints.txt"),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typing
 
+import pytest
 from grpo_stack.schema.components import RewardScorer
 from reward_service.config import Settings
 from reward_service.routing import scorer_names
@@ -41,16 +42,17 @@ def test_schema_scorers_are_the_images_scorers():
     assert set(typing.get_args(RewardScorer)) == set(scorer_names())
 
 
-def test_helm_test_pod_script_passes_against_the_rendered_configuration(render_values, tmp_path):
+@pytest.mark.parametrize("name", ["qwen3-30b", "miles-qwen3-4b"])
+def test_helm_test_pod_script_passes_against_the_rendered_configuration(render_values, tmp_path, name):
     """The chart's `helm test` script, run against a service started with the rendered routing table, scores its
-    known answer and sees an unlisted data_source refused."""
+    known answer (sent as the release's trainer sends it: verl, miles) and sees an unlisted data_source refused."""
     import subprocess
     import sys
 
     from conftest import base_env
     from reward_harness import ServiceProcess
 
-    rendered = render_values("qwen3-30b")
+    rendered = render_values(name)
     env = _service_env(rendered)
     pods = [o.obj for o in rendered.of_kind("Pod")
             if o.obj["metadata"]["labels"].get("app.kubernetes.io/name") == "reward-service-test"]

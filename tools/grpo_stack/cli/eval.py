@@ -123,10 +123,25 @@ def _steps(args) -> list[tuple[int, Path]] | None:
     return [(s, Path(args.curve_dir.replace("{step}", str(s)))) for s in steps]
 
 
+PLOT_EXTRA = "plot"  # tools/pyproject.toml [project.optional-dependencies]
+
+
+def _have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def compare_main(args) -> int:
     from ..eval.compare import as_json, compare, markdown, plot
     from ..eval.results import EvalInputError, MissingData
 
+    if args.plot and not _have_matplotlib():
+        print(f"grpo-eval compare: --plot needs matplotlib, an optional extra: pip install './tools[{PLOT_EXTRA}]'",
+              file=sys.stderr)
+        return 2
     try:
         steps = _steps(args)
         tasks = [t.strip() for t in args.tasks.split(",")] if args.tasks else None

@@ -1,8 +1,9 @@
 """One prepared example and the two layouts it is written in.
 
 verl (RLHFDataset / default_compute_score): data_source, prompt (chat list), ability, reward_model.{style,
-ground_truth}, extra_info. miles (`--input-key prompt --label-key label --metadata-key metadata`): prompt, label,
-metadata. Both carry the same facts, so a run reads the same problems whichever framework it uses.
+ground_truth}, extra_info. miles (`--input-key prompt --metadata-key metadata` and `--label-key` by reward
+dispatch, see MILES_LABEL_KEYS): prompt, label, service_label, metadata. Both carry the same facts, so a run reads
+the same problems whichever framework it uses.
 """
 
 from __future__ import annotations
@@ -60,11 +61,21 @@ def _provenance(ex: Example, index: int) -> dict[str, Any]:
             "problem": ex.problem, "pass_rate": ex.pass_rate}
 
 
+# miles hands a scorer only the sample's label: its remote_rm posts {prompt, response, label} and nothing else
+# (radixark/miles miles/rollout/rm_hub/__init__.py). So the miles layout carries the ground truth twice, under the
+# key each dispatch reads: miles' own rule-based scorers (--rm-type deepscaler/math) want the bare answer string,
+# the reward service wants the data_source it routes on next to it. The builder picks the key (job/miles.py).
+MILES_LABEL_KEYS = {"builtin": "label", "service": "service_label"}
+MILES_INPUT_KEY = "prompt"
+MILES_METADATA_KEY = "metadata"
+
+
 def miles_row(ex: Example, index: int) -> dict[str, Any]:
     return {
-        "prompt": [{"role": "user", "content": ex.prompt}],
-        "label": ex.ground_truth,
-        "metadata": {
+        MILES_INPUT_KEY: [{"role": "user", "content": ex.prompt}],
+        MILES_LABEL_KEYS["builtin"]: ex.ground_truth,
+        MILES_LABEL_KEYS["service"]: {"data_source": ex.data_source, "ground_truth": ex.ground_truth},
+        MILES_METADATA_KEY: {
             "data_source": ex.data_source,
             "ability": ex.ability,
             **_provenance(ex, index),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
+from ..data.example import MILES_INPUT_KEY, MILES_LABEL_KEYS, MILES_METADATA_KEY
 from . import miles_flags
 from .args import ArgList, BuildError, BuiltJob, PrepareStep
 from .spec import Spec
@@ -172,6 +173,19 @@ def neutral_knobs(spec: Spec, out: ArgList) -> None:
         out.add("mlflow-run-name", t["experiment"], _V + "trainer.experiment")
 
 
+def reward_dispatch(spec: Spec) -> str:
+    """"service" when miles posts each sample to a reward endpoint (remote_rm), "builtin" for miles' own scorer.
+    kind sandbox is the reward service's code routes (it calls SandboxFusion), so it dispatches as service."""
+    return "builtin" if spec.get("reward.kind") == "builtin" else "service"
+
+
+def reward_url(spec: Spec) -> str:
+    """The reward endpoint remote_rm posts to (the chart renders an external url into the same endpoint)."""
+    if spec.get("reward.kind") == "sandbox":  # the service's code routes need SandboxFusion in the release
+        spec.endpoint("sandbox", "sandboxFusion")
+    return spec.endpoint("reward", "rewardService")
+
+
 def build_miles(spec: Spec) -> BuiltJob:
     m = spec.get("miles")
     p = spec.get("parallel")
@@ -223,8 +237,10 @@ def build_miles(spec: Spec) -> BuiltJob:
     out.add("attention-backend", "flash", upstream)
 
     out.add("prompt-data", spec.on_storage(spec.get("data.trainFiles")[0]), v + "data.trainFiles")
-    out.add("input-key", "prompt", "default: dapo-math-17k layout")
-    out.add("label-key", "label", "default: dapo-math-17k layout")
+    dispatch = reward_dispatch(spec)
+    out.add("input-key", MILES_INPUT_KEY, "derived: grpo-data miles layout")
+    out.add("label-key", MILES_LABEL_KEYS[dispatch], "derived: grpo-data miles layout for reward.kind")
+    out.add("metadata-key", MILES_METADATA_KEY, "derived: grpo-data miles layout")
     out.add("apply-chat-template", True, "default: grpo-stack GRPO recipe")
     out.add("rollout-shuffle", True, "default: grpo-stack GRPO recipe")
     out.add("num-rollout", m["numRollout"], v + "miles.numRollout")
@@ -243,8 +259,11 @@ def build_miles(spec: Spec) -> BuiltJob:
     # name/path pairs, one token each (miles pairs them up in _resolve_eval_datasets)
     out.add("eval-prompt-data", ["eval", spec.on_storage(spec.get("data.valFiles")[0])], v + "data.valFiles")
     out.add("eval-interval", spec.get("trainer.testFreq"), v + "trainer.testFreq")
-    if spec.get("reward.kind") in ("service", "external", "sandbox"):  # sandbox: code routes of the reward service
-        out.add("rm-url", spec.endpoint("reward", "rewardService"), "endpoint: reward-service in the release namespace")
+    if dispatch == "service":
+        # miles calls remote_rm only when --rm-type (or a sample's metadata.rm_type) says so; with --rm-url alone
+        # async_rm raises NotImplementedError("Rule-based RM type is not specified.") at the first reward.
+        out.add("rm-type", "remote_rm", "derived: reward.kind " + spec.get("reward.kind"))
+        out.add("rm-url", reward_url(spec), "endpoint: reward.kind " + spec.get("reward.kind"))
         out.add("reward-key", "reward", "default: reward-service reply field")
         out.add("log-reward-category", "status", "default: reward-service reply field")
     else:

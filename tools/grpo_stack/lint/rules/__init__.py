@@ -8,6 +8,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import (
+    builtin_code_reward,
     capabilities,
     capacity,
     code_isolation,
@@ -96,6 +97,7 @@ _MODULES: list[ModuleType] = [
     staging_datasets,
     staging_model,
     reward_routing,
+    builtin_code_reward,
     eval_phase,
     eval_server_heads,
     shell_syntax,
