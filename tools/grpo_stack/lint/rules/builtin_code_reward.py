@@ -10,6 +10,7 @@ from ..finding import Hit, Severity
 CODE = "GRPO552"
 NAME = "builtin-reward-on-code"
 SEVERITY = Severity.ERROR
+CATEGORY = "security"
 SUMMARY = "reward.kind builtin scores a code dataset outside the sandbox (verl) or with a math scorer (miles)."
 DOC = """## What it does
 With `global.job.reward.kind: builtin`, finds every dataset of the run that `grpo-data` marks as code (its
