@@ -29,7 +29,9 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """../shared beside the clone (CI layout); GRPO_SHARED_DIR overrides."""
-    return Path(os.environ.get("GRPO_SHARED_DIR") or REPO_ROOT / ".." / "shared").resolve()
+    from tests.shared import shared_dir as locate
+
+    return locate()
 
 
 @pytest.fixture(scope="session")

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from grpo_stack.memory import GIB, Run, estimate
 from grpo_stack.memory.arch import Arch
-from grpo_stack.paths import REPO_ROOT
 
-SOURCE = REPO_ROOT.parent.parent / "shared" / "reference" / "gpu-memory" / "mlm_golden_h100.json"
+from tests.shared import shared_dir
+
+SOURCE = shared_dir() / "reference" / "gpu-memory" / "mlm_golden_h100.json"
 H100 = 81920 * 2**20
 WORLD = 8
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 
 from grpo_stack.memory import estimate
-from grpo_stack.paths import REPO_ROOT
+
+from tests.shared import shared_dir
 
 from .rows import GIB, MEASURED, OUTCOMES, REPORTED
 
-REFERENCE = REPO_ROOT.parent.parent / "shared" / "reference" / "gpu-memory"
+REFERENCE = shared_dir() / "reference" / "gpu-memory"
 
 
 def _peak(row) -> float:
