@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.cluster.workloads import load_manifests, pod_templates, pods_per_instance_type
+from tests.controlplane.binaries import versions
 from tests.controlplane.nodes import INSTANCE_TYPE_LABEL
 from tests.controlplane.prerequisites import install_prerequisites
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHART = REPO_ROOT / "charts" / "grpo-stack"
 INSTANCE_LABEL = "app.kubernetes.io/instance"
+KUBE_VERSION = versions()["kubernetes"]  # the fixture's API server: the version its go.mod pins
 
 
 class HelmError(AssertionError):
@@ -67,8 +69,10 @@ class Release:
 
     def template(self, *sets: str) -> list[dict[str, Any]]:
         """What Helm would install (`helm template`, same chart, values and names)."""
+        # --kube-version: without it Helm templates for its own default (v1.32.0 in Helm 3.17.3), which the chart's
+        # kubeVersion (>=1.33) refuses; the release is installed on the fixture's v1.34.
         return load_manifests(self.helm("template", self.name, str(CHART), "-n", self.namespace,
-                                        *self._value_args(sets)))
+                                        "--kube-version", KUBE_VERSION, *self._value_args(sets)))
 
     def provision_nodes(self, objects: list[dict[str, Any]] | None = None, spare: int = 1) -> None:
         """New kwok nodes for the release's pods that are not running yet, one node per pod (an upper bound) and a

@@ -16,10 +16,11 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from grpo_stack.apivalidation.objects import matches
 
 from tests.cluster.conftest import namespace_for
 from tests.cluster.releases import INSTANCE_LABEL, REPO_ROOT, Release, prepare_namespace
-from tests.cluster.workloads import load_manifests, matches, network_policy_selectors
+from tests.cluster.workloads import load_manifests, network_policy_selectors
 from tests.controlplane.nodes import INSTANCE_TYPE_LABEL
 
 VALUES = sorted((REPO_ROOT / "values").glob("*.yaml"))
@@ -239,9 +240,15 @@ def test_uninstall_leaves_nothing_behind(run):
 def _intended_instance_types(values: dict) -> dict[str, str]:
     """Component label -> the instance type the values file chose for it."""
     g = values["global"]
-    out = {"ray-worker": g["cluster"]["gpuInstanceType"], "ray-head": values["raycluster"]["head"]["instanceType"]}
+    out = {"ray-worker": g["cluster"]["gpuInstanceType"]}
+    # Computed values hold a section only for the components the release enables, and a key only where set.
+    head = (values.get("raycluster") or {}).get("head") or {}
+    if head.get("instanceType"):
+        out["ray-head"] = head["instanceType"]
     for component in ("reward-service", "sandbox-fusion", "fsx-utils", "vllm", "lm-eval"):
-        out[component] = values[component]["instanceType"]
+        chosen = (values.get(component) or {}).get("instanceType")
+        if chosen:
+            out[component] = chosen
     return out
 
 

@@ -42,24 +42,6 @@ def pods_per_instance_type(objects: list[dict[str, Any]]) -> Counter:
     return counts
 
 
-def matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    """A metav1.LabelSelector (matchLabels + matchExpressions) against a label set."""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and labels.get(key) in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
-
-
 def network_policy_selectors(objects: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, podSelector) for every pod selector of every NetworkPolicy that names pods of its own namespace:
     the policy's own target and each peer without a namespaceSelector. Empty selectors (all pods) are left out."""
