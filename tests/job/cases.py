@@ -54,6 +54,11 @@ def spec_with(spec: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
         for part in parents:
             node = node[part]
         node[leaf] = value
+    job = out.get("job", out)
+    if job.get("backend") == "fsdp" and isinstance((job.get("verl") or {}).get("overrides"), dict):
+        # A base's Megatron-only overrides (recompute settings) do not carry over to a case that switches it to
+        # FSDP, as its parallel section does not: each case states what its backend takes.
+        job["verl"]["overrides"] = {k: v for k, v in job["verl"]["overrides"].items() if ".megatron." not in k}
     return out
 
 

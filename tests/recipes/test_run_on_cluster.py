@@ -59,12 +59,14 @@ def ray_head(fake_verl, tmp_path_factory):
                     "--include-dashboard=true", "--disable-usage-stats", f"--temp-dir={temp}"],
                    env=env, check=True, capture_output=True, timeout=180)
     address = f"http://127.0.0.1:{dash}"
-    deadline = time.time() + 60
+    # Ready means a job can be submitted: the head's job agent registers after the dashboard answers `job list`
+    # (a minute or more on a loaded machine), and until then every submit is refused with "No available agent".
+    deadline = time.time() + 240
     while time.time() < deadline:
-        if subprocess.run([str(VENV_BIN / "ray"), "job", "list", "--address", address],
-                          capture_output=True, env=env).returncode == 0:
+        if subprocess.run([str(VENV_BIN / "ray"), "job", "submit", "--address", address, "--", "true"],
+                          capture_output=True, env=env, timeout=120).returncode == 0:
             break
-        time.sleep(1)
+        time.sleep(2)
     yield address, env
     subprocess.run([str(VENV_BIN / "ray"), "stop", "--force"], env=env, capture_output=True, timeout=120)
 
