@@ -43,6 +43,8 @@ NS = "placement-oracle"
 VARIANT_LABEL = "grpo-stack.test/variant"
 BATCH = 20
 RESOURCE_OF = {"cpu": "cpu", "memory": "memory", "gpusPerNode": GPU, "efaPerNode": EFA}
+# The unit a finding at an instance-type key names in its message ("requests 8 GPUs; g6e.12xlarge has 4").
+MESSAGE_UNITS = ((" GPUs", "gpusPerNode"), (" EFA", "efaPerNode"), (" CPU", "cpu"), (" GiB", "memory"))
 OWNER = re.compile(r"^(\w+) (\S+) (?:requests|spans)")
 # Disagreements that are documented limits, by variant name -> why. Empty: every disagreement found so far was
 # a bug, and was fixed in lint/rules.
@@ -57,6 +59,8 @@ def expected_pending(findings) -> list[tuple[str, str]]:
             continue
         owner = OWNER.match(f.message)
         leaf = f.key_path.rsplit(".", 1)[-1]
+        if leaf not in RESOURCE_OF:  # at the instance type's key (vllm.instanceType): the message names the unit
+            leaf = next((k for word, k in MESSAGE_UNITS if word in f.message), leaf)
         if owner and leaf in RESOURCE_OF:
             # A RayCluster finding names the group by its key: the head's or the GPU workers' values.
             group = ", head" if f.key_path.startswith("raycluster.head.") else \
