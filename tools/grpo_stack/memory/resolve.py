@@ -114,6 +114,11 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         log_prob_budget=lp_budget, microbatches=max(1, mini * n // dp // max(1, micro)),
         use_ref=bool(v.get(f"{AR}.actor.use_kl_loss") or v.get("algorithm.use_kl_in_reward")),
         ref_offload=bool(v.get(ref, False)), rollout="vllm",
+        # verl's model config removes padding by default (_generated_ppo_trainer.yaml L306, model.use_remove_padding:
+        # true); without an expected mean length the packed micro batch is still bounded at the longest samples.
+        remove_padding=bool(v.get(f"{AR}.model.use_remove_padding", True)),
+        # the step computes the entropy only for a non-zero coefficient (dp_actor.py L445-451; actor.yaml L89: 0)
+        train_entropy=bool(v.get(f"{AR}.actor.entropy_coeff", 0)),
         rollout_tp=_int(v, f"{AR}.rollout.tensor_model_parallel_size", 2),
         gmu=float(v.get(f"{AR}.rollout.gpu_memory_utilization", 0.5)),
         max_model_len=_int(v, f"{AR}.rollout.max_model_len", prompt + response),
