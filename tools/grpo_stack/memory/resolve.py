@@ -8,6 +8,7 @@ uncatalogued instance type): the model is not guessed.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..catalog.instances import gpu_memory_mib, lookup
@@ -73,8 +74,19 @@ def run_for(spec, built) -> Run | None:
         return None
     values = {a.key: a.value for a in built.args}
     if built.framework == "verl":
-        return verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
-    return _miles(arch, values, spec, built, *hw)
+        run = verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
+    else:
+        run = _miles(arch, values, spec, built, *hw)
+    return replace(run, mean_seq_len=mean_length(spec.job.get("lengths") or {}))
+
+
+def mean_length(lengths: dict) -> int | None:
+    """global.job.lengths.meanPrompt + meanResponse, each at most its maximum and its maximum where absent; None
+    when neither is given (the model then takes every sample at its longest)."""
+    if lengths.get("meanPrompt") is None and lengths.get("meanResponse") is None:
+        return None
+    return sum(min(int(lengths.get(f"mean{part}") or lengths[f"max{part}"]), int(lengths[f"max{part}"]))
+               for part in ("Prompt", "Response"))
 
 
 def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
@@ -150,6 +162,9 @@ def _miles(arch, v: dict, spec, built, gpu: int, ram: int | None) -> Run:
         distributed_optimizer="--use-distributed-optimizer" in extra,
         offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
         recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response, micro_batch=micro,
+        # miles packs a micro batch's samples (--qkv-format thd by default: miles utils/arguments.py L136-140,
+        # backends/training_utils/data.py get_batch, miles-rl 0.0.2)
+        remove_padding=v.get("qkv-format", "thd") == "thd",
         token_budget=_int(v, "max-tokens-per-gpu", None) if dynamic else None,
         microbatches=max(1, _int(v, "global-batch-size", dp) // dp // max(1, micro)),
         use_ref=bool(v.get("use-kl-loss") or v.get("kl-coef")), rollout="sglang",
