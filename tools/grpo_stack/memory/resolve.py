@@ -43,6 +43,11 @@ FIX_KEYS = {
         "recompute": (MG + "override_transformer_config.recompute_granularity" if engine == "megatron" else
                       f"{AR}.model.enable_gradient_checkpointing"),
     } for engine in ("megatron", "fsdp")},
+    # a RayJob entrypoint's miles arguments (memory/manifest.py)
+    "miles-argv": {"tensor": "--tensor-model-parallel-size", "pipeline": "--pipeline-model-parallel-size",
+                   "micro": "--micro-batch-size", "tokenBudget": "--max-tokens-per-gpu",
+                   "gmu": "--sglang-mem-fraction-static", "rolloutTensor": "--rollout-num-gpus-per-engine"},
+    # (no "nodes": the model's node count is the whole run's, which disaggregated miles splits over two arguments)
     "miles": {"tensor": "global.job.parallel.tensor", "pipeline": "global.job.parallel.pipeline",
               "micro": "global.job.miles.microBatchSize", "tokenBudget": "global.job.miles.maxTokensPerGpu",
               "gmu": "global.job.rollout.gpuMemoryUtilization", "rolloutTensor": "global.job.rollout.tensorParallel",
@@ -76,8 +81,30 @@ def run_for(spec, built) -> Run | None:
     if built.framework == "verl":
         run = verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
     else:
-        run = _miles(arch, values, spec, built, *hw)
+        run = miles_run(arch, {**values, **argv_options(built.extra or ())}, int(spec.cluster["nodes"]), *hw)
     return replace(run, mean_seq_len=mean_length(spec.job.get("lengths") or {}))
+
+
+def argv_options(words) -> dict[str, Any]:
+    """`--key value` and bare `--flag` words of a miles command line -> {key: value or True}; a key's first value
+    is kept (--eval-prompt-data NAME PATH)."""
+    out: dict[str, Any] = {}
+    words = list(words)
+    for i, word in enumerate(words):
+        if word.startswith("--") and len(word) > 2:
+            key, eq, inline = word[2:].partition("=")
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            out[key] = inline if eq else (True if nxt is None or nxt.startswith("--") else _number(nxt))
+    return out
+
+
+def _number(text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def mean_length(lengths: dict) -> int | None:
@@ -139,13 +166,13 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         requests_per_step=_int(v, "data.train_batch_size", 1024) * n)
 
 
-def _miles(arch, v: dict, spec, built, gpu: int, ram: int | None) -> Run:
+def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
+    """miles' arguments (as the builder emits them with extraArgs' flags, or as a manifest's command spells them;
+    bare flags are True) on `nodes` nodes -> Run."""
     colocate = bool(v.get("colocate", False))
-    nodes = int(spec.cluster["nodes"])
     gpus = _int(v, "actor-num-gpus-per-node", 8)
     prompt, response = _int(v, "rollout-max-prompt-len", 1024), _int(v, "rollout-max-response-len", 1024)
     dynamic = bool(v.get("use-dynamic-batch-size", False))
-    extra = set(built.extra or ())
     tp, pp, cp = (_int(v, k, 1) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
                                           "context-parallel-size"))
     actor_nodes = _int(v, "actor-num-nodes", 1)
@@ -159,7 +186,7 @@ def _miles(arch, v: dict, spec, built, gpu: int, ram: int | None) -> Run:
         vpp=_int(v, "num-virtual-stages-per-pipeline-rank", None),
         sequence_parallel=bool(v.get("sequence-parallel", False)) and tp > 1,
         # Megatron's --use-distributed-optimizer is off unless given (megatron/training/arguments.py)
-        distributed_optimizer="--use-distributed-optimizer" in extra,
+        distributed_optimizer=bool(v.get("use-distributed-optimizer", False)),
         offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
         recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response, micro_batch=micro,
         # miles packs a micro batch's samples (--qkv-format thd by default: miles utils/arguments.py L136-140,
