@@ -87,9 +87,10 @@ def _largest_fit(boundary) -> int:
 def test_boundary_rows_are_conservative():
     """Never above an observed OOM: the predicted largest per-GPU micro batch is below the smallest that ran out of
     memory. The rows pack their micro batches (remove padding) with GSM8K's measured prompt mean and every response at
-    its cap (rows.py GSM8K_PROMPT_MEAN): with the measured mean response instead (288.7 tokens at a 1024 cap,
-    verl-project/verl#2060) the model predicts 41 / 64 / 78 per GPU against observed OOMs at 23 / 45 / 59, so the
-    per-token terms still miss memory the runs used, and the response cap is the bound that stays conservative."""
+    its cap (rows.py GSM8K_PROMPT_MEAN). With a measured mean response instead (288.7 tokens at a 1024 cap, clip
+    ratio 0: the step-1 log of a verl GSM8K GRPO run in verl-project/verl#2060, another model than these rows') the
+    model predicts 41 / 64 / 78 per GPU against observed OOMs at 23 / 45 / 59: its per-token terms still miss memory
+    these runs used, and the response cap is the bound that stays conservative."""
     from .rows import BOUNDARIES
 
     for b in BOUNDARIES:
