@@ -84,6 +84,11 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     "serves that step, the provenance gate checks it); the training release renders no evaluation component "
     "(GRPO901), so nothing there reads it",
     ("miles", "global.eval.checkpointStep"): "as for verl",
+    ("verl", "global.job.lengths.meanPrompt"): "an input of grpo-lint's memory model (GRPO920: packed micro "
+    "batches follow the data's real lengths, tests/memory/test_packing.py); the framework measures lengths itself",
+    ("verl", "global.job.lengths.meanResponse"): "as meanPrompt",
+    ("miles", "global.job.lengths.meanPrompt"): "as for verl",
+    ("miles", "global.job.lengths.meanResponse"): "as for verl",
 }
 
 
