@@ -6,7 +6,7 @@ Usage: {{ include "lm-eval.spec" . }}
 */}}
 {{- define "lm-eval.spec" -}}
 {{- $g := .Values.global -}}
-{{- toJson (dict "step" $g.eval.checkpointStep "experiment" $g.job.trainer.experiment "tasks" .Values.tasks "maxPrompt" $g.job.lengths.maxPrompt "maxResponse" $g.job.lengths.maxResponse "image" (include "grpo-common.image" .Values.image) "numConcurrent" .Values.numConcurrent "outputSubPath" .Values.outputSubPath) -}}
+{{- toJson (dict "step" $g.eval.checkpointStep "experiment" $g.job.trainer.experiment "tasks" .Values.tasks "maxPrompt" $g.job.lengths.maxPrompt "maxResponse" $g.job.lengths.maxResponse "image" (include "grpo-common.image" (dict "image" .Values.image "context" $)) "numConcurrent" .Values.numConcurrent "outputSubPath" .Values.outputSubPath) -}}
 {{- end -}}
 
 {{- define "lm-eval.specHash" -}}
