@@ -161,3 +161,13 @@ def test_lint_is_clean_with_every_key(tmp_path):
     result = lint_values([str(VALUES_DIR / f"{REWARD}.yaml"), str(overlay)], release=RELEASE, namespace=NAMESPACE)
     assert not result.input_errors, [str(e) for e in result.input_errors]
     assert not result.findings, [f"{f.code} {f.key_path}: {f.message}" for f in result.findings]
+
+
+def test_a_mirror_is_the_same_evaluation(render_values):
+    """lm-eval's Job and results directory are named by what it measures: pulling the same image through a
+    registry mirror measures the same thing, so neither changes."""
+    def job(overrides):
+        rendered = render_values(SANDBOX, {**EVAL, **overrides})
+        (o,) = [o for o in rendered.objects if o.kind == "Job"]
+        return o.name, o.obj["metadata"]["annotations"]["grpo-stack/results"]
+    assert job({"global.imageRegistry": REGISTRY}) == job({})
