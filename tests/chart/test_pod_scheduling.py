@@ -171,3 +171,13 @@ def test_a_mirror_is_the_same_evaluation(render_values):
         (o,) = [o for o in rendered.objects if o.kind == "Job"]
         return o.name, o.obj["metadata"]["annotations"]["grpo-stack/results"]
     assert job({"global.imageRegistry": REGISTRY}) == job({})
+
+
+def test_lint_names_the_refused_label(tmp_path):
+    """grpo-lint reports a selector label in values as an input error at its file, line and key path."""
+    overlay = tmp_path / "labels.yaml"
+    overlay.write_text("global:\n  pod:\n    labels:\n      app.kubernetes.io/name: mine\n")
+    result = lint_values([str(VALUES_DIR / f"{REWARD}.yaml"), str(overlay)], release=RELEASE, namespace=NAMESPACE)
+    shown = [str(e) for e in result.input_errors]
+    assert any(s.startswith(f"{overlay}:3:") and "global.pod.labels" in s and "the chart sets this label itself" in s
+               for s in shown), shown
