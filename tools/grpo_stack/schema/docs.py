@@ -115,7 +115,7 @@ SCHEDULING = [
     "",
     "`serviceAccountName` gives a pod an identity (IRSA: the account's `eks.amazonaws.com/role-arn` annotation; EKS",
     "Pod Identity: an association for the account) and mounts its token there only",
-    "(`automountServiceAccountToken: true`); every other pod mounts none. grpo-lint GRPO820 refuses it on pods that",
+    "(`automountServiceAccountToken: true`); every other pod mounts none. grpo-lint GRPO821 refuses it on pods that",
     "run model-written code (sandbox-fusion, lm-eval); GRPO618 refuses a `nodeSelector` or `nodeAffinity` that",
     "excludes the instance type (`karpenter.k8s.aws/instance-family: p5` on a `p5en.48xlarge` worker).",
     "`global.imageRegistry` replaces the registry of every image (a mirror, an ECR pull-through cache) and",

@@ -113,7 +113,7 @@ class Pod(PodScheduling):
     serviceAccountName: Subdomain = Field(
         description="ServiceAccount the pod runs as (an IRSA role annotation or an EKS Pod Identity association "
         "gives it AWS credentials); its token is mounted only then. Empty: no identity, no token. grpo-lint "
-        "GRPO820 refuses it on pods that run model-written code.")
+        "GRPO821 refuses it on pods that run model-written code.")
 
 
 class GlobalPod(PodScheduling):

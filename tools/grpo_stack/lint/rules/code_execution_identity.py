@@ -1,4 +1,4 @@
-"""GRPO820 code-execution-identity."""
+"""GRPO821 code-execution-identity."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..finding import Hit, Severity
 from ._objects import values_section
 from .code_isolation import runs_model_code
 
-CODE = "GRPO820"
+CODE = "GRPO821"
 NAME = "code-execution-identity"
 SEVERITY = Severity.ERROR
 CATEGORY = "security"

@@ -19,7 +19,7 @@ exceptions: a Ray head whose cluster (RayCluster, RayJob or RayService) sets `en
 KubeRay's autoscaler sidecar scales the worker groups through the API — and a pod running under a named
 service account (not `default`) that a RoleBinding or ClusterRoleBinding of the set grants a role: the set says
 that pod calls the API; and in a values file, a pod whose `pod.serviceAccountName` names its account (an IRSA or
-EKS Pod Identity role was asked for; GRPO820 refuses it on pods that run model-written code).
+EKS Pod Identity role was asked for; GRPO821 refuses it on pods that run model-written code).
 
 ## Why is this bad?
 No grpo-stack pod calls the API server: the recipe reaches the Ray head with `kubectl exec` from outside, the
