@@ -63,6 +63,17 @@ DICT_SEEDS: dict[str, list[dict]] = {
     "fsx-utils.data.revisions": [{"apps": "a" * 40}],
     "sandbox-fusion.dedicatedNodes.nodeSelector": [{"node-group": "sandbox"}],
 }
+# Every pod's scheduling and identity (global.pod and each component's pod): one valid example of each map and list.
+POD_SECTIONS = ("global.pod", "raycluster.head.pod", "raycluster.worker.pod",
+                *(f"{section}.pod" for section in COMPONENT))
+for _prefix in POD_SECTIONS:
+    LIST_SEEDS[f"{_prefix}.nodeAffinity"] = [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                               "values": ["us-west-2a"]}]
+    LIST_SEEDS[f"{_prefix}.tolerations"] = [{"key": "team", "operator": "Equal", "value": "rl",
+                                              "effect": "NoSchedule"}]
+    DICT_SEEDS[f"{_prefix}.nodeSelector"] = [{"karpenter.sh/capacity-type": "on-demand"}]
+    DICT_SEEDS[f"{_prefix}.annotations"] = [{"karpenter.sh/do-not-disrupt": "true"}]
+    DICT_SEEDS[f"{_prefix}.labels"] = [{"cost-center": "rl"}]
 
 # Leaves that may stay unread, each with the reason.
 DISCRIMINATOR = ("the discriminator: another value selects another variant with other required keys, so a "
@@ -324,7 +335,7 @@ def all_leaves(values: dict) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
         if name == "job":
             continue
         sub = _model(field.annotation)
-        out += leaves(sub, f"global.{name}", values, seeded)
+        out += [(f"global.{name}", field.annotation)] if sub is None else leaves(sub, f"global.{name}", values, seeded)
     components = values["global"].get("components") or {}
     defaults = merged_values(values)
     for section, model in SUBCHARTS.items():
@@ -408,7 +419,7 @@ def test_exceptions_name_real_keys():
         model = next(m for (f, _), m in JOB_VARIANTS.items() if f == framework)
         names = [p for p, _ in leaves(model, "global.job", {"global": {"job": {}}}, {})]
         for name, field in Global.model_fields.items():
-            if name != "job":
+            if name != "job" and _model(field.annotation) is not None:
                 names += [p for p, _ in leaves(_model(field.annotation), f"global.{name}", {"global": {}},
                                                {"global.secrets.tracking": SEEDS["secrets.tracking"]})]
         assert path in names, path
