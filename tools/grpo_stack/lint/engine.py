@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import MAX_MESSAGE, InputError, clip
-from ..job import BuildError, build
+from ..job import BuildError
 from ..objectschema import is_raycluster, validate_object
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import Rendered, RenderedObject, RenderError, job_spec, merged_values, render
@@ -35,7 +35,7 @@ from ..values import (
 )
 from .context import LintContext, attach_job
 from .finding import Finding, Hit, Severity
-from .rules import RULES, fix_text
+from .rules import RULES
 from .suppress import LintConfig, inline_suppressions
 
 OBJECT_SCHEMA = ("GRPO002", "object-schema")
