@@ -74,9 +74,9 @@ def _build_args(pairs: list[str]) -> dict[str, str]:
 
 
 def _plan(args):
+    from ..imagebuild.plan import plan, upstream
     from ..lint.engine import values_context
     from ..paths import REPO_ROOT
-    from ..imagebuild.plan import plan, upstream
 
     root = args.context or REPO_ROOT
     ctx, _ = values_context([str(p) for p in args.values])
@@ -93,7 +93,7 @@ def _print_plan(builds, others) -> None:
 
 
 def main_build(args) -> int:
-    from ..imagebuild import buildx, buildkit, overlay
+    from ..imagebuild import buildkit, buildx, overlay
 
     builds, others, root = _plan(args)
     if args.command == "plan" or (args.backend == "local" and not args.push):
@@ -108,8 +108,9 @@ def main_build(args) -> int:
             raise Usage(f"--backend cluster needs {', '.join(missing)}")
         docs = buildkit.jobs(builds, args.namespace, args.git_context, args.registry_secret, args.run)
         sys.stdout.write(buildkit.manifest(docs))
-        print(f"grpo-images: {len(docs) - 1} build Job(s) and their NetworkPolicy; kubectl apply -f them, then: grpo-images lock --from-cluster "
-              f"--namespace {args.namespace} --run {args.run} -o images.lock.yaml", file=sys.stderr)
+        print(f"grpo-images: {len(docs) - 1} build Job(s) and their NetworkPolicy; kubectl apply -f them, then: "
+              f"grpo-images lock --from-cluster --namespace {args.namespace} --run {args.run} -o images.lock.yaml",
+              file=sys.stderr)
         return 0
     try:
         pinned = buildx.build_all(builds, root, args.docker)
