@@ -186,11 +186,10 @@ def test_in_cluster_jobs_render_and_lint_clean(tmp_path):
     """One rootless BuildKit Job per image plus a NetworkPolicy; grpo-lint finds nothing (object schemas
     included; the pod-hardening finding rootless BuildKit cannot avoid is suppressed with its reason in the
     manifest) and every kind was schema-checked."""
-    proc = cluster_jobs(tmp_path)
-    assert proc.returncode == 0, proc.stderr
     path = tmp_path / "build-jobs.yaml"
-    path.write_text(proc.stdout)
-    docs = list(yaml.safe_load_all(proc.stdout))
+    proc = cluster_jobs(tmp_path, "--jobs-file", str(path))
+    assert proc.returncode == 0, proc.stderr
+    docs = list(yaml.safe_load_all(path.read_text()))
     assert [d["kind"] for d in docs] == ["NetworkPolicy", "Job", "Job", "Job"]
     for job in docs[1:]:
         pod = job["spec"]["template"]["spec"]

@@ -3,7 +3,7 @@
     grpo-images plan  VALUES... --registry R [--build-arg K=V]...
     grpo-images build VALUES... --registry R --build-arg K=V... --push -o images.lock.yaml
     grpo-images build VALUES... --registry R --build-arg K=V... --backend cluster --namespace NS \\
-        --git-context https://github.com/ORG/REPO.git#COMMIT --registry-secret NAME --run ID > build-jobs.yaml
+        --git-context https://github.com/ORG/REPO.git#COMMIT --registry-secret NAME --run ID --jobs-file jobs.yaml
     grpo-images lock  --from-cluster --namespace NS --run ID -o images.lock.yaml
 
 Then `helm install ... -f VALUES -f images.lock.yaml`. The images are those of images/ that the values deploy
@@ -54,6 +54,8 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("--git-context", help="cluster: URL#COMMIT of this repository (the build context)")
             p.add_argument("--registry-secret", help="cluster: a kubernetes.io/dockerconfigjson Secret to push with")
             p.add_argument("--run", help="cluster: an id for this set of builds (in the Job names and labels)")
+            p.add_argument("--jobs-file", type=Path, default=None,
+                           help="cluster: write the Job manifests here (default: standard output)")
     lock = sub.add_parser("lock", help="write the overlay from finished in-cluster build Jobs")
     lock.add_argument("--from-cluster", action="store_true", required=True)
     lock.add_argument("--namespace", required=True)
@@ -107,7 +109,11 @@ def main_build(args) -> int:
         if missing:
             raise Usage(f"--backend cluster needs {', '.join(missing)}")
         docs = buildkit.jobs(builds, args.namespace, args.git_context, args.registry_secret, args.run)
-        sys.stdout.write(buildkit.manifest(docs))
+        text = buildkit.manifest(docs)
+        if args.jobs_file is None:
+            sys.stdout.write(text)
+        else:
+            args.jobs_file.write_text(text)
         print(f"grpo-images: {len(docs) - 1} build Job(s) and their NetworkPolicy; kubectl apply -f them, then: "
               f"grpo-images lock --from-cluster --namespace {args.namespace} --run {args.run} -o images.lock.yaml",
               file=sys.stderr)
