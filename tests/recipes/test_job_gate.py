@@ -139,12 +139,14 @@ def test_in_pod_gate_imports_nothing_but_the_copied_package(tmp_path, values):
     assert "FOREIGN \n" in proc.stderr + "\n", proc.stderr
     if data["job"]["framework"] == "verl":
         data["job"]["verl"]["batch"]["ppoMiniBatchSize"] = data["job"]["verl"]["batch"]["trainBatchSize"] * 2
+        want = "GRPO303 [error] global.job.verl.batch.ppoMiniBatchSize:"
     else:
         data["job"].setdefault("miles", {})["globalBatchSize"] = 7  # not a multiple of the data-parallel size
+        want = "GRPO320 [error] global.job.miles.globalBatchSize:"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", GATE_RUN, str(copy), str(bad)],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert "[error]" in proc.stderr and "refused: grpo-lint's job checks" in proc.stderr
+    assert want in proc.stderr and "refused: grpo-lint's job checks" in proc.stderr
     assert "FOREIGN \n" in proc.stderr + "\n", proc.stderr
