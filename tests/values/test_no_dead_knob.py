@@ -100,6 +100,10 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("verl", "global.job.lengths.meanResponse"): "as meanPrompt",
     ("miles", "global.job.lengths.meanPrompt"): "as for verl",
     ("miles", "global.job.lengths.meanResponse"): "as for verl",
+    ("verl", "raycluster.image.build"): "declares the framework build of an image under another tag or pinned by "
+    "digest alone, an input of grpo-lint GRPO330 (tests/lint/rules/fixtures/GRPO330); the pods run the image "
+    "reference, which the build does not change",
+    ("miles", "raycluster.image.build"): "as for verl",
 }
 
 
@@ -422,4 +426,7 @@ def test_exceptions_name_real_keys():
             if name != "job" and _model(field.annotation) is not None:
                 names += [p for p, _ in leaves(_model(field.annotation), f"global.{name}", {"global": {}},
                                                {"global.secrets.tracking": SEEDS["secrets.tracking"]})]
+        defaults = merged_values({"global": {"job": {"framework": framework}}})
+        for section, sub in SUBCHARTS.items():
+            names += [p for p, _ in leaves(sub, section, defaults, {})]
         assert path in names, path

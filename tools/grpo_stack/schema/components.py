@@ -123,11 +123,21 @@ class Dashboard(Strict):
     )
 
 
+class RayImage(Image):
+    """The Ray image; `build` names its framework build when the tag does not (grpo-lint GRPO330)."""
+
+    build: Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")] = Field(
+        description="The framework build this image is, as images/README.md tags it (`0.9.1-ray2.53.0-r2`, "
+        "`dec268f7-ray2.56.1-r1`; the image's `io.grpo-stack.build` label): for an image pushed under your own tag "
+        "or pinned by digest alone. Empty: the tag is the build. `grpo-images` writes it."
+    )
+
+
 class Raycluster(Strict):
     rayVersion: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = Field(
         description="Ray version inside the image (RayCluster spec.rayVersion)."
     )
-    image: Image
+    image: RayImage
     head: Head
     worker: Worker
     nccl: Nccl
