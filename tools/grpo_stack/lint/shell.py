@@ -105,6 +105,12 @@ def _script(obj, path: str, where: str, source: str, opts: frozenset[str], conta
 LAUNCHERS = frozenset({"env", "tini", "dumb-init", "catatonit", "nice", "nohup", "exec"})
 
 
+def script_argument(argv: list) -> tuple[int, frozenset[str]] | None:
+    """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`:
+    rules that read a container's argv word by word leave such a container to `scripts`."""
+    return _script_in(argv)
+
+
 def _script_in(argv: list) -> tuple[int, frozenset[str]] | None:
     """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`."""
     start = 0
