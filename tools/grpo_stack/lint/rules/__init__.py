@@ -8,6 +8,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import (
+    api_exposure,
     builtin_code_reward,
     capabilities,
     capacity,
@@ -17,6 +18,7 @@ from . import (
     dev_shm,
     device_limits,
     disabled_component,
+    egress_blocks_dns,
     engine_memory,
     eval_checkpoint_step,
     eval_phase,
@@ -24,6 +26,7 @@ from . import (
     framework_image,
     gpu_memory,
     gpus_never_used,
+    host_network_dns,
     host_path,
     image_pinning,
     job_build,
@@ -50,6 +53,7 @@ from . import (
     reward_workers,
     sandbox_concurrency,
     service_account_token,
+    service_selector_overreach,
     sglang_context,
     shared_volume_writable,
     shell_syntax,
@@ -131,6 +135,10 @@ _MODULES: list[ModuleType] = [
     engine_memory,
     gpu_memory,
     sglang_context,
+    service_selector_overreach,
+    api_exposure,
+    host_network_dns,
+    egress_blocks_dns,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
