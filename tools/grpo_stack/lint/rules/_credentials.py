@@ -19,6 +19,8 @@ NOT_SECRET_WORDS = frozenset({"file", "path", "dir", "name", "ref", "env", "var"
                               "disabled", "required", "policy", "id", "url", "endpoint", "source",
                               "mount", "command", "cmd", "rotation", "timeout", "prefix", "field", "format"})
 ENV_REFERENCE = re.compile(r"^\$\(?\{?[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}?\)?$")
+# An upper-case identifier (`AWS_ACCESS_KEY_ID`): the name of a variable holding the credential, not the credential.
+VARIABLE_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 # A config-file line `key: value` / `key = value` / `requirepass value` (redis.conf).
 CONFIG_LINE = re.compile(r"^\s*[\"']?([A-Za-z][\w.-]*)[\"']?\s*(?:[:=]\s*|\s+(?=\S))(.*?)\s*$")
 SPACE_DIRECTIVES = frozenset({"requirepass", "masterauth"})
@@ -26,7 +28,8 @@ SPACE_DIRECTIVES = frozenset({"requirepass", "masterauth"})
 
 def name_words(name: str) -> list[str]:
     """`--redis-password` -> [redis, password]; `secretAccessKey` -> [secret, access, key]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name.lstrip("-"))
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", name.lstrip("-"))  # IDName -> ID Name
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", spaced)
     return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
 
 
@@ -43,7 +46,8 @@ def real_value(value: str, placeholder: re.Pattern, not_a_credential: re.Pattern
     """A value that is a credential someone wrote, not a stand-in, a switch, a path or a variable reference."""
     v = value.strip().strip("'\"")
     return bool(v) and not placeholder.match(v) and not not_a_credential.match(v) and not ENV_REFERENCE.match(v) \
-        and "$(" not in v and "${" not in v and not v.startswith("$") and v.lower() not in ("none", "null", "-")
+        and "$(" not in v and "${" not in v and not v.startswith("$") and v.lower() not in ("none", "null", "-") \
+        and not VARIABLE_NAME.match(v)
 
 
 def flag_values(words: list[str]) -> list[tuple[int, str, str]]:

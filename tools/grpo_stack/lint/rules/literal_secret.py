@@ -80,7 +80,10 @@ SENSITIVE_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IG
 # Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`) or an absolute file
 # path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key).
 NOT_A_CREDENTIAL = re.compile(r"^\s*(true|false|yes|no|on|off|enabled?|disabled?|/[^\s:]*)\s*$", re.I)
-NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|TOKENIZER.*)$", re.I)
+NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|SECRET_NAMESPACE|TOKENIZER.*)$",
+                            re.I)
+# A certificate is public: a Secret's tls.crt / ca.crt is not a leaked credential (its private key is).
+CERTIFICATE_ONLY = re.compile(r"^\s*(-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----\s*)+$")
 
 
 # A run of 32+ hex digits, or 24+ letters and digits mixing both: no Secret name a person chooses looks so.
@@ -245,6 +248,8 @@ def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
             if value.strip() == "":
                 yield Hit(path, f"Secret {o.name}: {key} is empty; whatever mounts it starts without the credential",
                           obj=o, severity=None if blank_is_error else Severity.WARNING)
+            elif CERTIFICATE_ONLY.match(value):
+                continue
             elif PLACEHOLDER.match(value):
                 yield Hit(path, f"Secret {o.name}: {key} is a placeholder ({_mask(value)}); create the Secret out of "
                           "band with the real value and drop it from the manifests", obj=o, severity=Severity.WARNING)

@@ -170,7 +170,15 @@ def _uri_pulls(ctx) -> Iterator[Hit]:
         for path, text in walk_strings(o.obj):
             for pull in uri_pulls(text):
                 if not pull.pinned:
-                    yield Hit(path, _message(o, "a field", pull, " (hf://org/name:REVISION pins it)"), obj=o)
+                    yield Hit(path, _message(o, "a field", pull, _uri_pin(o)), obj=o)
+
+
+def _uri_pin(o) -> str:
+    """KServe's storage initializer reads `hf://org/name:revision`; other readers (Kubeflow Trainer's initializers)
+    take no revision in the URI."""
+    if str(o.obj.get("apiVersion", "")).startswith("serving.kserve.io/"):
+        return " (hf://org/name:REVISION pins it)"
+    return " (this field names no revision: stage the repository at a fixed commit and point the field at the copy)"
 
 
 def _serve_llm_pulls(ctx) -> Iterator[Hit]:
