@@ -80,8 +80,8 @@ SENSITIVE_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IG
 # Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`) or an absolute file
 # path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key).
 NOT_A_CREDENTIAL = re.compile(r"^\s*(true|false|yes|no|on|off|enabled?|disabled?|/[^\s:]*)\s*$", re.I)
-NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|SECRET_NAMESPACE|TOKENIZER.*)$",
-                            re.I)
+NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|SECRET_NAMESPACE"
+                            r"|TOKENIZER.*)$", re.I)
 # A certificate is public: a Secret's tls.crt / ca.crt is not a leaked credential (its private key is).
 CERTIFICATE_ONLY = re.compile(r"^\s*(-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----\s*)+$")
 
