@@ -20,6 +20,11 @@ REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 LOCAL_DIRS = frozenset({"models", "model", "checkpoints", "checkpoint", "ckpt", "ckpts", "data", "datasets",
                         "weights", "output", "outputs", "cache", "tmp", "mnt", "home", "workspace", "local",
                         "results", "run", "runs", "artifacts", "root", "opt", "srv", "var", "app"})
+# `provider/model` names of API clients (LiteLLM, eval harnesses): `--model openai/gpt-4o` calls an API, it pulls
+# nothing, unless a model server takes the flag (vLLM's `--model openai/gpt-oss-20b` is a hub repository).
+API_PROVIDERS = frozenset({"openai", "anthropic", "azure", "azure_ai", "bedrock", "vertex_ai", "gemini", "groq",
+                           "together_ai", "ollama", "cohere", "litellm", "openrouter", "fireworks_ai", "hosted_vllm"})
+SERVERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", "trtllm-serve", "tensorrt_llm")
 BRANCHES = frozenset({"main", "master", "refs/heads/main", "refs/heads/master"})
 
 # Flags that name the model (or tokenizer) a server or trainer loads, by the tools that take them.
@@ -80,11 +85,14 @@ def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
     if program in ("python", "python3") and len(words) > 2 and words[1] == "-m":
         program = words[2].rsplit(".", 1)[0]  # python -m sglang.launch_server -> sglang
     revision = _revision(words)
+    server = any(name in " ".join(words[:4]) for name in SERVERS)
     seen: set[str] = set()
     for i, word in enumerate(words):
         flag, eq, inline = word.partition("=")
         if flag in MODEL_FLAGS:
             value = inline if eq else (words[i + 1] if i + 1 < len(words) else "")
+            if not server and value.split("/", 1)[0].lower() in API_PROVIDERS:
+                continue
             if hub_repo(value) and value not in seen:
                 seen.add(value)
                 rev = _revision_for(words, flag, revision)
