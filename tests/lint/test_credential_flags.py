@@ -18,7 +18,7 @@ def test_credential_names(name):
 
 @pytest.mark.parametrize("name", ["--max-tokens", "--token-file", "--password-file", "--api-key-name",
                                   "s3AccessKeyIDName", "tokenizer", "--num-tokens", "--secret-name", "--key",
-                                  "TOKEN_SECRET_NAME", "max_num_batched_tokens"])
+                                  "TOKEN_SECRET_NAME", "max_num_batched_tokens", "--password-stdin"])
 def test_not_credential_names(name):
     assert not secret_name(name)
 

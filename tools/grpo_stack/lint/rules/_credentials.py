@@ -17,7 +17,8 @@ NOT_SECRET_WORDS = frozenset({"file", "path", "dir", "name", "ref", "env", "var"
                               "tokens", "tokenizer", "budget", "max", "min", "num", "count", "size", "ttl",
                               "expiry", "expires", "header", "type", "mode", "enabled", "enable", "disable",
                               "disabled", "required", "policy", "id", "url", "endpoint", "source",
-                              "mount", "command", "cmd", "rotation", "timeout", "prefix", "field", "format"})
+                              "mount", "command", "cmd", "rotation", "timeout", "prefix", "field", "format",
+                              "stdin", "prompt", "no"})
 ENV_REFERENCE = re.compile(r"^\$\(?\{?[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}?\)?$")
 # An upper-case identifier (`AWS_ACCESS_KEY_ID`): the name of a variable holding the credential, not the credential.
 VARIABLE_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
