@@ -14,11 +14,11 @@ import re
 from collections import Counter, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import MAX_MESSAGE, InputError, clip
-from ..job import BuildError, build
+from ..job import BuildError
 from ..objectschema import is_raycluster, validate_object
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import Rendered, RenderedObject, RenderError, job_spec, merged_values, render
@@ -33,9 +33,9 @@ from ..values import (
     violation_errors,
     with_user_nulls,
 )
-from .context import LintContext
+from .context import LintContext, attach_job
 from .finding import Finding, Hit, Severity
-from .rules import RULES, fix_text
+from .rules import RULES
 from .suppress import LintConfig, inline_suppressions
 
 OBJECT_SCHEMA = ("GRPO002", "object-schema")
@@ -181,18 +181,7 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     ctx = LintContext(files[-1].path, opts.release, opts.namespace, list(rendered.objects), values_file=files[-1],
                       merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings))
     try:
-        ctx.job_spec = job_spec(rendered)
-        built = build(ctx.job_spec)
-        try:
-            _ = ctx.spec.model
-        except BuildError:
-            # Every job rule reads the model: a preset naming none is the user's to fix, at its key, and no rule
-            # sees a job whose model it cannot read.
-            ctx.job_spec = None
-            raise
-        ctx.built = built
-    except BuildError as exc:
-        ctx.build_error = exc
+        attach_job(ctx, job_spec(rendered))
     except RenderError:
         pass
     unchecked_kinds: Counter = Counter()
@@ -353,17 +342,13 @@ class Locator:
         return shown, line, col
 
     def finding(self, code: str, name: str, severity: Severity, hit: Hit, ctx: LintContext) -> Finding:
-        from .rules import RULES as registry
+        from .rules import finding
 
         if hit.obj is not None:
             file, line, col = self.locate_object(hit.obj, hit.key_path, ctx)
         else:
             file, line, col = self.locate(hit.key_path, ctx)
-        rule = registry.get(code)
-        remediation = hit.remediation or (fix_text(rule) if rule else "")
-        # Messages quote values (a namespace, an image); a hostile value must not flood the output.
-        return Finding(file, line, col, code, name, severity, hit.key_path and clip(hit.key_path, MAX_MESSAGE),
-                       clip(hit.message, MAX_MESSAGE), clip(remediation, MAX_MESSAGE))
+        return replace(finding(code, severity, hit, file, line, col), name=name)
 
 
 def _suppress(findings: list[Finding], files: list[ValuesFile], opts: Options) -> list[Finding]:

@@ -14,11 +14,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser, Tree
+from typing import TYPE_CHECKING
 
 from .rules._objects import containers
+
+if TYPE_CHECKING:  # imported where a script is parsed: the in-pod job gate loads the rules without tree-sitter
+    from tree_sitter import Node, Parser, Tree
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
 # Shell options a `set` (or the invocation) can turn on, by their one-letter and long names.
@@ -46,6 +47,9 @@ class Script:
 
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
     return Parser(Language(tree_sitter_bash.language()))
 
 
