@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._objects import containers, selector_matches
+from ._podsecurity import namespace_of
 
 RAY_HEAD_DEFAULT_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "serve": 8000}
 
@@ -39,11 +40,6 @@ class Backend:
     ports: list[ServicePort]
     pods: list[tuple[Any, str, dict]] = field(default_factory=list)  # (object, pod path, pod spec)
     selector: dict = field(default_factory=dict)
-
-
-def namespace_of(o, default: str) -> str:
-    meta = o.obj.get("metadata") if isinstance(o.obj.get("metadata"), dict) else {}
-    return str(meta.get("namespace") or default)
 
 
 def _ports(items: Any) -> list[ServicePort]:

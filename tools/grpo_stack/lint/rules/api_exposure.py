@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from ..finding import Hit, Severity
 from ._objects import containers
-from ._services import Backend, ServicePort, backends, namespace_of, target_containers
+from ._podsecurity import namespace_of
+from ._services import Backend, ServicePort, backends, target_containers
 
 CODE = "GRPO820"
 NAME = "unauthenticated-api-exposed"
