@@ -110,7 +110,8 @@ LAUNCHERS = frozenset({"env", "tini", "dumb-init", "catatonit", "nice", "nohup",
 
 
 def script_in(argv: list) -> tuple[int, frozenset[str]] | None:
-    """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`."""
+    """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`:
+    rules that read a container's argv word by word leave such a container to `scripts`."""
     start = 0
     while (start < len(argv) and isinstance(argv[start], str)
            and posixpath.basename(argv[start]) in LAUNCHERS):  # skip the launcher, its flags and VAR=value words

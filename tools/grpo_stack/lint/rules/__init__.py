@@ -10,6 +10,7 @@ from types import ModuleType
 from ...errors import MAX_MESSAGE, clip
 from ..finding import Finding, Hit, Severity
 from . import (
+    api_exposure,
     builtin_code_reward,
     capabilities,
     capacity,
@@ -20,6 +21,7 @@ from . import (
     dev_shm,
     device_limits,
     disabled_component,
+    egress_blocks_dns,
     engine_memory,
     eval_checkpoint_step,
     eval_phase,
@@ -27,6 +29,7 @@ from . import (
     framework_image,
     gpu_memory,
     gpus_never_used,
+    host_network_dns,
     host_path,
     image_pinning,
     job_build,
@@ -54,6 +57,7 @@ from . import (
     reward_workers,
     sandbox_concurrency,
     service_account_token,
+    service_selector_overreach,
     sglang_context,
     shared_volume_writable,
     shell_syntax,
@@ -137,6 +141,10 @@ _MODULES: list[ModuleType] = [
     engine_memory,
     gpu_memory,
     sglang_context,
+    service_selector_overreach,
+    api_exposure,
+    host_network_dns,
+    egress_blocks_dns,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

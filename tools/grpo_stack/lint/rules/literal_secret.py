@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 from ..context import walk_strings
 from ..finding import Hit, Severity
+from ..shell import command_name, command_words, commands_in, script_in, scripts
+from ._credentials import config_lines, flag_values, real_value, secret_name
 from ._objects import containers
 
 CODE = "GRPO201"
@@ -23,8 +25,15 @@ SECRET, PASSWORD or KEY and that has a literal `value` instead of `valueFrom.sec
 included: a pod that starts with an empty credential fails authentication hours into the run. A value that cannot
 be a credential (a switch such as `true`, an absolute file path naming a mounted key) is not reported; a
 placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in would put the credential in the pod spec.
+Container `command`/`args` and the commands of inline scripts are read for credential flags with a literal value
+(`--api-key sk-…`, `--password=…`, `--redis-password …`, `--hf-token hf_…`, `--token=…`; a `$(VAR)` / `$VAR`
+reference is what it should be), and for token-shaped words; so are KubeRay `rayStartParams` (`redis-password`)
+and any custom-resource field named for a credential that holds a literal `value` (`redisPassword: {value: …}`).
+ConfigMaps are read key by key and line by line: a credential-named key or config line (`password: …`,
+`api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error.
 Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential
-is in the manifest); an empty value is an error; a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`)
+is in the manifest); an empty value is an error in the chart's own output (a warning on other manifests, where it is a
+blank to fill in); a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`)
 is a warning to fill it in out of band, not a leak.
 A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
 (`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
@@ -71,7 +80,10 @@ SENSITIVE_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IG
 # Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`) or an absolute file
 # path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key).
 NOT_A_CREDENTIAL = re.compile(r"^\s*(true|false|yes|no|on|off|enabled?|disabled?|/[^\s:]*)\s*$", re.I)
-NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|TOKENIZER.*)$", re.I)
+NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|SECRET_NAMESPACE"
+                            r"|TOKENIZER.*)$", re.I)
+# A certificate is public: a Secret's tls.crt / ca.crt is not a leaked credential (its private key is).
+CERTIFICATE_ONLY = re.compile(r"^\s*(-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----\s*)+$")
 
 
 # A run of 32+ hex digits, or 24+ letters and digits mixing both: no Secret name a person chooses looks so.
@@ -109,7 +121,93 @@ def check(ctx) -> Iterator[Hit]:
                 seen.add(text)
                 yield Hit(path, f"looks like a {kind} written in the values ({_mask(text)})")
     for o in ctx.of_kind("Secret"):
-        yield from _secret_values(o)
+        yield from _secret_values(o, blank_is_error=ctx.has_values)
+    # The values' own tokens are reported at their keys above, not again where the chart renders them.
+    fresh = [*_command_lines(ctx), *_crd_fields(ctx), *_configmaps(ctx)] if not seen else []
+    yield from fresh
+    yield from _env_literals(ctx, seen)
+
+
+def _real(value: str) -> bool:
+    return real_value(value, PLACEHOLDER, NOT_A_CREDENTIAL)
+
+
+def _flag_hits(o, path: str, where: str, words: list[str], detail: str = "") -> Iterator[Hit]:
+    for _i, flag, value in flag_values(words):
+        if _real(value):
+            yield Hit(path, f"{o.kind} {o.name}: {where} passes {flag} a literal value ({_mask(value)}){detail}; "
+                      "anyone who can read the pod spec or `ps` in the pod has it", obj=o)
+    for word in words:
+        kind = _token_kind(word)
+        if kind and not any(word.strip("'\"").endswith(v) for _i, _f, v in flag_values(words)):
+            yield Hit(path, f"{o.kind} {o.name}: {where} holds a {kind} ({_mask(word)}){detail}", obj=o)
+
+
+def _command_lines(ctx) -> Iterator[Hit]:
+    """Credential flags and tokens in container command lines and in the commands of their scripts."""
+    for o, pod_path, pod in ctx.pod_templates():
+        for field, i, c in containers(pod):
+            command = c.get("command") if isinstance(c.get("command"), list) else []
+            args = c.get("args") if isinstance(c.get("args"), list) else []
+            argv = [str(w) for w in (*command, *args)]
+            if script_in(argv) is not None:
+                continue
+            for k, _flag, value in flag_values(argv):
+                if _real(value):
+                    path = f"{pod_path}.{field}.{i}." + (f"command.{k}" if k < len(command) else
+                                                         f"args.{k - len(command)}")
+                    yield Hit(path, f"{o.kind} {o.name}: container {c.get('name', i)} passes {_flag} a literal "
+                              f"value ({_mask(value)}); anyone who can read the pod spec has it", obj=o)
+            for k, word in enumerate(argv):
+                kind = _token_kind(word)
+                if kind and not any(k == j for j, _f, _v in flag_values(argv)):
+                    path = f"{pod_path}.{field}.{i}." + (f"command.{k}" if k < len(command) else
+                                                         f"args.{k - len(command)}")
+                    yield Hit(path, f"{o.kind} {o.name}: container {c.get('name', i)} has a {kind} in its command "
+                              f"line ({_mask(word)})", obj=o)
+    for s in scripts(ctx):
+        for node in commands_in(s.root):
+            words = [command_name(node), *command_words(node)]
+            yield from _flag_hits(s.obj, s.path, s.where, words, f" (script line {s.line_of(node)})")
+
+
+def _crd_fields(ctx) -> Iterator[Hit]:
+    """KubeRay rayStartParams flags, and custom-resource fields named for a credential with a literal `value`."""
+    for o in ctx.objects:
+        if o.kind in ("Secret", "ConfigMap"):
+            continue
+        for path, text in walk_strings(o.obj):
+            parts = path.split(".")
+            if len(parts) >= 2 and parts[-2] == "rayStartParams" and secret_name(parts[-1]) and _real(text):
+                yield Hit(path, f"{o.kind} {o.name}: rayStartParams {parts[-1]} is a literal value ({_mask(text)}); "
+                          "KubeRay passes it on the `ray start` command line", obj=o)
+            elif (len(parts) >= 2 and parts[-1] == "value" and secret_name(parts[-2]) and ".env." not in
+                  f".{path}" and not parts[-2].isdigit() and _real(text)):
+                yield Hit(path, f"{o.kind} {o.name}: {parts[-2]} holds a literal value ({_mask(text)}); use its "
+                          "valueFrom.secretKeyRef", obj=o)
+
+
+def _configmaps(ctx) -> Iterator[Hit]:
+    for o in ctx.of_kind("ConfigMap"):
+        data = o.obj.get("data") if isinstance(o.obj.get("data"), dict) else {}
+        for key, text in data.items():
+            text = str(text if text is not None else "")
+            if secret_name(str(key)) and "\n" not in text.strip() and _real(text):
+                yield Hit(f"data.{key}", f"ConfigMap {o.name}: {key} holds a literal credential ({_mask(text)}); "
+                          "ConfigMaps are readable by anyone with `get configmaps` and never encrypted", obj=o)
+                continue
+            kind = _token_kind(text)
+            if kind:
+                yield Hit(f"data.{key}", f"ConfigMap {o.name}: {key} holds a {kind} ({_mask(text)})", obj=o)
+                continue
+            for line, name, value in config_lines(text):
+                if _real(value):
+                    yield Hit(f"data.{key}", f"ConfigMap {o.name}: {key} line {line} sets {name} to a literal "
+                              f"credential ({_mask(value)}); ConfigMaps are not secret", obj=o)
+                    break
+
+
+def _env_literals(ctx, seen: set[str]) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
             for j, env in enumerate(c.get("env") or []):
@@ -136,7 +234,7 @@ def check(ctx) -> Iterator[Hit]:
                               f"{o.kind} {o.name}: env {name} holds a {_token_kind(str(value))}", obj=o)
 
 
-def _secret_values(o) -> Iterator[Hit]:
+def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
     """Each key of a Secret in the set: leaked, empty, or a placeholder to fill in."""
     for field in ("data", "stringData"):
         entries = o.obj.get(field)
@@ -149,7 +247,9 @@ def _secret_values(o) -> Iterator[Hit]:
                 continue  # not base64: the object schema reports it
             if value.strip() == "":
                 yield Hit(path, f"Secret {o.name}: {key} is empty; whatever mounts it starts without the credential",
-                          obj=o)
+                          obj=o, severity=None if blank_is_error else Severity.WARNING)
+            elif CERTIFICATE_ONLY.match(value):
+                continue
             elif PLACEHOLDER.match(value):
                 yield Hit(path, f"Secret {o.name}: {key} is a placeholder ({_mask(value)}); create the Secret out of "
                           "band with the real value and drop it from the manifests", obj=o, severity=Severity.WARNING)

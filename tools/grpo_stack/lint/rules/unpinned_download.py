@@ -2,23 +2,44 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
+from ...errors import InputError
+from ...safeyaml import load_documents
+from ..context import walk_strings
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, commands_in, scripts
+from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
+from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
+from ._objects import containers
 
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
 SEVERITY = Severity.ERROR
 CATEGORY = "correctness"
-SUMMARY = "A pod script downloads from the Hugging Face Hub without a fixed `--revision` (it tracks a branch)."
+SUMMARY = ("A pod pulls a model or dataset from the Hugging Face Hub without a fixed revision (it tracks a "
+           "branch).")
 DOC = """## What it does
-Reads every `huggingface-cli download` and `hf download` in pod scripts (`sh -c` entrypoints, probes, hooks) and
-RayJob entrypoints. Each must pass `--revision` with a fixed revision (a commit or a release tag); no
-`--revision`, or a branch (`main`, `master`), is reported.
+Finds every pull from the Hugging Face Hub that a pod makes, in every controller's pod templates (Deployment,
+StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet, Kubeflow Trainer runtimes...):
+
+- a model server's model: `vllm serve ORG/NAME`, `--model`, `--model-path` (SGLang), `--model-id` (TGI,
+  `text-generation-launcher`), `--model_id` (KServe), `lmdeploy serve api_server ORG/NAME`, `--tokenizer`,
+  `--model_name_or_path` (Transformers scripts), in `command`/`args` or in the commands of an inline script;
+  `$(VAR)` and `$VAR` are read from the container's literal env;
+- TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
+- `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts;
+- Python's `snapshot_download`, `hf_hub_download`, `from_pretrained` and `load_dataset` in inline code
+  (`python -c`, heredocs) and in ConfigMap scripts;
+- `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`.
+
+Each must name a fixed revision (a commit or a release tag): `--revision`, `--model_revision`,
+`--code-revision`, `revision=`, `REVISION` / `HF_MODEL_REVISION`, `hf://org/name:rev` or `@rev`, a
+`git checkout` after the clone. No revision, or a branch (`main`, `master`), is reported. A local path
+(`/models/x`, `./ckpt`, `models/x`) is not a hub pull; `--served-model-name` names, it does not pull.
 
 ## Why is this bad?
-Without a revision the download follows the repository's default branch, which its owner may rewrite at any
+Without a revision the pull follows the repository's default branch, which its owner may rewrite at any
 time: two stagings of "the same" model or dataset differ, and nothing records which one a run trained on. The
 predecessor's download scripts passed no revision.
 
@@ -39,34 +60,166 @@ without downloading (what the predecessor's README ran), and 2.4.0, which the fs
 only `hf`.
 """
 
-BRANCHES = frozenset({"main", "master"})
+# Env a container reads its model from, by the images that read it, and the env that pins it.
+MODEL_ENV = {"MODEL_ID": "REVISION", "HF_MODEL_ID": "HF_MODEL_REVISION"}
+TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
 
 
-def _download_words(node) -> list[str] | None:
-    name, words = command_name(node), command_words(node)
-    if name in ("huggingface-cli", "hf") and words[:1] == ["download"]:
-        return words[1:]
-    return None
+def _literal_env(c: dict) -> dict[str, str]:
+    items = c.get("env") if isinstance(c.get("env"), list) else []
+    return {str(e["name"]): str(e["value"]) for e in items
+            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
 
 
-def _revision(words: list[str]) -> str | None:
-    for i, raw in enumerate(words):
-        word = raw.strip("'\"")
-        if word.startswith("--revision="):
-            return word.split("=", 1)[1].strip("'\"")
-        if word == "--revision" and i + 1 < len(words):
-            return words[i + 1].strip("'\"")
-    return None
+def _words(node) -> list[str]:
+    return [command_name(node), *command_words(node)]
+
+
+def _message(o, where: str, pull: Pull, detail: str = "") -> str:
+    what = f"the branch {pull.revision!r}" if pull.revision else "no revision"
+    return (f"{o.kind} {o.name}: {where} pulls {pull.repo} from the Hugging Face Hub ({pull.how}) with {what}"
+            f"{detail}; it gets whatever the branch holds that day")
+
+
+def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
+    for field, i, c in containers(pod):
+        base, name = f"{pod_path}.{field}.{i}", c.get("name", i)
+        env = _literal_env(c)
+        command = c.get("command") if isinstance(c.get("command"), list) else []
+        args = c.get("args") if isinstance(c.get("args"), list) else []
+        argv = [str(w) for w in (*command, *args)]
+        if script_in(argv) is None:  # a shell script is read command by command below
+            for pull in argv_pulls(argv, env):
+                if not pull.pinned:
+                    yield Hit(_word_path(base, command, argv, pull.repo, env), _message(o, f"container {name}", pull),
+                              obj=o)
+            for k, word in enumerate(argv):
+                for _offset, pull in python_pulls(word):
+                    if not pull.pinned:
+                        yield Hit(_index_path(base, command, k), _message(o, f"container {name}", pull), obj=o)
+        yield from _env_pulls(o, base, name, c, env, argv)
+
+
+def _env_pulls(o, base: str, name, c: dict, env: dict[str, str], argv: list[str]) -> Iterator[Hit]:
+    image = str(c.get("image", ""))
+    tgi = any(t in image for t in TGI) or any(posixpath.basename(w) == "text-generation-launcher" for w in argv[:1])
+    for var, pin in MODEL_ENV.items():
+        if var == "MODEL_ID" and not tgi:
+            continue  # only TGI's launcher reads MODEL_ID
+        repo = env.get(var)
+        if repo and hub_repo(repo) and not any(w.startswith("--revision") for w in argv):
+            pull = Pull(repo, f"env {var}", env.get(pin))
+            if not pull.pinned:
+                index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
+                yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull, f" (set {pin})"),
+                          obj=o)
+
+
+def _index_path(base: str, command: list, k: int) -> str:
+    return f"{base}.command.{k}" if k < len(command) else f"{base}.args.{k - len(command)}"
+
+
+def _word_path(base: str, command: list, argv: list[str], repo: str, env: dict[str, str]) -> str:
+    from ._hub import resolve
+
+    k = next((j for j, w in enumerate(argv) if repo in resolve(w, env)), None)
+    return _index_path(base, command, k) if k is not None else base
+
+
+def _script_pulls(ctx) -> Iterator[Hit]:
+    for s in scripts(ctx):
+        env = _literal_env(s.container) if isinstance(s.container, dict) else {}
+        for node in commands_in(s.root):
+            for pull in argv_pulls(_words(node), env):
+                if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
+                    yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {s.line_of(node)})"), obj=s.obj)
+        for offset, pull in python_pulls(s.source):
+            if not pull.pinned:
+                line = s.source[:offset].count("\n") + 1
+                yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {line})"), obj=s.obj)
+
+
+def _checked_out_later(root, clone) -> bool:
+    """A `git checkout REV` / `git reset --hard REV` after the clone pins it."""
+    for node in commands_in(root):
+        words = command_words(node)
+        if node.start_byte > clone.start_byte and command_name(node) == "git" and (
+                "checkout" in words or ("reset" in words and "--hard" in words)):
+            return True
+    return False
+
+
+def _configmap_pulls(ctx) -> Iterator[Hit]:
+    for o in ctx.of_kind("ConfigMap"):
+        data = o.obj.get("data") if isinstance(o.obj.get("data"), dict) else {}
+        for key, text in data.items():
+            if not isinstance(text, str):
+                continue
+            found = [p for _off, p in python_pulls(text)]
+            if str(key).endswith(".sh") or text.startswith("#!"):
+                found += [p for node in commands_in(parse(text).root_node) for p in argv_pulls(_words(node), {})]
+            for pull in found:
+                if not pull.pinned:
+                    yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o)
+
+
+def _uri_pulls(ctx) -> Iterator[Hit]:
+    for o in ctx.objects:
+        if o.kind == "Secret":
+            continue
+        for path, text in walk_strings(o.obj):
+            for pull in uri_pulls(text):
+                if not pull.pinned:
+                    yield Hit(path, _message(o, "a field", pull, _uri_pin(o)), obj=o)
+
+
+def _uri_pin(o) -> str:
+    """KServe's storage initializer reads `hf://org/name:revision`; other readers (Kubeflow Trainer's initializers)
+    take no revision in the URI."""
+    if str(o.obj.get("apiVersion", "")).startswith("serving.kserve.io/"):
+        return " (hf://org/name:REVISION pins it)"
+    return " (this field names no revision: stage the repository at a fixed commit and point the field at the copy)"
+
+
+def _serve_llm_pulls(ctx) -> Iterator[Hit]:
+    """Ray Serve LLM (`ray.serve.llm`): each llm_config loads `model_loading_config.model_source` (or, without
+    it, `model_id`); `engine_kwargs.revision` pins it."""
+    for o in ctx.of_kind("RayService"):
+        config = (o.obj.get("spec") or {}).get("serveConfigV2") if isinstance(o.obj.get("spec"), dict) else None
+        if not isinstance(config, str):
+            continue
+        try:
+            docs = load_documents(config, o.name)
+        except InputError:
+            continue
+        for llm in _llm_configs(docs):
+            loading = llm.get("model_loading_config")
+            source = loading.get("model_source") or loading.get("model_id")
+            engine = llm.get("engine_kwargs") if isinstance(llm.get("engine_kwargs"), dict) else {}
+            if isinstance(source, str) and hub_repo(source):
+                pull = Pull(source, "Ray Serve LLM model_source", engine.get("revision"))
+                if not pull.pinned:
+                    yield Hit("spec.serveConfigV2", _message(o, "serveConfigV2", pull,
+                                                             " (engine_kwargs.revision pins it)"), obj=o)
+
+
+def _llm_configs(node) -> Iterator[dict]:
+    if isinstance(node, dict):
+        if isinstance(node.get("model_loading_config"), dict):
+            yield node
+        for v in node.values():
+            yield from _llm_configs(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _llm_configs(v)
 
 
 def check(ctx) -> Iterator[Hit]:
-    for s in scripts(ctx):
-        for node in commands_in(s.root):
-            words = _download_words(node)
-            if words is None:
-                continue
-            revision = _revision(words)
-            if revision is None or revision in BRANCHES:
-                what = f"the branch {revision!r}" if revision else "no --revision"
-                yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: {s.where} downloads from the Hub with {what} "
-                          f"(script line {s.line_of(node)}); it gets whatever the branch holds that day", obj=s.obj)
+    seen: set[tuple] = set()
+    hits = [*(h for o, pod_path, pod in ctx.pod_templates() for h in _container_pulls(o, pod_path, pod)),
+            *_script_pulls(ctx), *_configmap_pulls(ctx), *_uri_pulls(ctx), *_serve_llm_pulls(ctx)]
+    for hit in hits:
+        key = (id(hit.obj), hit.key_path, hit.message)
+        if key not in seen:
+            seen.add(key)
+            yield hit

@@ -1,0 +1,87 @@
+"""Where a credential is written outside a Secret reference: command-line flags, config-file lines, CRD fields
+(not a rule: no CODE). The placeholder and switch patterns are literal_secret's, so every reader agrees on
+what is "not a real value"."""
+
+from __future__ import annotations
+
+import re
+
+# Words of a flag or key name that make it a credential (`--api-key`, `redis-password`, `HF_TOKEN`, `secretKey`).
+SECRET_WORDS = frozenset({"token", "password", "passwd", "pwd", "secret", "apikey", "credential", "credentials",
+                          "passphrase", "requirepass", "masterauth"})
+SECRET_PAIRS = (("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"), ("auth", "token"),
+                ("client", "secret"))
+# Words that make the name about the credential, not the credential (`--token-file`, `--secret-name`), or about
+# something else (`--max-tokens`, `tokenizer`).
+NOT_SECRET_WORDS = frozenset({"file", "path", "dir", "name", "ref", "env", "var", "length", "len", "limit",
+                              "tokens", "tokenizer", "budget", "max", "min", "num", "count", "size", "ttl",
+                              "expiry", "expires", "header", "type", "mode", "enabled", "enable", "disable",
+                              "disabled", "required", "policy", "id", "url", "endpoint", "source",
+                              "mount", "command", "cmd", "rotation", "timeout", "prefix", "field", "format",
+                              "stdin", "prompt", "no"})
+ENV_REFERENCE = re.compile(r"^\$\(?\{?[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}?\)?$")
+# An upper-case identifier (`AWS_ACCESS_KEY_ID`): the name of a variable holding the credential, not the credential.
+VARIABLE_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
+# A config-file line `key: value` / `key = value` / `requirepass value` (redis.conf).
+CONFIG_LINE = re.compile(r"^\s*[\"']?([A-Za-z][\w.-]*)[\"']?\s*(?:[:=]\s*|\s+(?=\S))(.*?)\s*$")
+SPACE_DIRECTIVES = frozenset({"requirepass", "masterauth"})
+
+
+def name_words(name: str) -> list[str]:
+    """`--redis-password` -> [redis, password]; `secretAccessKey` -> [secret, access, key]."""
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", name.lstrip("-"))  # IDName -> ID Name
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", spaced)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def secret_name(name: str) -> bool:
+    words = name_words(name)
+    if not words or any(w in NOT_SECRET_WORDS for w in words):
+        return False
+    if any(w in SECRET_WORDS for w in words):
+        return True
+    return any(a in words and b in words[words.index(a) + 1:] for a, b in SECRET_PAIRS) or "apikey" in "".join(words)
+
+
+def real_value(value: str, placeholder: re.Pattern, not_a_credential: re.Pattern) -> bool:
+    """A value that is a credential someone wrote, not a stand-in, a switch, a path or a variable reference."""
+    v = value.strip().strip("'\"")
+    return bool(v) and not placeholder.match(v) and not not_a_credential.match(v) and not ENV_REFERENCE.match(v) \
+        and "$(" not in v and "${" not in v and not v.startswith("$") and v.lower() not in ("none", "null", "-") \
+        and not VARIABLE_NAME.match(v)
+
+
+def flag_values(words: list[str]) -> list[tuple[int, str, str]]:
+    """(index of the value's word, flag, value) for each `--flag value` / `--flag=value` whose flag names a
+    credential."""
+    out = []
+    for i, raw in enumerate(words):
+        word = raw.strip("'\"")
+        if not word.startswith("-"):
+            continue
+        flag, eq, value = word.partition("=")
+        if not secret_name(flag):
+            continue
+        if eq:
+            out.append((i, flag, value))
+        elif i + 1 < len(words) and not words[i + 1].startswith("-"):
+            out.append((i + 1, flag, words[i + 1].strip("'\"")))
+    return out
+
+
+def config_lines(text: str) -> list[tuple[int, str, str]]:
+    """(line number, key, value) for each line of a config file whose key names a credential."""
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith(("#", ";", "//")):
+            continue
+        m = CONFIG_LINE.match(line)
+        if not m:
+            continue
+        key, value = m.group(1), m.group(2).split(" #", 1)[0].strip().rstrip(",")
+        spaced = not re.match(r"^\s*[\"']?[A-Za-z][\w.-]*[\"']?\s*[:=]", line)
+        if spaced and key.lower() not in SPACE_DIRECTIVES:
+            continue
+        if secret_name(key) and value and not value.startswith(("{", "[", "|", ">")):
+            out.append((n, key, value))
+    return out

@@ -1,0 +1,191 @@
+"""Hugging Face Hub pulls a pod makes, and whether each names a fixed revision (not a rule: no CODE).
+
+A pull is found in the forms model servers and tools accept: a server's model flag (`vllm serve ORG/NAME`,
+`--model`, `--model-path`, `--model-id`, `--tokenizer`, ...), TGI's `MODEL_ID` environment, `hf download` /
+`huggingface-cli download`, `git clone https://huggingface.co/...`, Python's `snapshot_download` /
+`hf_hub_download` / `from_pretrained` / `load_dataset`, and `hf://` URIs in any field (KServe `storageUri`,
+Kubeflow Trainer initializers). A local path (`/models/x`, `./ckpt`) is not a hub pull.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+# A hub repository id: `org/name` (one slash), no path-like first segment.
+REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
+# First path segments that name a directory, not a hub organisation (`models/Qwen3-8B` relative to workingDir).
+LOCAL_DIRS = frozenset({"models", "model", "checkpoints", "checkpoint", "ckpt", "ckpts", "data", "datasets",
+                        "weights", "output", "outputs", "cache", "tmp", "mnt", "home", "workspace", "local",
+                        "results", "run", "runs", "artifacts", "root", "opt", "srv", "var", "app"})
+# `provider/model` names of API clients (LiteLLM, eval harnesses): `--model openai/gpt-4o` calls an API, it pulls
+# nothing, unless a model server takes the flag (vLLM's `--model openai/gpt-oss-20b` is a hub repository).
+API_PROVIDERS = frozenset({"openai", "anthropic", "azure", "azure_ai", "bedrock", "vertex_ai", "gemini", "groq",
+                           "together_ai", "ollama", "cohere", "litellm", "openrouter", "fireworks_ai", "hosted_vllm"})
+SERVERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", "trtllm-serve", "tensorrt_llm")
+BRANCHES = frozenset({"main", "master", "refs/heads/main", "refs/heads/master"})
+
+# Flags that name the model (or tokenizer) a server or trainer loads, by the tools that take them.
+MODEL_FLAGS = frozenset({"--model", "--model-path", "--model-id", "--model_id", "--model-name-or-path",
+                         "--model_name_or_path", "--tokenizer", "--tokenizer-path", "--tokenizer_path",
+                         "--tokenizer-name-or-path", "--tokenizer_name"})
+# Programs whose first positional argument after a subcommand is the model: `vllm serve M`, `lmdeploy serve
+# api_server M`, `sglang serve M` is spelled with --model-path.
+POSITIONAL = {("vllm", "serve"): 0, ("lmdeploy", "serve"): 1}
+# A flag of that pull that fixes the revision (`--revision`, `--code-revision`, `--model_revision`, `--tokenizer-
+# revision`); `--served-model-name` and the like are not pulls.
+REVISION_FLAG = re.compile(r"^--(?:[\w-]*[-_])?revision(?:=(.*))?$")
+PY_CALL = re.compile(r"\b(snapshot_download|hf_hub_download|from_pretrained|load_dataset)\s*\(")
+HF_URI = re.compile(r"\bhf://([\w.-]+/[\w.-]+(?:/[\w.-]+)?)([:@][\w./-]+)?")
+HUB_GIT = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/((?:datasets/|spaces/)?[\w.-]+/[\w.-]+?)"
+                     r"(?:\.git)?/?$")
+ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_]"
+                     r"[A-Za-z0-9_]*)")
+SHA = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+@dataclass(frozen=True)
+class Pull:
+    repo: str
+    how: str  # "vllm --model", "snapshot_download", "hf:// URI"
+    revision: str | None  # None: no revision given
+
+    @property
+    def pinned(self) -> bool:
+        return self.revision is not None and self.revision.strip("'\"") not in BRANCHES
+
+
+def hub_repo(value: str) -> bool:
+    """`Qwen/Qwen3-8B` is a hub id; `/models/x`, `./x`, `models/x`, `gpt-4`, a URL, a template are not."""
+    value = value.strip().strip("'\"")
+    if not REPO_ID.match(value) or "$" in value or "{" in value:
+        return False
+    return value.split("/", 1)[0].lower() not in LOCAL_DIRS
+
+
+def resolve(word: str, env: dict[str, str]) -> str:
+    """A word with `$(VAR)` (Kubernetes) and `$VAR` / `${VAR}` (shell) replaced by the container's literal env
+    values; a reference to an unknown variable is kept (the word then names no repository)."""
+    def sub(m: re.Match) -> str:
+        name = m.group(1) or m.group(2) or m.group(4)
+        if name in env:
+            return env[name]
+        return m.group(3) if m.group(3) is not None else m.group(0)
+    return ENV_REF.sub(sub, word)
+
+
+def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
+    """Pulls one command line makes (a container's command + args, or one command of a script)."""
+    words = [resolve(str(w).strip("'\""), env) for w in argv]
+    if not words:
+        return
+    program = posixpath.basename(words[0])
+    if program in ("python", "python3") and len(words) > 2 and words[1] == "-m":
+        program = words[2].rsplit(".", 1)[0]  # python -m sglang.launch_server -> sglang
+    revision = _revision(words)
+    server = any(name in " ".join(words[:4]) for name in SERVERS)
+    seen: set[str] = set()
+    for i, word in enumerate(words):
+        flag, eq, inline = word.partition("=")
+        if flag in MODEL_FLAGS:
+            value = inline if eq else (words[i + 1] if i + 1 < len(words) else "")
+            if not server and value.split("/", 1)[0].lower() in API_PROVIDERS:
+                continue
+            if hub_repo(value) and value not in seen:
+                seen.add(value)
+                rev = _revision_for(words, flag, revision)
+                yield Pull(value.strip("'\""), f"{program} {flag}", rev)
+    for (prog, sub), index in POSITIONAL.items():
+        if program == prog and sub in words[1:2]:
+            positional = [w for w in _positionals(words[2:])]
+            if len(positional) > index and hub_repo(positional[index]) and positional[index] not in seen:
+                yield Pull(positional[index], f"{prog} {sub}", revision)
+    if program in ("hf", "huggingface-cli") and words[1:2] == ["download"]:
+        positional = _positionals(words[2:])
+        if positional and positional[0] not in seen:
+            yield Pull(positional[0], f"{program} download", revision)
+    if program == "git" and "clone" in words[1:3]:
+        for w in words:
+            m = HUB_GIT.match(w)
+            if m:
+                yield Pull(m.group(1), "git clone", _clone_revision(words))
+
+
+def _positionals(words: list[str]) -> list[str]:
+    """Words that are not flags or flag values (a flag takes the next word unless it is `--x=y` or a switch
+    followed by another flag)."""
+    out, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w.startswith("-"):
+            skip = "=" not in w
+            continue
+        out.append(w)
+    return out
+
+
+def _revision(words: list[str]) -> str | None:
+    for i, w in enumerate(words):
+        m = REVISION_FLAG.match(w)
+        if m and not w.startswith(("--tokenizer-revision", "--tokenizer_revision")):
+            return m.group(1) if m.group(1) is not None else (words[i + 1] if i + 1 < len(words) else "")
+    return None
+
+
+def _revision_for(words: list[str], flag: str, model_revision: str | None) -> str | None:
+    """A tokenizer flag is pinned by `--tokenizer-revision`, or follows the model's revision (vLLM: the tokenizer
+    revision defaults to the model's when the tokenizer is the model)."""
+    if flag.startswith("--tokenizer"):
+        for i, w in enumerate(words):
+            head, eq, value = w.partition("=")
+            if head in ("--tokenizer-revision", "--tokenizer_revision"):
+                return value if eq else (words[i + 1] if i + 1 < len(words) else "")
+    return model_revision
+
+
+def _clone_revision(words: list[str]) -> str | None:
+    for i, w in enumerate(words):
+        if w in ("-b", "--branch") and i + 1 < len(words):
+            return words[i + 1] if SHA.match(words[i + 1]) or re.match(r"^v?\d", words[i + 1]) else "main"
+        if w.startswith("--revision"):
+            return w.partition("=")[2] or (words[i + 1] if i + 1 < len(words) else "")
+    return None
+
+
+def python_pulls(source: str) -> Iterator[tuple[int, Pull]]:
+    """(offset, pull) for each hub call in Python source (an inline `python -c`, a heredoc, a ConfigMap script)
+    whose repository is a literal hub id (`snapshot_download` always downloads: a variable counts too)."""
+    for m in PY_CALL.finditer(source):
+        call = m.group(1)
+        args = _call_args(source, m.end())
+        first = re.match(r"\s*(?:repo_id\s*=\s*|pretrained_model_name_or_path\s*=\s*|path\s*=\s*)?(['\"])([^'\"]+)\1",
+                         args)
+        repo = first.group(2) if first else None
+        if repo is None and call not in ("snapshot_download", "hf_hub_download"):
+            continue
+        if repo is not None and not hub_repo(repo):
+            continue
+        rev = re.search(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1", args)
+        yield m.start(), Pull(repo or "a repository", call, rev.group(2) if rev else None)
+
+
+def _call_args(source: str, start: int) -> str:
+    """The text inside the parentheses that open at `start` (balanced, bounded)."""
+    depth, i = 1, start
+    while i < len(source) and depth and i - start < 4000:
+        depth += {"(": 1, ")": -1}.get(source[i], 0)
+        i += 1
+    return source[start:i - 1]
+
+
+def uri_pulls(text: str) -> Iterator[Pull]:
+    """`hf://org/name[:revision]` (KServe) or `hf://org/name@revision` (huggingface_hub's file system)."""
+    for m in HF_URI.finditer(text):
+        parts = m.group(1).split("/")
+        repo = "/".join(parts[:3] if parts[0] in ("datasets", "spaces") else parts[:2])
+        rev = m.group(2)[1:] if m.group(2) else None
+        yield Pull(repo, "hf:// URI", rev)

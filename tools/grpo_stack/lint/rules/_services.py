@@ -1,0 +1,107 @@
+"""Services of a release and the pods behind them, including those controllers create (not a rule: no CODE).
+
+A Service written in the manifests fronts the pod templates its selector matches (with the labels controllers
+add, lint/controllers.py). KubeRay creates the head Service of every RayCluster (RayJob, RayService) itself:
+`<cluster>-head-svc` (or `headGroupSpec.headService.metadata.name`), of `headGroupSpec.serviceType`, fronting
+the head pod on the head container's ports and KubeRay's defaults (dashboard 8265, client 10001, GCS 6379,
+Serve 8000).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._objects import containers, selector_matches
+from ._podsecurity import namespace_of
+
+RAY_HEAD_DEFAULT_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "serve": 8000}
+
+
+@dataclass
+class ServicePort:
+    port: Any
+    target: Any  # int or a port name
+    name: str = ""
+
+
+@dataclass
+class Backend:
+    """A Service and the pods it fronts."""
+
+    obj: Any  # the RenderedObject written (a Service, or the RayCluster whose head Service KubeRay creates)
+    path: str  # where in `obj` the Service is described
+    name: str
+    namespace: str
+    type: str
+    annotations: dict
+    source_ranges: bool
+    ports: list[ServicePort]
+    pods: list[tuple[Any, str, dict]] = field(default_factory=list)  # (object, pod path, pod spec)
+    selector: dict = field(default_factory=dict)
+
+
+def _ports(items: Any) -> list[ServicePort]:
+    out = []
+    for p in items if isinstance(items, list) else []:
+        if isinstance(p, dict) and "port" in p:
+            out.append(ServicePort(p.get("port"), p.get("targetPort", p.get("port")), str(p.get("name", ""))))
+    return out
+
+
+def backends(ctx) -> list[Backend]:
+    """Every Service of the set, and every head Service KubeRay creates for the set's Ray clusters."""
+    templates = ctx.pod_templates()
+    out = []
+    for o in ctx.of_kind("Service"):
+        spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+        selector = spec.get("selector") if isinstance(spec.get("selector"), dict) else {}
+        meta = o.obj.get("metadata") if isinstance(o.obj.get("metadata"), dict) else {}
+        ns = namespace_of(o, ctx.namespace)
+        b = Backend(o, "spec", o.name, ns, str(spec.get("type") or "ClusterIP"), meta.get("annotations") or {},
+                    bool(spec.get("loadBalancerSourceRanges")), _ports(spec.get("ports")), selector=selector)
+        if selector:
+            b.pods = [(t, path, pod) for t, path, pod in templates if namespace_of(t, ctx.namespace) == ns
+                      and selector_matches({"matchLabels": selector}, ctx.pod_labels(t, path))]
+        out.append(b)
+    for t, path, pod in templates:
+        if not path.endswith("headGroupSpec.template.spec"):
+            continue
+        head_path = path.removesuffix(".template.spec")
+        head = _at(t.obj, head_path)
+        custom = head.get("headService") if isinstance(head.get("headService"), dict) else {}
+        cmeta = custom.get("metadata") if isinstance(custom.get("metadata"), dict) else {}
+        cspec = custom.get("spec") if isinstance(custom.get("spec"), dict) else {}
+        name = str(cmeta.get("name") or f"{t.name}-head-svc")
+        kind = str(cspec.get("type") or head.get("serviceType") or "ClusterIP")
+        ports = _ports(cspec.get("ports")) or _head_ports(pod)
+        out.append(Backend(t, head_path, name, namespace_of(t, ctx.namespace), kind, cmeta.get("annotations") or {},
+                           bool(cspec.get("loadBalancerSourceRanges")), ports, [(t, path, pod)]))
+    return out
+
+
+def _head_ports(pod: dict) -> list[ServicePort]:
+    declared = {}
+    for _f, _i, c in containers(pod):
+        for p in c.get("ports") or []:
+            if isinstance(p, dict) and "containerPort" in p:
+                declared[str(p.get("name", p["containerPort"]))] = p["containerPort"]
+    merged = {**RAY_HEAD_DEFAULT_PORTS, **declared}
+    return [ServicePort(port, port, name) for name, port in merged.items()]
+
+
+def _at(node: Any, dotted: str) -> dict:
+    for part in dotted.split("."):
+        node = node.get(part) if isinstance(node, dict) else (
+            node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else None)
+    return node if isinstance(node, dict) else {}
+
+
+def target_containers(pod: dict, target: Any) -> Iterator[tuple[str, int, dict]]:
+    """Containers of the pod that declare the target port (by number or name)."""
+    for f, i, c in containers(pod):
+        for p in c.get("ports") or []:
+            if isinstance(p, dict) and (str(p.get("containerPort")) == str(target) or p.get("name") == target):
+                yield f, i, c
+                break

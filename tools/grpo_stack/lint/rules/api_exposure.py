@@ -1,0 +1,284 @@
+"""GRPO820 unauthenticated-api-exposed."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..finding import Hit, Severity
+from ._objects import containers
+from ._podsecurity import namespace_of
+from ._services import Backend, ServicePort, backends, target_containers
+
+CODE = "GRPO820"
+NAME = "unauthenticated-api-exposed"
+SEVERITY = Severity.ERROR
+CATEGORY = "security"
+SUMMARY = ("A LoadBalancer, NodePort, Ingress or HTTPRoute fronts an API with no authentication: an inference "
+           "server without an API key, a notebook without a token, or the Ray dashboard / job API / client.")
+DOC = """## What it does
+Follows every way traffic from outside the cluster reaches a pod: a Service of `type: LoadBalancer` or
+`NodePort`, an Ingress or a Gateway API `HTTPRoute` / `GRPCRoute` backend, and KubeRay's own head Service
+(`headGroupSpec.serviceType`, `headService`) and Ingress (`enableIngress: true`). Each is followed through the
+Service's selector (and the labels controllers add) and its target port to the container behind it, in any
+controller. Reported when that container is:
+
+- an OpenAI-compatible or TGI inference server (vLLM, SGLang, Text Generation Inference, LMDeploy) started
+  without an API key (`--api-key`, `--api-keys`, `VLLM_API_KEY`, TGI's `API_KEY`);
+- a Jupyter server with its token switched off (`--ServerApp.token=''`, `--NotebookApp.token=''`);
+- a Ray head on the dashboard / job-submission port (8265) or the Ray client port (10001), on a cluster without
+  Ray token authentication (`authOptions: {mode: token}`, `RAY_AUTH_MODE=token`).
+
+An internal load balancer (the AWS, GCP and Azure internal annotations, an `internal` ALB scheme), a
+`loadBalancerSourceRanges` / allow-list, a `NodePort` and an HTTPRoute (whose Gateway may authenticate) are
+warnings; an Ingress with an authentication annotation (`nginx.ingress.kubernetes.io/auth-url`, `auth-type`,
+`alb.ingress.kubernetes.io/auth-type`) is not reported.
+
+## Why is this bad?
+The Ray job API runs any command it is sent, with the pod's credentials and volumes; a notebook without a token
+is a shell; an inference server without a key serves GPU time to whoever finds the address (and vLLM's and
+SGLang's APIs load LoRA adapters and tokenizers from paths the caller names). Scanners find such endpoints
+within hours of a load balancer getting a public address.
+
+## Example
+```yaml
+kind: Service
+spec:
+  type: LoadBalancer
+  selector: {app: vllm}
+  ports: [{port: 80, targetPort: 8000}]
+```
+Use instead:
+```yaml
+spec:
+  type: ClusterIP   # and reach it with kubectl port-forward, or put an authenticating gateway in front
+```
+with `--api-key` (from a Secret: `--api-key=$(VLLM_API_KEY)`) on the server if it must be reachable.
+
+## Fix
+Keep the Service `ClusterIP` (reach it with `kubectl port-forward`), or give the server its own authentication
+(`--api-key` from a Secret, a notebook token, Ray `authOptions: {mode: token}`) or put an authenticating proxy
+in front, and restrict the load balancer's source ranges.
+"""
+
+INTERNAL = re.compile(r"internal", re.IGNORECASE)
+INTERNAL_KEYS = ("service.beta.kubernetes.io/aws-load-balancer-internal",
+                 "service.beta.kubernetes.io/aws-load-balancer-scheme", "networking.gke.io/load-balancer-type",
+                 "cloud.google.com/load-balancer-type", "service.beta.kubernetes.io/azure-load-balancer-internal",
+                 "alb.ingress.kubernetes.io/scheme", "kubernetes.io/ingress.class",
+                 "service.beta.kubernetes.io/oci-load-balancer-internal")
+ALLOW_LIST = ("nginx.ingress.kubernetes.io/whitelist-source-range",
+              "nginx.ingress.kubernetes.io/allowlist-source-range", "alb.ingress.kubernetes.io/inbound-cidrs")
+AUTH_ANNOTATIONS = ("nginx.ingress.kubernetes.io/auth-url", "nginx.ingress.kubernetes.io/auth-type",
+                    "alb.ingress.kubernetes.io/auth-type", "traefik.ingress.kubernetes.io/router.middlewares",
+                    "konghq.com/plugins", "nginx.org/basic-auth-secret")
+RAY_HEAD_PORTS = {8265: "the Ray dashboard and job API", 10001: "the Ray client server"}
+RAY_PORT_NAMES = {"dashboard": 8265, "client": 10001}
+TOKEN_OFF = re.compile(r"--(?:NotebookApp|ServerApp|IdentityProvider)\.token=(?:''|\"\"|)(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class Api:
+    what: str  # "the vLLM OpenAI API"
+    ports: frozenset  # ports it listens on
+
+
+def _argv_text(c: dict) -> str:
+    command = c.get("command") if isinstance(c.get("command"), list) else []
+    args = c.get("args") if isinstance(c.get("args"), list) else []
+    return " ".join(str(w) for w in (*command, *args))
+
+
+def _env_names(c: dict) -> dict[str, object]:
+    return {str(e.get("name")): e.get("value", e.get("valueFrom")) for e in c.get("env") or [] if isinstance(e, dict)}
+
+
+def _port_flag(text: str, flag: str = "--port") -> int | None:
+    m = re.search(rf"{flag}[= ]+['\"]?(\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | None:
+    """The unauthenticated API the container serves, or None (none, or it authenticates callers)."""
+    text, env, image = _argv_text(c), _env_names(c), str(c.get("image", ""))
+    words = {posixpath.basename(w) for w in re.split(r"[\s;&|()]+", text) if w}
+    keyed = bool(re.search(r"--api-keys?\b", text))
+    if "vllm serve" in text or "vllm.entrypoints" in text or (not text.strip() and "vllm-openai" in image) or (
+            "vllm-openai" in image and text.lstrip().startswith("--")):
+        if keyed or "VLLM_API_KEY" in env:
+            return None
+        return Api("the vLLM OpenAI-compatible API", frozenset({_port_flag(text) or 8000}))
+    if "sglang.launch_server" in text or "sglang serve" in text:
+        return None if keyed else Api("the SGLang API", frozenset({_port_flag(text) or 30000}))
+    if "text-generation-launcher" in words or ("text-generation-inference" in image and "python" not in words):
+        if keyed or "API_KEY" in env:
+            return None
+        port = _port_flag(text) or (int(env["PORT"]) if str(env.get("PORT", "")).isdigit() else None)
+        return Api("the Text Generation Inference API", frozenset({port} if port else {80, 3000}))
+    if "lmdeploy serve api_server" in text:
+        return None if keyed else Api("the LMDeploy API", frozenset({_port_flag(text, "--server-port") or 23333}))
+    if words & {"jupyter", "jupyter-lab", "jupyter-notebook", "start-notebook.sh", "start-notebook.py"} and (
+            TOKEN_OFF.search(text) or env.get("JUPYTER_TOKEN") == ""):
+        return Api("a Jupyter server with its token switched off", frozenset({_port_flag(text) or 8888}))
+    head = ray_head or bool(re.search(r"\bray start\b.*--head\b", text))
+    if head and not ray_token_auth and str(env.get("RAY_AUTH_MODE", "")).lower() != "token":
+        return Api("the Ray head", frozenset(RAY_HEAD_PORTS))
+    return None
+
+
+def _ray_token_auth(o, pod_path: str) -> bool:
+    """KubeRay's `authOptions: {mode: token}` on the cluster the pod belongs to."""
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    for key in ("rayClusterSpec", "rayClusterConfig"):
+        if f".{key}." in f".{pod_path}":
+            spec = spec.get(key) if isinstance(spec.get(key), dict) else {}
+    auth = spec.get("authOptions") if isinstance(spec.get("authOptions"), dict) else {}
+    return str(auth.get("mode", "")).lower() == "token"
+
+
+def _is_ray_head(ctx, o, pod_path: str) -> bool:
+    return ctx.pod_labels(o, pod_path).get("ray.io/node-type") == "head"
+
+
+def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[str, str]]:
+    """(description of the pod and container, what is exposed) for each unauthenticated API behind these ports."""
+    for o, pod_path, pod in b.pods:
+        head, token = _is_ray_head(ctx, o, pod_path), _ray_token_auth(o, pod_path)
+        for p in ports:
+            declared = list(target_containers(pod, p.target))
+            candidates = declared or list(containers(pod))
+            for _f, i, c in candidates:
+                api = unauthenticated_api(c, head and c is _first(pod), token)
+                if api is None:
+                    continue
+                port = _number(pod, c, p.target)
+                if port in api.ports:
+                    what = RAY_HEAD_PORTS.get(port, api.what) if api.what == "the Ray head" else api.what
+                    yield f"{o.kind} {o.name} (container {c.get('name', i)}, port {port})", what
+
+
+def _first(pod: dict):
+    items = pod.get("containers") or []
+    return items[0] if items else None
+
+
+def _number(pod: dict, c: dict, target) -> int | None:
+    if isinstance(target, int):
+        return target
+    if str(target).isdigit():
+        return int(target)
+    for p in c.get("ports") or []:
+        if isinstance(p, dict) and p.get("name") == target and isinstance(p.get("containerPort"), int):
+            return p["containerPort"]
+    return RAY_PORT_NAMES.get(str(target))
+
+
+def _internal(annotations: dict) -> bool:
+    return any(INTERNAL.search(str(annotations.get(k, ""))) or (k.endswith("-internal") and str(
+        annotations.get(k, "")).lower() in ("true", "0.0.0.0/0")) for k in INTERNAL_KEYS if k in annotations)
+
+
+def _severity(limited: bool) -> Severity | None:
+    return Severity.WARNING if limited else None
+
+
+def _service_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
+    for b in all_backends:
+        if b.type not in ("LoadBalancer", "NodePort"):
+            continue
+        limited = b.type == "NodePort" or b.source_ranges or _internal(b.annotations)
+        path = "spec.type" if b.obj.kind == "Service" else f"{b.path}.serviceType"
+        if b.obj.kind != "Service" and "headService" in str((_node(b.obj.obj, b.path) or {}).keys()):
+            path = f"{b.path}.headService.spec.type"
+        for where, what in _dedup(_exposed_apis(ctx, b, b.ports)):
+            yield Hit(path, f"Service {b.name} ({b.type}) exposes {what} of {where} with no authentication",
+                      obj=b.obj, severity=_severity(limited))
+
+
+def _node(node, dotted: str):
+    for part in dotted.split("."):
+        node = node.get(part) if isinstance(node, dict) else (
+            node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else None)
+    return node
+
+
+def _dedup(items) -> list:
+    return list(dict.fromkeys(items))
+
+
+def _route_backends(o) -> Iterator[tuple[str, str, object]]:
+    """(path, service name, port number or name) for each backend of an Ingress or Gateway API route."""
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    if o.kind == "Ingress":
+        default = (spec.get("defaultBackend") or {}).get("service") if isinstance(spec.get("defaultBackend"),
+                                                                                   dict) else None
+        if isinstance(default, dict):
+            port = default.get("port") or {}
+            yield "spec.defaultBackend", str(default.get("name")), port.get("number", port.get("name"))
+        for i, rule in enumerate(spec.get("rules") or []):
+            paths = ((rule or {}).get("http") or {}).get("paths") if isinstance(rule, dict) else None
+            for j, item in enumerate(paths or []):
+                svc = ((item or {}).get("backend") or {}).get("service") if isinstance(item, dict) else None
+                if isinstance(svc, dict):
+                    port = svc.get("port") or {}
+                    yield (f"spec.rules.{i}.http.paths.{j}.backend.service", str(svc.get("name")),
+                           port.get("number", port.get("name")))
+    else:
+        for i, rule in enumerate(spec.get("rules") or []):
+            for j, ref in enumerate((rule or {}).get("backendRefs") or [] if isinstance(rule, dict) else []):
+                if isinstance(ref, dict) and ref.get("kind", "Service") == "Service" and ref.get("group", "") == "":
+                    yield f"spec.rules.{i}.backendRefs.{j}", str(ref.get("name")), ref.get("port")
+
+
+def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
+    routes = [o for o in ctx.of_kind("Ingress", "HTTPRoute", "GRPCRoute")
+              if o.kind == "Ingress" or str(o.obj.get("apiVersion", "")).startswith("gateway.networking.k8s.io/")]
+    for o in routes:
+        meta = o.obj.get("metadata") if isinstance(o.obj.get("metadata"), dict) else {}
+        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        if any(k in annotations for k in AUTH_ANNOTATIONS):
+            continue
+        limited = o.kind != "Ingress" or _internal(annotations) or any(k in annotations for k in ALLOW_LIST)
+        ns = namespace_of(o, ctx.namespace)
+        for path, name, port in _route_backends(o):
+            found = [b for b in all_backends if b.name == name and b.namespace == ns]
+            if not found:
+                unknown = _unknown_ray_head(name, port)
+                if unknown:
+                    yield Hit(path, f"{o.kind} {o.name} routes to {unknown} of the Ray head Service {name} with no "
+                              "authentication", obj=o, severity=_severity(limited))
+                continue
+            for b in found:
+                ports = [p for p in b.ports if port is None or str(p.port) == str(port) or p.name == port]
+                for where, what in _dedup(_exposed_apis(ctx, b, ports)):
+                    yield Hit(path, f"{o.kind} {o.name} routes to {what} of {where} through Service {name} with no "
+                              "authentication", obj=o, severity=_severity(limited))
+
+
+def _unknown_ray_head(name: str, port) -> str | None:
+    """A KubeRay head Service of a cluster outside the set, on the dashboard or client port."""
+    if not name.endswith("-head-svc"):
+        return None
+    number = RAY_PORT_NAMES.get(str(port)) or (int(port) if str(port).isdigit() else None)
+    return RAY_HEAD_PORTS.get(number) if number else None
+
+
+def _kuberay_ingress(ctx) -> Iterator[Hit]:
+    """`headGroupSpec.enableIngress: true`: KubeRay creates an Ingress to the head's dashboard port."""
+    for o, pod_path, _pod in ctx.pod_templates():
+        if not pod_path.endswith("headGroupSpec.template.spec"):
+            continue
+        head_path = pod_path.removesuffix(".template.spec")
+        head = _node(o.obj, head_path)
+        if isinstance(head, dict) and head.get("enableIngress") is True and not _ray_token_auth(o, pod_path):
+            yield Hit(f"{head_path}.enableIngress", f"{o.kind} {o.name}: enableIngress makes KubeRay route an "
+                      "Ingress to the Ray dashboard and job API (8265), with no authentication", obj=o)
+
+
+def check(ctx) -> Iterator[Hit]:
+    all_backends = backends(ctx)
+    yield from _service_exposure(ctx, all_backends)
+    yield from _route_exposure(ctx, all_backends)
+    yield from _kuberay_ingress(ctx)
