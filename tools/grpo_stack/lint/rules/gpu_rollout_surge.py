@@ -1,4 +1,4 @@
-"""GRPO618 gpu-rollout-surge."""
+"""GRPO625 gpu-rollout-surge."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ._objects import containers
 from ._quantity import quantity
 from ._rollout import replicas, rolling_update, scaled
 
-CODE = "GRPO618"
+CODE = "GRPO625"
 NAME = "gpu-rollout-surge"
 SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
