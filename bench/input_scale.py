@@ -26,7 +26,7 @@ def main() -> None:
     p.add_argument("--command-bytes", type=int, default=1 << 20)
     args = p.parse_args()
 
-    from grpo_stack.lint.rules.vllm_server_gpus import _SHELL_WORD
+    from grpo_stack.lint.rules.vllm_server_gpus import SHELL_WORD
     from grpo_stack.positions import load
     from ruamel.yaml import YAML
 
@@ -37,7 +37,7 @@ def main() -> None:
           f"ratio {old / new:.1f}x")
 
     script = "echo " + "x " * (args.command_bytes // 2)
-    new = timed(lambda: _SHELL_WORD.findall(script))
+    new = timed(lambda: SHELL_WORD.findall(script))
     old = timed(lambda: shlex.split(script))
     print(f"shell words of a {len(script)}-byte command: regex {new:.2f} s, shlex {old:.2f} s, "
           f"ratio {old / new:.1f}x")

@@ -54,7 +54,7 @@ def stages() -> tuple[float, float, dict[str, float]]:
     from grpo_stack import objectschema
     from grpo_stack.cli.lint import main
 
-    objectschema._MEMO.clear()  # a cold process starts without validated objects (validators stay built)
+    objectschema.forget_validated()  # a cold process starts without validated objects (validators stay built)
 
     spent: dict[str, float] = defaultdict(float)
 

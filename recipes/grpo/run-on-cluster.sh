@@ -2,20 +2,24 @@
 # Submit the release's GRPO job from inside its Ray head pod.
 #
 #   recipes/grpo/run-on-cluster.sh --release grpo --namespace team-a [--dry-run] [--follow] [--overwrite-checkpoints]
+#                                  [--skip-check CODE]...
 #
 # --follow streams the Ray job's logs and exits with the job's status (0 only when it SUCCEEDED).
 # --overwrite-checkpoints lets a resume.mode: disable run start at step 0 where an earlier run's checkpoints are.
 # Everything the job needs comes from the release itself: the RayCluster is found by the release's
 # app.kubernetes.io/instance label (never `.items[0]` of any head in the namespace), the command is built in the
-# head pod from the job ConfigMap the chart mounted there, by the same builder `grpo-render --job` uses.
+# head pod from the job ConfigMap the chart mounted there, by the same builder `grpo-render --job` uses, after
+# grpo-lint's job checks (batch math, lengths, parallelism) have passed on it there: values given with
+# `helm install --set` or a hand-edited ConfigMap meet the same rules. An error is refused with grpo-lint's finding
+# and exit status 1; --skip-check CODE skips one check (as a grpo-lint suppression in the values file does).
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 --release NAME --namespace NS [--dry-run] [--follow] [--overwrite-checkpoints] [--wait-timeout 30m]" >&2
+  echo "usage: $0 --release NAME --namespace NS [--dry-run] [--follow] [--overwrite-checkpoints] [--skip-check CODE]... [--wait-timeout 30m]" >&2
   exit 2
 }
 
-release="" namespace="" dry_run=0 follow=0 overwrite=0 wait_timeout="30m"
+release="" namespace="" dry_run=0 follow=0 overwrite=0 wait_timeout="30m" skip=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) release="${2:-}"; shift 2 ;;
@@ -24,6 +28,7 @@ while [ $# -gt 0 ]; do
     --follow) follow=1; shift ;;
     --overwrite-checkpoints) overwrite=1; shift ;;
     --wait-timeout) wait_timeout="${2:-}"; shift 2 ;;
+    --skip-check) [ -n "${2:-}" ] || usage; skip+=(--skip-check "$2"); shift 2 ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
@@ -81,7 +86,7 @@ spec_sha="$(kubectl "${ns[@]}" get configmap "${cm_list[0]}" -o 'jsonpath={.data
   | PYTHONPATH="$tools" python3 -m grpo_stack.job.submit --spec-sha256-of -)" \
   || die "cannot read job.json from ConfigMap ${cm_list[0]}"
 
-# The builder is stdlib-only Python; ship it with the in-pod submit script.
+# The builder and grpo-lint's job rules import only the standard library; ship them with the in-pod submit script.
 kubectl "${ns[@]}" exec "$head" -- mkdir -p /tmp/grpo-stack
 kubectl "${ns[@]}" cp "$tools/grpo_stack" "${head}:/tmp/grpo-stack/grpo_stack"
 kubectl "${ns[@]}" cp "$here/submit.sh" "${head}:/tmp/grpo-stack/submit.sh"
@@ -90,6 +95,7 @@ args=(--expect-spec-sha256 "$spec_sha")
 [ "$dry_run" -eq 1 ] && args+=(--dry-run)
 [ "$follow" -eq 1 ] && args+=(--follow)
 [ "$overwrite" -eq 1 ] && args+=(--overwrite-checkpoints)
+args+=("${skip[@]}")
 echo "run-on-cluster: submitting from ${namespace}/${head} (${want} workers Ready)"
 # kubectl exec returns the in-pod submit's exit status: with --follow, the job's.
 exec kubectl "${ns[@]}" exec "$head" -- bash /tmp/grpo-stack/submit.sh "${args[@]}"

@@ -31,10 +31,15 @@ def hashes(rendered) -> set[str]:
 
 
 def pods_as_run(rendered) -> str:
-    """What the Ray pods are made of: rayStartParams and pod specs of every group (not replicas, not the hash)."""
+    """What the Ray pods are made of: rayStartParams, pod specs and pod labels and annotations of every group (not
+    replicas, not the hash)."""
     spec = raycluster(rendered)["spec"]
     groups = [spec["headGroupSpec"], *spec["workerGroupSpecs"]]
-    return json.dumps([(g.get("rayStartParams"), g["template"]["spec"]) for g in groups], sort_keys=True)
+
+    def metadata(g):
+        meta = g["template"]["metadata"]
+        return meta.get("labels"), {k: v for k, v in (meta.get("annotations") or {}).items() if k != HASH}
+    return json.dumps([(g.get("rayStartParams"), g["template"]["spec"], metadata(g)) for g in groups], sort_keys=True)
 
 
 def job_configmap(rendered) -> dict:
@@ -104,6 +109,12 @@ POD_INPUTS = {
                                               "global.job.reward.url": "https://reward.example.com/score"}),
     "checkpointDir (writable mount)": ("qwen3-8b", {"global.job.trainer.checkpointDir": "checkpoints/other"}),
     "model.path (miles conversion mount)": ("miles-qwen3-4b", {"global.job.model.path": "models/Qwen3-4B-sft"}),
+    "a pod annotation (global.pod)": ("qwen3-8b", {"global.pod.annotations": {"karpenter.sh/do-not-disrupt": "true"}}),
+    "a worker label": ("qwen3-8b", {"raycluster.worker.pod.labels": {"cost-center": "rl"}}),
+    "a head node selector term": ("qwen3-8b", {"raycluster.head.pod.nodeSelector": {"karpenter.sh/capacity-type":
+                                                                                    "on-demand"}}),
+    "the worker's identity": ("qwen3-8b", {"raycluster.worker.pod.serviceAccountName": "trainer"}),
+    "the image registry": ("qwen3-8b", {"global.imageRegistry": "registry.local:5000"}),
 }
 
 

@@ -156,7 +156,9 @@ def test_typed_model_refuses_privileged_without_dedicated_nodes():
     base = {"image": {"repository": "r", "tag": "t", "digest": ""}, "replicas": 1, "instanceType": "m6i.4xlarge",
             "resources": {"cpu": "1", "memory": "1Gi"}, "privileged": True,
             "dedicatedNodes": {"nodeSelector": {}, "tolerations": []}, "readOnlyRootFilesystem": True,
-            "scratchSize": "1Gi", "antiAffinity": "required"}
+            "scratchSize": "1Gi", "antiAffinity": "required",
+            "pod": {"nodeSelector": {}, "nodeAffinity": [], "tolerations": [], "annotations": {}, "labels": {},
+                    "priorityClassName": "", "serviceAccountName": ""}}
     with pytest.raises(ValidationError, match="dedicatedNodes"):
         SandboxFusion.model_validate(base)
     SandboxFusion.model_validate({**base, "dedicatedNodes": DEDICATED})

@@ -1,5 +1,7 @@
 """Variants of the shipped values files for the scheduler oracle: instance types, node counts, GPU / EFA / CPU /
-memory requests, reward and sandbox replicas and sizes, the sandbox's anti-affinity and dedicated nodes.
+memory requests, reward and sandbox replicas and sizes, the sandbox's anti-affinity and dedicated nodes, and the
+scheduling keys (`global.pod` and a component's `pod`: node selectors and required node affinity that agree or
+disagree with the instance type, extra tolerations).
 
 Seeded, so a run is reproducible and a disagreement can be replayed by its name. The draws lean on the edges the
 catalogue gives (allocatable just below and above a request) so that about half the variants cross one."""
@@ -12,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from grpo_stack.catalog.instances import lookup
+
+from tests.controlplane.nodes import ZONE
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAINING = ["values/qwen3-8b.yaml", "values/qwen3-30b.yaml", "values/qwen3-235b.yaml", "values/qwen25-72b.yaml",
@@ -98,7 +102,34 @@ def _training_variant(rng: random.Random, i: int, base: str) -> Variant:
         if rng.random() < 0.5:
             sandbox["dedicatedNodes"] = DEDICATED
         overlay["sandbox-fusion"] = sandbox
+    _scheduling(random.Random(f"scheduling-{i}"), overlay, gpu)
     return Variant(f"v{i:03d}-{Path(base).stem}", [base], overlay)
+
+
+def _scheduling(rng: random.Random, overlay: dict[str, Any], gpu: str) -> None:
+    """The scheduling keys, drawn apart from the rest (their own seed) so the other draws stay as they were."""
+    family = gpu.partition(".")[0]
+    draw = rng.random()
+    worker_pod = overlay["raycluster"]["worker"].setdefault("pod", {})
+    if draw < 0.15:  # one zone for every pod: every node is in it
+        overlay["global"]["pod"] = {"nodeSelector": {"topology.kubernetes.io/zone": ZONE}}
+    elif draw < 0.25:  # the workers' own family, as a required affinity: agrees
+        worker_pod["nodeAffinity"] = [{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
+                                       "values": [family, "p5"]}]
+    elif draw < 0.32:  # every type but the workers' own: no node can take them
+        worker_pod["nodeAffinity"] = [{"key": "node.kubernetes.io/instance-type", "operator": "NotIn",
+                                       "values": [gpu]}]
+    elif draw < 0.38:  # a generation no node of any catalogued type has, for every pod
+        overlay["global"]["pod"] = {"nodeAffinity": [{"key": "karpenter.k8s.aws/instance-generation",
+                                                      "operator": "Gt", "values": ["99"]}]}
+    elif draw < 0.45:  # another family for the workers, by node selector
+        other = "g5" if family != "g5" else "p4d"
+        worker_pod["nodeSelector"] = {"karpenter.k8s.aws/instance-family": other}
+    if rng.random() < 0.2:  # a toleration for a taint no node has: harmless
+        worker_pod["tolerations"] = [{"key": "example.com/maintenance", "operator": "Exists",
+                                      "effect": "NoSchedule"}]
+    if not worker_pod:
+        del overlay["raycluster"]["worker"]["pod"]
 
 
 def _eval_variant(rng: random.Random, i: int) -> Variant:

@@ -5,6 +5,8 @@ and rendered once, in-process (one render serves both); each variant's pods are 
 with kwok nodes made from the instance catalogue per the values, and the real kube-scheduler places them:
 
 - a variant with no placement error must schedule completely;
+- a node selector or required affinity that grpo-lint says no node of the instance type satisfies (GRPO618) must
+  leave that pod Pending as not matching its node affinity/selector;
 - each placement error (a pod's CPU, memory, GPUs or EFA beyond its instance type) must leave a pod of the
   object it names Pending, with the scheduler's own reason for that resource ("Insufficient cpu", ...) in the
   PodScheduled condition; a partial-EFA request (flagged, it wastes interfaces) must still schedule;
@@ -12,7 +14,9 @@ with kwok nodes made from the instance catalogue per the values, and the real ku
 
 The cluster model (said once, here): GPU workers get `global.cluster.nodes` nodes of `gpuInstanceType`; every
 other pod gets a node of its own of the instance type it selects (the autoscaled CPU pools Karpenter or a
-managed node group give), with the labels and taints of `sandbox-fusion.dedicatedNodes` where set.
+managed node group give), with the labels and taints of `sandbox-fusion.dedicatedNodes` where set. Nodes carry
+EKS's and Karpenter's well-known labels of their type (tests/controlplane/nodes.py, from Karpenter's documented
+naming), never a label copied from the pod's own selector.
 
 Where the check stops: pods are made from the rendered pod templates as their controllers would make them
 (labels from lint/controllers.py, the KubeRay operator's own pod building is tested by the helm-install tier),
@@ -42,7 +46,15 @@ from tests.controlplane.prerequisites import install_prerequisites
 NS = "placement-oracle"
 VARIANT_LABEL = "grpo-stack.test/variant"
 BATCH = 20
+WELL_KNOWN = ("karpenter.", "topology.kubernetes.io/", "kubernetes.io/", "node.kubernetes.io/", "beta.kubernetes.io/")
 RESOURCE_OF = {"cpu": "cpu", "memory": "memory", "gpusPerNode": GPU, "efaPerNode": EFA}
+# The unit a finding at an instance-type key names in its message ("requests 8 GPUs; g6e.12xlarge has 4").
+MESSAGE_UNITS = ((" GPUs", "gpusPerNode"), (" EFA", "efaPerNode"), (" CPU", "cpu"), (" GiB", "memory"))
+# GRPO618 (node-selector-contradiction): "RayCluster grpo-ray (worker group): no p5.48xlarge node can run this pod"
+CONTRADICTED = re.compile(r"^(\w+ \S+?)(?: \((head|worker group)\))?: no \S+ node can run")
+AFFINITY = "affinity"
+# The scheduler's reason per resource in the PodScheduled condition.
+REASON = {AFFINITY: "didn't match Pod's node affinity/selector"}
 OWNER = re.compile(r"^(\w+) (\S+) (?:requests|spans)")
 # Disagreements that are documented limits, by variant name -> why. Empty: every disagreement found so far was
 # a bug, and was fixed in lint/rules.
@@ -53,10 +65,17 @@ def expected_pending(findings) -> list[tuple[str, str]]:
     """(owner "Kind name", resource) for every GRPO601 error that says a pod cannot fit its instance type."""
     out = []
     for f in findings:
+        if f.code == "GRPO618" and f.severity.value == "error":
+            owner = CONTRADICTED.match(f.message)
+            out.append((f"{owner.group(1)}{', ' + owner.group(2) if owner.group(2) else ''}", AFFINITY) if owner
+                       else (f.message, "?"))
+            continue
         if f.code != "GRPO601" or f.severity.value != "error" or "partial EFA" in f.message:
             continue
         owner = OWNER.match(f.message)
         leaf = f.key_path.rsplit(".", 1)[-1]
+        if leaf not in RESOURCE_OF:  # at the instance type's key (vllm.instanceType): the message names the unit
+            leaf = next((k for word, k in MESSAGE_UNITS if word in f.message), leaf)
         if owner and leaf in RESOURCE_OF:
             # A RayCluster finding names the group by its key: the head's or the GPU workers' values.
             group = ", head" if f.key_path.startswith("raycluster.head.") else \
@@ -74,6 +93,10 @@ def plan_variant(index: int, ctx) -> tuple[list[dict], list[tuple[dict, str]]]:
     for g, group in enumerate(pod_groups(ctx)):
         selector = dict(group.spec.get("nodeSelector") or {})
         itype = selector.pop(nodes.INSTANCE_TYPE_LABEL, None) or "m6i.4xlarge"
+        # A node carries its type's own labels; only a pool's labels (a dedicated group's) come from the selector,
+        # so a selector that contradicts the type finds no node.
+        own = nodes.node_object("probe", itype)["metadata"]["labels"]
+        selector = {k: v for k, v in selector.items() if k not in own and not k.startswith(WELL_KNOWN)}
         extra_taints = [_taint(t) for t in group.spec.get("tolerations") or [] if _taint(t)]
         gpu_workers = group.values_key == "global.cluster.gpuInstanceType"
         count = int(ctx.get("global.cluster.nodes")) if gpu_workers else group.replicas
@@ -179,8 +202,14 @@ def verdict(expected: list[tuple[str, str]], placed: list[tuple[str, str, str]],
         if partial_efa and not pending:
             row = "partial EFA (flagged, not a fit): scheduled"
         return row, "" if not pending else f"{pending[0][0]}: {pending[0][1]}"
+    def reasons(o: str, r: str) -> list[str]:
+        # The scheduler names the first filter a node fails: node affinity before resources, so a pod whose
+        # selector no node satisfies is reported for that, whatever else it lacks.
+        out = [REASON.get(r, f"Insufficient {r}")]
+        return out + [REASON[AFFINITY]] if (o, AFFINITY) in expected else out
     missing = [(o, r) for o, r in expected
-               if not any(owner.startswith(o) and f"Insufficient {r}" in msg for owner, msg in pending)]
+               if not any(owner.startswith(o) and any(text in msg for text in reasons(o, r))
+                          for owner, msg in pending)]
     unexplained = [(owner, msg) for owner, msg in pending if not any(owner.startswith(o) for o, _ in expected)]
     if missing:
         return "DISAGREE flagged, but not Pending for that reason", f"{missing[0]} vs pending {pending[:2]}"

@@ -244,8 +244,8 @@ def bare_server(control_plane, tmp_path_factory):
         config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{port}"
         kubeconfig = work / "kubeconfig"
         kubeconfig.write_text(yaml.safe_dump(config))
-        kube = Kube(str(kubeconfig))
-        wait_for("the bare API server ready", lambda: _ready(kube), timeout=90, every=0.5)
+        # Kube() runs discovery at once, so it is made only when the server answers.
+        kube = wait_for("the bare API server ready", lambda: _ready(str(kubeconfig)), timeout=90, every=0.5)
         kube.close()
         yield kubeconfig
     finally:
@@ -257,12 +257,13 @@ def bare_server(control_plane, tmp_path_factory):
         log.close()
 
 
-def _ready(kube: Kube) -> bool:
+def _ready(kubeconfig: str) -> Kube | None:
     try:
+        kube = Kube(kubeconfig)
         kube.api.call_api("/readyz", "GET", auth_settings=["BearerToken"], _preload_content=False)
-        return True
+        return kube
     except Exception:  # noqa: BLE001 - connection refused while it starts
-        return False
+        return None
 
 
 def test_empty_cluster(bare_server, tmp_path):

@@ -63,7 +63,7 @@ def head_pod(rel: Release) -> str:
 def run_script(rel: Release, tmp_path, *args: str, mounted: str | None = None):
     """run-on-cluster.sh with `kubectl` = the real kubectl on this API server, exec/cp to the shim."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
+    bin_dir.mkdir(parents=True, exist_ok=True)
     kubectl = bin_dir / "kubectl"
     # The script calls `kubectl --namespace NS VERB ...`: the third argument is the verb.
     kubectl.write_text(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from grpo_stack.catalog.instances import lookup
@@ -14,11 +15,25 @@ GPU_TAINT = {"key": GPU_RESOURCE, "value": "true", "effect": "NoSchedule"}
 # kubelet's default --max-pods; the catalogue has no per-type pod limit (EKS's depends on the CNI's settings).
 MAX_PODS = 110
 ZONE = "us-west-2a"
+# Karpenter's well-known node labels (karpenter.sh docs, "Well-Known Labels"): family and size are the two halves of
+# the EC2 name, category its leading letters, generation the digits after them.
+KARPENTER = "karpenter.k8s.aws/"
+_FAMILY = re.compile(r"^([a-z]+)([0-9]+)")
+
+
+def karpenter_labels(instance_type: str) -> dict[str, str]:
+    family, dot, size = instance_type.partition(".")
+    m = _FAMILY.match(family)
+    if not dot or not m or instance_type.startswith("ml."):
+        return {}
+    return {f"{KARPENTER}instance-family": family, f"{KARPENTER}instance-size": size,
+            f"{KARPENTER}instance-category": m.group(1), f"{KARPENTER}instance-generation": m.group(2)}
 
 
 def node_object(name: str, instance_type: str, *, labels: dict[str, str] | None = None,
                 taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    """A Node kwok manages: the catalogue row's allocatable CPU, memory, GPUs and EFA, EKS's well-known labels.
+    """A Node kwok manages: the catalogue row's allocatable CPU, memory, GPUs and EFA, EKS's and Karpenter's
+    well-known labels.
 
     GPU types get the `nvidia.com/gpu` NoSchedule taint unless `taints` is given."""
     row = lookup(instance_type)
@@ -45,6 +60,7 @@ def node_object(name: str, instance_type: str, *, labels: dict[str, str] | None 
                 INSTANCE_TYPE_LABEL: row.name,
                 "topology.kubernetes.io/zone": ZONE,
                 "type": "kwok",
+                **karpenter_labels(row.name),
                 **(labels or {}),
             },
         },

@@ -26,6 +26,8 @@ POLICY = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
           "metadata": {"name": "np", "namespace": "grpo"},
           "spec": {"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/16",
                                                                          "except": ["10.0.1.0/24"]}}]}]}}
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "grpo"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "http"}]}}
 C = ("spec", "template", "spec", "containers", 0)
 
 # (base, path, bad value, error key path)
@@ -47,6 +49,24 @@ CASES = [
     (POLICY, ("spec", "ingress", 0, "from", 0, "ipBlock", "except", 0), "192.168.0.0/24",
      "spec.ingress.0.from.0.ipBlock.except.0"),
     (POLICY, ("spec", "ingress", 0, "from", 0), {"podSelector": None}, "spec.ingress.0.from.0"),
+    (DEPLOYMENT, (*C, "imagePullPolicy"), "Sometimes", f"{'.'.join(map(str, C))}.imagePullPolicy"),
+    (DEPLOYMENT, (*C, "env"), [{"name": "A=B", "value": "x"}], f"{'.'.join(map(str, C))}.env.0.name"),
+    (DEPLOYMENT, (*C, "readinessProbe"), {"tcpSocket": {"port": 8080}, "timeoutSeconds": -1},
+     f"{'.'.join(map(str, C))}.readinessProbe.timeoutSeconds"),
+    (DEPLOYMENT, (*C, "securityContext"), {"runAsUser": -1}, f"{'.'.join(map(str, C))}.securityContext.runAsUser"),
+    (DEPLOYMENT, ("spec", "template", "spec", "securityContext"), {"fsGroup": -5},
+     "spec.template.spec.securityContext.fsGroup"),
+    (DEPLOYMENT, (*C, "volumeMounts"), [{"name": "cache", "mountPath": "/cache"}],
+     f"{'.'.join(map(str, C))}.volumeMounts.0.name"),
+    (DEPLOYMENT, ("spec", "replicas"), -1, "spec.replicas"),
+    (DEPLOYMENT, ("spec", "selector", "matchExpressions"), [{"key": "a", "operator": "Near", "values": ["b"]}],
+     "spec.selector.matchExpressions.0.operator"),
+    (DEPLOYMENT, ("spec", "selector", "matchExpressions"), [{"key": "a", "operator": "Exists", "values": ["b"]}],
+     "spec.selector.matchExpressions.0.values"),
+    (SERVICE, ("spec", "selector", "app"), "bad value", "spec.selector.app"),
+    (SERVICE, ("spec", "ports", 0, "nodePort"), 30080, "spec.ports.0.nodePort"),
+    (POLICY, ("spec", "podSelector"), {"matchLabels": {"app": "bad value"}}, "spec.podSelector.matchLabels.app"),
+    (POLICY, ("spec", "ingress", 0, "ports"), [{"port": 80, "protocol": "ICMP"}], "spec.ingress.0.ports.0.protocol"),
 ]
 
 
@@ -68,7 +88,27 @@ def _with(base, path, value):
 
 
 def test_valid_objects_pass(capsys, tmp_path):
-    code, out = _lint(capsys, tmp_path, [DEPLOYMENT, POLICY])
+    code, out = _lint(capsys, tmp_path, [DEPLOYMENT, POLICY, SERVICE])
+    assert code == 0, out
+
+
+VALID_EDGES = [
+    (DEPLOYMENT, (*C, "env"), [{"name": "a.b-c", "value": "x"}, {"name": "WITH SPACE", "value": "z"}]),
+    (DEPLOYMENT, (*C, "imagePullPolicy"), "Always"),
+    (DEPLOYMENT, ("spec", "replicas"), 0),
+    (DEPLOYMENT, ("spec", "template", "spec", "volumes"), [{"name": "cache", "emptyDir": {}}]),
+    (SERVICE, ("spec", "type"), "NodePort"),
+    (SERVICE, ("spec", "selector", "app"), ""),
+]
+
+
+@pytest.mark.parametrize("base,path,value", VALID_EDGES, ids=[f"{'.'.join(map(str, c[1]))}" for c in VALID_EDGES])
+def test_valid_edge_passes(capsys, tmp_path, base, path, value):
+    """The API server admits these (relaxed env names are GA in v1.34; nodePort only with a type that has one)."""
+    obj = _with(base, path, value)
+    if path[-1] == "type":
+        obj["spec"]["ports"][0]["nodePort"] = 30080
+    code, out = _lint(capsys, tmp_path, [obj])
     assert code == 0, out
 
 

@@ -3,7 +3,7 @@ answered with the name it came from. A typo one edit from two catalogued names (
 
 import string
 
-from grpo_stack.catalog.instances import KNOWN_NAMES, _distance, suggestions
+from grpo_stack.catalog.instances import KNOWN_NAMES, edit_distance, suggestions
 
 ALPHABET = sorted(set("".join(KNOWN_NAMES)) | set(string.ascii_lowercase[:3]))
 
@@ -28,7 +28,7 @@ def test_every_one_edit_typo_suggests_its_origin():
         for typo in set(one_edit_typos(name)) - known:
             found = suggestions(typo)
             checked += 1
-            if name not in found or any(_distance(typo, f) > 1 and not f.startswith(typo) for f in found):
+            if name not in found or any(edit_distance(typo, f) > 1 and not f.startswith(typo) for f in found):
                 wrong.append((typo, name, found))
     assert checked > 5000
     assert not wrong, wrong[:20]

@@ -9,7 +9,7 @@ import threading
 import pytest
 from grpo_stack import render
 from grpo_stack.lint import engine
-from grpo_stack.lint.cache import _entry
+from grpo_stack.lint.cache import cache_entry
 from grpo_stack.lint.engine import lint_values, lint_values_many
 from grpo_stack.paths import REPO_ROOT
 from grpo_stack.render import RenderError
@@ -42,8 +42,8 @@ def items(tmp_path) -> list[list[str]]:
 def test_renders_ahead_give_the_results_of_one_after_the_other(items, ahead):
     """A render handed to the wrong file, or a result out of order, would make grpo-lint report one file's
     problems on another: every file's findings and errors equal those of linting it alone."""
-    alone = [_entry(lint_values(files, release="grpo", namespace="grpo")) for files in items]
-    together = [_entry(r) for r in lint_values_many(items, release="grpo", namespace="grpo", ahead=ahead)]
+    alone = [cache_entry(lint_values(files, release="grpo", namespace="grpo")) for files in items]
+    together = [cache_entry(r) for r in lint_values_many(items, release="grpo", namespace="grpo", ahead=ahead)]
     assert together == alone
     codes = {f["code"] for e in alone for f in e["findings"]}
     assert {"GRPO502", "GRPO561"} <= codes and sum(bool(e["input_errors"]) for e in alone) == 3
@@ -61,8 +61,8 @@ def test_a_render_refused_in_a_thread_is_located_as_before(items, monkeypatch):
         return real(user, **kw)
 
     monkeypatch.setattr(engine, "render", refuse_short)
-    alone = [_entry(lint_values(files, release="grpo", namespace="grpo")) for files in items]
-    together = [_entry(r) for r in lint_values_many(items, release="grpo", namespace="grpo", ahead=2)]
+    alone = [cache_entry(lint_values(files, release="grpo", namespace="grpo")) for files in items]
+    together = [cache_entry(r) for r in lint_values_many(items, release="grpo", namespace="grpo", ahead=2)]
     assert together == alone
     refused = [e["input_errors"] for e in alone if any("Helm's schema" in i["message"] for i in e["input_errors"])]
     assert len(refused) == 2 and refused[0][0]["key_path"] == "vllm.maxModelLen"
@@ -71,7 +71,7 @@ def test_a_render_refused_in_a_thread_is_located_as_before(items, monkeypatch):
 def test_quiet_stderr_restores_fd2_whatever_the_thread_order(capfd):
     """Renders in threads silence the Go SDK's notices on fd 2 at the same time; the last one out restores it
     (interleaved save/restore would leave the CLI's own stderr pointing at /dev/null)."""
-    quiet = render._QuietStderr()
+    quiet = render.QuietStderr()
     inside = threading.Barrier(4)
 
     def work():

@@ -51,7 +51,7 @@ def test_subchart_names_match_the_typed_model():
     """The lightweight name list the lint path uses must list exactly the modelled subcharts."""
     from grpo_stack.paths import SUBCHART_NAMES
     from grpo_stack.schema.components import SUBCHARTS
-    from grpo_stack.values import _SECTION_MODELS
+    from grpo_stack.values import SECTION_MODELS
 
     assert tuple(SUBCHARTS) == SUBCHART_NAMES
-    assert {n: m.__name__ for n, m in SUBCHARTS.items()} == _SECTION_MODELS
+    assert {n: m.__name__ for n, m in SUBCHARTS.items()} == SECTION_MODELS

@@ -29,6 +29,13 @@ def preset(name: str) -> Arch:
     return from_shape(MODELS[name])
 
 
+# GSM8K prompts as verl's gsm8k preprocessing and the Qwen2.5 chat template make them: prompt_length/mean 104.883
+# and 102.398 tokens over the first two steps' batches (verl docs/start/quickstart.rst L116-117 @3f388066, the
+# trainer's own metric). Responses have no measured mean for these models and caps: rows take them at their cap,
+# so a row's expected sample is the measured prompt mean + max_response_length (conservative in the response).
+GSM8K_PROMPT_MEAN = 105
+
+
 @dataclass(frozen=True)
 class Measured:
     id: str
@@ -94,15 +101,17 @@ OUTCOMES = [
                       use_ref=True, rollout="vllm", rollout_tp=4, gmu=0.85, max_model_len=2048 + 24576,
                       max_num_seqs=64), True,
             "same file, comment 'Previous config ... OOM'd at vLLM init' (gmu 0.85: seed_rows_calc.py)"),
-]
-
-# Reported, not gated: the fit depends on the data's real lengths (verl removes padding; the model bounds every
-# sample at prompt + response), which the row does not state.
-REPORTED = [
+    # Qwen2-7B-Instruct (the qwen2.5-7b shape: L28 h3584 ffn18944 GQA4 vocab 152064) full fine-tune on 2 x H800,
+    # every fact from the script: micro 16 per GPU for the actor and the log-prob pass, 1024 + 1024 tokens, remove
+    # padding, gradient checkpointing, actor param + optimizer offload, reference param offload, entropy_coeff 0,
+    # vLLM TP2 gmu 0.6; GSM8K lengths as GSM8K_MEAN states.
     Outcome("B13", Run(preset("qwen2.5-7b"), "verl", "fsdp", 81559 * 2**20, 1, 2, param_offload=True,
-                       optimizer_offload=True, recompute="full", seq_len=2048, micro_batch=16, use_ref=True,
-                       rollout="vllm", rollout_tp=2, gmu=0.6, max_model_len=2048), False,
-             "verl@2239fd0f examples/tuning/7b/qwen2-7b_grpo_2_h800_fsdp_vllm.sh; device_tuning.rst L127-134"),
+                       optimizer_offload=True, recompute="full", seq_len=2048, remove_padding=True,
+                       mean_seq_len=GSM8K_PROMPT_MEAN + 1024, train_entropy=False, micro_batch=16,
+                       log_prob_micro=16, use_ref=True, ref_offload=True, rollout="vllm", rollout_tp=2, gmu=0.6,
+                       max_model_len=2048, requests_per_step=1024 * 5), False,
+            "volcengine/verl@3f388066 examples/tuning/7b/qwen2-7b_grpo_2_h800_fsdp_vllm.sh (unchanged since "
+            "c62e7ac7, the file device_tuning.rst L127-134 links); H800 81559 MiB"),
 ]
 
 
@@ -117,10 +126,12 @@ class Boundary:
 
 def _lora_fsdp(name: str, gpus: int, gmu: float) -> Run:
     """verl's examples/tuning LoRA scripts: r32 all-linear, FSDP over all GPUs, param + optimizer offload, reference
-    offloaded, gradient checkpointing, Ulysses 2, remove padding, prompt 512 + response 1024, n 5, vLLM TP = GPUs,
-    max_num_seqs 512, max_model_len and max_num_batched_tokens 1536."""
+    offloaded, gradient checkpointing, Ulysses 2, remove padding, prompt 512 + response 1024, n 5, entropy_coeff
+    0.001 (the step computes the entropy), vLLM TP = GPUs, max_num_seqs 512, max_model_len and
+    max_num_batched_tokens 1536; GSM8K lengths as GSM8K_PROMPT_MEAN states."""
     return Run(from_config_name(name), "verl", "fsdp", H100, 1, gpus, ulysses=2, lora_rank=32, param_offload=True,
-               optimizer_offload=True, recompute="full", seq_len=1536, use_ref=True, ref_offload=True,
+               optimizer_offload=True, recompute="full", seq_len=1536, remove_padding=True,
+               mean_seq_len=GSM8K_PROMPT_MEAN + 1024, use_ref=True, ref_offload=True,
                rollout="vllm", rollout_tp=gpus, gmu=gmu, max_model_len=1536, max_num_seqs=512,
                max_batched_tokens=1536)
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from grpo_stack.memory import estimate
 
 from tests.shared import shared_dir
 
-from .rows import GIB, MEASURED, OUTCOMES, REPORTED
+from .rows import GIB, MEASURED, OUTCOMES
 
 REFERENCE = shared_dir() / "reference" / "gpu-memory"
 
@@ -45,11 +46,6 @@ def test_72b_disaggregated_on_16_h200_is_out_of_memory_in_the_trainer_pool():
     over = {p.name for p in report.phases if p.total > b1.run.gpu_bytes}
     assert report.oom and {"train", "log-prob"} <= over
     assert all(p.pool == "trainer" for p in report.phases if p.name in over)
-
-
-def test_reported_rows_run():
-    for o in REPORTED:
-        assert estimate(o.run).phases
 
 
 def test_megatron_formula_parity_on_its_recorded_layouts():
@@ -89,12 +85,25 @@ def _largest_fit(boundary) -> int:
 
 
 def test_boundary_rows_are_conservative():
-    """Never above an observed OOM. The reference's second half — never below 60 % of the largest observed fit — is
-    not met: the model bounds every sample at prompt + response (1536 tokens), while verl removes padding and
-    GSM8K's samples are far shorter; the predicted largest micro batches are 31-45 % of the observed (the closing
-    table of docs/memory.md's validation)."""
+    """Never above an observed OOM: the predicted largest per-GPU micro batch is below the smallest that ran out of
+    memory. The rows pack their micro batches (remove padding) with GSM8K's measured prompt mean and every response at
+    its cap (rows.py GSM8K_PROMPT_MEAN). With a measured mean response instead (288.7 tokens at a 1024 cap, clip
+    ratio 0: the step-1 log of a verl GSM8K GRPO run in verl-project/verl#2060, another model than these rows') the
+    model predicts 41 / 64 / 78 per GPU against observed OOMs at 23 / 45 / 59: its per-token terms still miss memory
+    these runs used, and the response cap is the bound that stays conservative."""
     from .rows import BOUNDARIES
 
     for b in BOUNDARIES:
         predicted = _largest_fit(b)
         assert 1 <= predicted < b.smallest_oom, (b.id, predicted)
+
+
+@pytest.mark.xfail(strict=True, reason="goal not met on B8 (22 of 44: 50 %) and B9 (27 of 58: 47 %); B7 holds "
+                   "(14 of 22: 64 %). Responses taken at their cap cost about a third of the fit; see the docstring")
+def test_boundary_rows_predict_at_least_60_percent_of_the_largest_fit():
+    """The reference's second half of the boundary goal (gpu-memory.md d3), kept as a strict expected failure so the
+    day it holds the test says so."""
+    from .rows import BOUNDARIES
+
+    ratios = {b.id: _largest_fit(b) / b.largest_fit for b in BOUNDARIES}
+    assert all(r >= 0.6 for r in ratios.values()), ratios

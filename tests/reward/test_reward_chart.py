@@ -10,7 +10,7 @@ from reward_service.config import Settings
 from reward_service.routing import scorer_names
 
 
-def _service_env(rendered) -> dict[str, str]:
+def service_env(rendered) -> dict[str, str]:
     deployments = [o.obj for o in rendered.of_kind("Deployment")
                    if o.obj["metadata"]["labels"].get("app.kubernetes.io/name") == "reward-service"]
     assert len(deployments) == 1
@@ -22,7 +22,7 @@ def test_rendered_routes_and_sandbox_url_start_the_service(render_values):
     """The routing table and the sandbox settings the chart renders are accepted by the service's start-up
     check (a mismatch would crash-loop the pod), route exactly what the values list, and point code samples at
     this release's sandbox Service."""
-    env = _service_env(render_values("qwen3-235b"))
+    env = service_env(render_values("qwen3-235b"))
     settings = Settings.from_env(env)
     routes = dict(settings.routes)
     assert routes["apps"] == "code" and routes["openai/gsm8k"] == "math"
@@ -30,7 +30,7 @@ def test_rendered_routes_and_sandbox_url_start_the_service(render_values):
 
 
 def test_math_only_release_has_no_sandbox(render_values):
-    env = _service_env(render_values("qwen3-30b"))
+    env = service_env(render_values("qwen3-30b"))
     settings = Settings.from_env(env)
     assert settings.sandbox_url is None
     assert set(dict(settings.routes).values()) == {"math"}
@@ -53,7 +53,7 @@ def test_helm_test_pod_script_passes_against_the_rendered_configuration(render_v
     from reward_harness import ServiceProcess
 
     rendered = render_values(name)
-    env = _service_env(rendered)
+    env = service_env(rendered)
     pods = [o.obj for o in rendered.of_kind("Pod")
             if o.obj["metadata"]["labels"].get("app.kubernetes.io/name") == "reward-service-test"]
     assert len(pods) == 1

@@ -10,7 +10,7 @@ import pytest
 from grpo_stack.paths import REPO_ROOT
 from reward_service.config import ConfigError, Settings
 
-from tests.reward.test_reward_chart import _service_env
+from tests.reward.test_reward_chart import service_env
 
 SCHEMA = json.loads((REPO_ROOT / "charts/grpo-stack/charts/reward-service/values.schema.json").read_text())
 # Every reward-service key the chart renders into a REWARD_* variable with a numeric range.
@@ -43,7 +43,7 @@ CASES = [(key, value) for key in NUMERIC_KEYS for value in _ends(key)]
 def test_schema_range_ends_start_the_service(render_values, key, value):
     """A hardTimeoutSeconds the schema accepted (anything above 0) at or below math-verify's 1 s parse timeout
     made the service refuse to start; every end of every range is rendered and started here instead."""
-    env = _service_env(render_values("qwen3-235b", {f"reward-service.{key}": value}))
+    env = service_env(render_values("qwen3-235b", {f"reward-service.{key}": value}))
     try:
         Settings.from_env(env)
     except ConfigError as error:
@@ -57,7 +57,7 @@ def test_reward_clients_outwait_the_service(render_values):
     leave the queue deadline at the image's default (it renders no REWARD_QUEUE_DEADLINE_S)."""
     import verl_remote_reward
 
-    env = _service_env(render_values("qwen3-235b"))
+    env = service_env(render_values("qwen3-235b"))
     assert "REWARD_QUEUE_DEADLINE_S" not in env
     longest_kill = _property("hardTimeoutSeconds")["maximum"]
     assert verl_remote_reward.DEFAULT_TIMEOUT_S > Settings.queue_deadline_s + longest_kill

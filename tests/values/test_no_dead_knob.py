@@ -63,6 +63,17 @@ DICT_SEEDS: dict[str, list[dict]] = {
     "fsx-utils.data.revisions": [{"apps": "a" * 40}],
     "sandbox-fusion.dedicatedNodes.nodeSelector": [{"node-group": "sandbox"}],
 }
+# Every pod's scheduling and identity (global.pod and each component's pod): one valid example of each map and list.
+POD_SECTIONS = ("global.pod", "raycluster.head.pod", "raycluster.worker.pod",
+                *(f"{section}.pod" for section in COMPONENT))
+for _prefix in POD_SECTIONS:
+    LIST_SEEDS[f"{_prefix}.nodeAffinity"] = [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                               "values": ["us-west-2a"]}]
+    LIST_SEEDS[f"{_prefix}.tolerations"] = [{"key": "team", "operator": "Equal", "value": "rl",
+                                              "effect": "NoSchedule"}]
+    DICT_SEEDS[f"{_prefix}.nodeSelector"] = [{"karpenter.sh/capacity-type": "on-demand"}]
+    DICT_SEEDS[f"{_prefix}.annotations"] = [{"karpenter.sh/do-not-disrupt": "true"}]
+    DICT_SEEDS[f"{_prefix}.labels"] = [{"cost-center": "rl"}]
 
 # Leaves that may stay unread, each with the reason.
 DISCRIMINATOR = ("the discriminator: another value selects another variant with other required keys, so a "
@@ -84,6 +95,15 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     "serves that step, the provenance gate checks it); the training release renders no evaluation component "
     "(GRPO901), so nothing there reads it",
     ("miles", "global.eval.checkpointStep"): "as for verl",
+    ("verl", "global.job.lengths.meanPrompt"): "an input of grpo-lint's memory model (GRPO920: packed micro "
+    "batches follow the data's real lengths, tests/memory/test_packing.py); the framework measures lengths itself",
+    ("verl", "global.job.lengths.meanResponse"): "as meanPrompt",
+    ("miles", "global.job.lengths.meanPrompt"): "as for verl",
+    ("miles", "global.job.lengths.meanResponse"): "as for verl",
+    ("verl", "raycluster.image.build"): "declares the framework build of an image under another tag or pinned by "
+    "digest alone, an input of grpo-lint GRPO330 (tests/lint/rules/fixtures/GRPO330); the pods run the image "
+    "reference, which the build does not change",
+    ("miles", "raycluster.image.build"): "as for verl",
 }
 
 
@@ -319,7 +339,7 @@ def all_leaves(values: dict) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
         if name == "job":
             continue
         sub = _model(field.annotation)
-        out += leaves(sub, f"global.{name}", values, seeded)
+        out += [(f"global.{name}", field.annotation)] if sub is None else leaves(sub, f"global.{name}", values, seeded)
     components = values["global"].get("components") or {}
     defaults = merged_values(values)
     for section, model in SUBCHARTS.items():
@@ -403,7 +423,10 @@ def test_exceptions_name_real_keys():
         model = next(m for (f, _), m in JOB_VARIANTS.items() if f == framework)
         names = [p for p, _ in leaves(model, "global.job", {"global": {"job": {}}}, {})]
         for name, field in Global.model_fields.items():
-            if name != "job":
+            if name != "job" and _model(field.annotation) is not None:
                 names += [p for p, _ in leaves(_model(field.annotation), f"global.{name}", {"global": {}},
                                                {"global.secrets.tracking": SEEDS["secrets.tracking"]})]
+        defaults = merged_values({"global": {"job": {"framework": framework}}})
+        for section, sub in SUBCHARTS.items():
+            names += [p for p, _ in leaves(sub, section, defaults, {})]
         assert path in names, path

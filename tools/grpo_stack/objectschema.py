@@ -122,6 +122,11 @@ _MEMO: dict[tuple[str, str | None], list[ObjectError]] = {}
 _MEMO_LIMIT = 4096
 
 
+def forget_validated() -> None:
+    """Drop the objects validated so far in this process (a benchmark's cold run starts without them)."""
+    _MEMO.clear()
+
+
 def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     """Schema errors of one object. Without `kuberay_crd` a RayCluster gets only the shape check (its pod
     templates as Kubernetes PodTemplateSpecs); the caller says so once. An object seen before in this process

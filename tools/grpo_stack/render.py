@@ -52,7 +52,7 @@ class Rendered:
         return [o for o in self.objects if o.kind == kind]
 
 
-class _QuietStderr:
+class QuietStderr:
     """The Go SDK logs symlink notices (the library chart link) straight to fd 2; keep CLI output clean. fd 2 is
     one per process and renders run in threads (lint/engine.lint_values_many): the first to enter points it at
     /dev/null, the last to leave restores it."""
@@ -82,7 +82,7 @@ class _QuietStderr:
                     self._saved = None
 
 
-_quiet_stderr = _QuietStderr()
+_quiet_stderr = QuietStderr()
 
 
 def load_engine_in_background() -> None:

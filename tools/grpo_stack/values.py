@@ -120,11 +120,11 @@ def complete_section_validator(name: str) -> jsonschema.Draft202012Validator:
     """A subchart section after coalescing must have every key: `$defs/<Model>Complete` of the generated
     umbrella schema (the typed model with `required`), resolved against the umbrella's definitions."""
     schema = umbrella_validator().schema
-    ref = f"#/$defs/{_SECTION_MODELS[name]}Complete"
+    ref = f"#/$defs/{SECTION_MODELS[name]}Complete"
     return jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": ref})
 
 
-_SECTION_MODELS = {"raycluster": "Raycluster", "sandbox-fusion": "SandboxFusion", "reward-service": "RewardService",
+SECTION_MODELS = {"raycluster": "Raycluster", "sandbox-fusion": "SandboxFusion", "reward-service": "RewardService",
                    "fsx-utils": "FsxUtils", "vllm": "Vllm", "lm-eval": "LmEval"}
 
 

@@ -7,7 +7,7 @@ import ipaddress
 from collections.abc import Iterator
 from typing import Any
 
-from . import names, quantity
+from . import fields, names, quantity
 
 # Kinds whose metadata.name must be a DNS-1123 label (the rest: a DNS-1123 subdomain).
 LABEL_NAMED = frozenset(("Namespace",))
@@ -26,15 +26,17 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
     kind = obj.get("kind")
     out += _metadata(obj.get("metadata"), "metadata", kind, top=True)
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if kind in WORKLOADS or kind == "Job":
+        out += fields.workload_counts(kind, spec)
     if kind in WORKLOADS:
         out += _selector_matches(spec)
         template = spec.get("template")
         if isinstance(template, dict):
             out += _metadata(template.get("metadata"), "spec.template.metadata", None, top=False)
     if kind == "Service":
-        out += _service_ports(spec)
+        out += _service_ports(spec) + fields.service(spec)
     if kind == "NetworkPolicy":
-        out += _network_policy(spec)
+        out += _network_policy(spec) + fields.network_policy(spec)
     if kind in ("ConfigMap", "Secret"):
         out += _data_size(obj)
     path = POD_SPEC_PATHS.get(kind)
@@ -80,24 +82,12 @@ def _metadata(meta: Any, where: str, kind: str | None, top: bool) -> list[tuple[
     ns = meta.get("namespace")
     if top and isinstance(ns, str) and ns and (why := names.dns1123_label(ns)):
         out.append((f"{where}.namespace", f"invalid namespace {ns[:80]!r}: {why}"))
-    out += _labels(meta.get("labels"), f"{where}.labels")
+    out += fields.labels_map(meta.get("labels"), f"{where}.labels")
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         for key in list(annotations)[:MAX_NAME_CHECKS]:
             if isinstance(key, str) and (why := names.qualified_name(key)):
                 out.append((f"{where}.annotations.{key}", f"invalid annotation key {key[:80]!r}: {why}"))
-    return out
-
-
-def _labels(labels: Any, where: str) -> list[tuple[str, str]]:
-    out = []
-    if not isinstance(labels, dict):
-        return out
-    for key, value in list(labels.items())[:MAX_NAME_CHECKS]:
-        if isinstance(key, str) and (why := names.qualified_name(key)):
-            out.append((f"{where}.{key}", f"invalid label key {key[:80]!r}: {why}"))
-        if isinstance(value, str) and (why := names.label_value(value)):
-            out.append((f"{where}.{key}", f"invalid label value {value[:80]!r}: {why}"))
     return out
 
 
@@ -109,7 +99,7 @@ def _selector_matches(spec: dict[str, Any]) -> list[tuple[str, str]]:
     labels = labels if isinstance(labels, dict) else {}
     if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
         return [("spec.selector", "empty selector is invalid for a workload (it would select every pod)")]
-    out = _labels(selector.get("matchLabels"), "spec.selector.matchLabels")
+    out = fields.label_selector(selector, "spec.selector")
     if not matches(selector, labels):
         out.append(("spec.template.metadata.labels", "`selector` does not match template `labels`: the "
                     "workload would never own the pods it creates"))
@@ -215,8 +205,10 @@ def _containers(pod: dict[str, Any], where: str) -> Iterator[tuple[str, dict[str
 
 
 def _pod(pod: dict[str, Any], where: str) -> list[tuple[str, str]]:
-    out = []
+    out = fields.security_ids(pod.get("securityContext"), f"{where}.securityContext", fields.POD_ID_FIELDS)
+    volumes = fields.pod_volumes(pod)
     for cwhere, c in _containers(pod, where):
+        out += fields.container(c, cwhere, volumes)
         name = c.get("name")
         if isinstance(name, str) and (why := names.dns1123_label(name)):
             out.append((f"{cwhere}.name", f"invalid container name {name[:80]!r}: {why}"))

@@ -139,7 +139,7 @@ EC2_NAME = re.compile(r"^(ml\.)?[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 KNOWN_NAMES: tuple[str, ...] = (*INSTANCE_TYPES, *(f"ml.{n}" for n in INSTANCE_TYPES))
 
 
-def _distance(a: str, b: str) -> int:
+def edit_distance(a: str, b: str) -> int:
     """Edit distance with adjacent transpositions (optimal string alignment): `p5ne` -> `p5en` is one edit."""
     prev2, prev = [], list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -174,11 +174,11 @@ def suggestions(name: str, limit: int = 6) -> list[str]:
         return extended[:1]
     near = {n for key in _deletions(name) for n in _BY_DELETION.get(key, ())}
     family = name.removeprefix("ml.").split(".")[0]
-    one_edit = sorted((n for n in near if _distance(name, n) <= 1),
+    one_edit = sorted((n for n in near if edit_distance(name, n) <= 1),
                       key=lambda n: (n.removeprefix("ml.").split(".")[0] != family, n))
     if one_edit:
         return one_edit[:limit]
-    scored = [(d, n) for n in KNOWN_NAMES if abs(len(n) - len(name)) <= 3 and (d := _distance(name, n)) <= 3]
+    scored = [(d, n) for n in KNOWN_NAMES if abs(len(n) - len(name)) <= 3 and (d := edit_distance(name, n)) <= 3]
     best = min((d for d, _ in scored), default=None)
     return [n for d, n in scored if d == best][:limit]
 

@@ -172,7 +172,7 @@ def _lint(args) -> int:
     check_release_args(args.release, args.namespace)
     select = _selection(args.select, args.ignore)
     if args.chart:
-        _use_chart(args.chart)
+        use_chart_option(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
     if crd and not Path(crd).is_file():
         raise Usage(f"--kuberay-crd {crd}: no such file")
@@ -297,7 +297,7 @@ def _note_unchecked_kinds(counts: Counter) -> None:
               "schema for this kind (their pod templates were linted)", file=sys.stderr)
 
 
-def _use_chart(chart: str) -> None:
+def use_chart_option(chart: str) -> None:
     if not (Path(chart) / "Chart.yaml").is_file():
         raise Usage(f"--chart {chart}: not a chart directory (no Chart.yaml)")
     use_chart(chart)

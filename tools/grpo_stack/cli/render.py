@@ -21,7 +21,7 @@ from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
 from .conventions import command
-from .lint import Parser, _use_chart, check_release_args, guarded
+from .lint import Parser, check_release_args, guarded, use_chart_option
 
 
 def parser() -> argparse.ArgumentParser:
@@ -53,7 +53,7 @@ def _render(args) -> int:
         print("grpo-render: --memory needs --job (the memory model reads the job the values build)", file=sys.stderr)
         return 2
     if args.chart:
-        _use_chart(args.chart)
+        use_chart_option(args.chart)
     try:
         files = [load_values_file(v) for v in args.values]
         user = merge_user_values(files)

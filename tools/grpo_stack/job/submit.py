@@ -4,12 +4,17 @@
 
 1. Refuses a stale job spec: the spec is read from the ConfigMap mount, which the kubelet refreshes some time after
    `helm upgrade`; run-on-cluster.sh passes the hash of the spec the release holds now.
-2. Builds the command with the one builder and prints a banner: framework and build, model, cluster shape, batch
+2. Runs grpo-lint's job checks (grpo_stack.jobgate: batch math, lengths, parallelism, the builder's own refusals)
+   over the spec, with grpo-lint's rule code: values given with `helm install --set` or a hand-edited job
+   ConfigMap never met grpo-lint. An error finding refuses the submit with grpo-lint's text and exit status (1);
+   `--skip-check CODE` skips one (what an inline grpo-lint suppression does for the lint).
+3. Builds the command with the one builder and prints a banner: framework and build, model, cluster shape, batch
    sizes, and where the run starts (fresh / resumes from step N in DIR / cannot tell -> refused).
-3. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
+4. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
    holds a matching manifest, each as a Ray job waited for.
-4. Submits the training job and prints its Ray job id; with --follow streams its logs and exits with its status.
-Exit status: 0 submitted (or succeeded with --follow); 1 the job (or a preparation step) failed; 2 refused.
+5. Submits the training job and prints its Ray job id; with --follow streams its logs and exits with its status.
+Exit status: 0 submitted (or succeeded with --follow); 1 the job (or a preparation step) failed, or grpo-lint's job
+checks found an error (nothing submitted); 2 refused.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from . import BuildError, build
+from . import BuildError
 from .args import BuiltJob, PrepareStep
 from .miles import resume_mode
 from .resume import TRACKER, ResumeState, resume_state, tracker_text
@@ -46,9 +51,12 @@ def spec_sha256(data: Any) -> str:
 def load_spec(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+            data = json.load(fh)
     except (OSError, ValueError, RecursionError) as exc:
         raise Refused(f"job spec {path} is not readable JSON ({exc}); is this the Ray head pod?") from exc
+    if not isinstance(data, dict):
+        raise Refused(f"job spec {path} is not a JSON object (the chart's job.json is one)")
+    return data
 
 
 def check_fresh_spec(path: str, data: dict[str, Any], expected: str | None) -> None:
@@ -184,12 +192,37 @@ class Ray:
             time.sleep(poll)
 
 
+def gate(path: str, data: dict[str, Any], skip: list[str]) -> BuiltJob | None:
+    """grpo-lint's job checks over the spec: the built job, or None when an error finding refuses it (printed)."""
+    from .. import jobgate
+
+    unknown = jobgate.unknown_codes(skip)
+    if unknown:
+        raise Refused(f"--skip-check {', '.join(unknown)}: not a job check; the in-pod gate runs "
+                      f"{', '.join(jobgate.JOB_RULES)}")
+    result = jobgate.check(data, path, skip)
+    if result.findings:
+        print(result.text(), end="", file=sys.stderr)
+    if result.errors:
+        print(f"submit: refused: grpo-lint's job checks found {len(result.errors)} error(s) in {path}; nothing "
+              "submitted. Fix the values and `helm upgrade` (grpo-lint VALUES prints the same findings)",
+              file=sys.stderr)
+        return None
+    if result.build_error is not None:
+        raise Refused(f"{path}: {result.build_error}")
+    for code in skip:
+        print(f"submit: job check {code.upper()} skipped (--skip-check)")
+    return result.built
+
+
 def run(opts: argparse.Namespace) -> int:
     data = load_spec(opts.spec)
     check_fresh_spec(opts.spec, data, opts.expect_spec_sha256)
+    built = gate(opts.spec, data, opts.skip_check)
+    if built is None:
+        return 1
     try:
         spec = Spec(data)
-        built = build(data)
     except BuildError as exc:
         raise Refused(f"{opts.spec}: {exc}") from exc
     state = checkpoint_state(spec, built)
@@ -258,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--follow", action="store_true", help="stream the job's logs; exit with its status")
     p.add_argument("--overwrite-checkpoints", action="store_true",
                    help="with resume.mode disable, start at step 0 even where an earlier run's checkpoints are")
+    p.add_argument("--skip-check", action="append", default=[], metavar="CODE",
+                   help="skip one of grpo-lint's job checks (repeatable), e.g. one the values suppress for grpo-lint")
     p.add_argument("--expect-spec-sha256", help="refuse unless the mounted spec has this content hash")
     p.add_argument("--spec-sha256-of", metavar="FILE", help="print the content hash of a job spec ('-': stdin)")
     opts = p.parse_args(argv)

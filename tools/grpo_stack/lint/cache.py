@@ -251,7 +251,7 @@ def _compute(paths, base, release, namespace, crd, config_path, select, cache: R
         crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
     units = lint_units(paths, base=base, release=release, namespace=namespace, kuberay_crd=crd, config=config,
                        select=select, overlay=overlay)
-    fresh = {unit: _entry(result) for _kind, unit, result in units}
+    fresh = {unit: cache_entry(result) for _kind, unit, result in units}
     digests = _digests(paths) if cache is not None else None
     if cache is not None and digests is not None:
         cache.put(cache.key("config"), [_error_entry(e) for e in config_errors])
@@ -263,7 +263,7 @@ def _compute(paths, base, release, namespace, crd, config_path, select, cache: R
     return config_errors, fresh
 
 
-def _entry(result) -> dict:
+def cache_entry(result) -> dict:
     return {"findings": [f.as_dict() for f in result.findings],
             "input_errors": [_error_entry(e) for e in result.input_errors],
             "unchecked_rayclusters": result.unchecked_rayclusters,

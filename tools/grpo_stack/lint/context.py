@@ -6,13 +6,15 @@ Rules never print, exit or re-parse; everything they need is here, computed once
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog.instances import InstanceType, lookup
-from ..job import BuildError, BuiltJob, Spec
-from ..render import Rendered, RenderedObject
-from ..values import ValuesFile
+from ..job import BuildError, BuiltJob, Spec, build
 from .controllers import controller_labels
+
+if TYPE_CHECKING:  # the in-pod job gate imports the rules with only what the training image carries (no PyYAML)
+    from ..render import Rendered, RenderedObject
+    from ..values import ValuesFile
 
 USER_OVERRIDABLE_RAY_LABELS = frozenset({"ray.io/is-ray-node", "ray.io/identifier", "app.kubernetes.io/name",
                                          "app.kubernetes.io/created-by"})
@@ -95,6 +97,24 @@ class LintContext:
     @staticmethod
     def instance(name: str | None) -> InstanceType | None:
         return lookup(name) if name else None
+
+
+def attach_job(ctx: LintContext, spec_data: dict[str, Any]) -> None:
+    """The job spec and the command the one builder makes of it, as every job rule reads them (grpo-lint and the
+    in-pod gate alike); the builder's refusal goes to `ctx.build_error` (GRPO350 reports it)."""
+    ctx.job_spec = spec_data
+    try:
+        built = build(spec_data)
+        try:
+            _ = ctx.spec.model
+        except BuildError:
+            # Every job rule reads the model: a preset naming none is the user's to fix, at its key, and no rule
+            # sees a job whose model it cannot read.
+            ctx.job_spec = None
+            raise
+        ctx.built = built
+    except BuildError as exc:
+        ctx.build_error = exc
 
 
 def is_pod_spec(node: Any) -> bool:

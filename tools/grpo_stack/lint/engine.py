@@ -8,18 +8,16 @@ A stage that finds the input unusable stops with input errors (exit 2); otherwis
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections import Counter, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import MAX_MESSAGE, InputError, clip
-from ..job import BuildError, build
-from ..objectschema import is_raycluster, validate_object
+from ..job import BuildError
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import Rendered, RenderedObject, RenderError, job_spec, merged_values, render
 from ..safeyaml import load_documents, read_text
@@ -33,12 +31,17 @@ from ..values import (
     violation_errors,
     with_user_nulls,
 )
-from .context import LintContext
+from .context import LintContext, attach_job
 from .finding import Finding, Hit, Severity
-from .rules import RULES, fix_text
+from .steps import (
+    apply_suppressions,
+    is_manifest_docs,
+    object_schema_hits,
+    positions,
+    rule_hits,
+    unchecked_rayclusters,
+)
 from .suppress import LintConfig, inline_suppressions
-
-OBJECT_SCHEMA = ("GRPO002", "object-schema")
 
 
 @dataclass
@@ -68,11 +71,7 @@ def looks_like_manifests(path: str) -> bool:
         docs = load_documents(read_text(path), path)
     except InputError:
         return False
-    return _manifest_docs(docs)
-
-
-def _manifest_docs(docs: list[Any]) -> bool:
-    return bool(docs) and isinstance(docs[0], dict) and "apiVersion" in docs[0] and "kind" in docs[0]
+    return is_manifest_docs(docs)
 
 
 def lint_file(path: str, base: list[str] | tuple[str, ...] = (), release: str = DEFAULT_RELEASE,
@@ -84,7 +83,7 @@ def lint_file(path: str, base: list[str] | tuple[str, ...] = (), release: str = 
         docs = load_documents(text, path)
     except InputError as exc:
         return LintResult(input_errors=[exc])
-    if _manifest_docs(docs):
+    if is_manifest_docs(docs):
         return lint_manifests(path, text=text, docs=docs, **kw)
     return lint_values([*base, path], release=release, namespace=namespace, **kw)
 
@@ -181,22 +180,11 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     ctx = LintContext(files[-1].path, opts.release, opts.namespace, list(rendered.objects), values_file=files[-1],
                       merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings))
     try:
-        ctx.job_spec = job_spec(rendered)
-        built = build(ctx.job_spec)
-        try:
-            _ = ctx.spec.model
-        except BuildError:
-            # Every job rule reads the model: a preset naming none is the user's to fix, at its key, and no rule
-            # sees a job whose model it cannot read.
-            ctx.job_spec = None
-            raise
-        ctx.built = built
-    except BuildError as exc:
-        ctx.build_error = exc
+        attach_job(ctx, job_spec(rendered))
     except RenderError:
         pass
     unchecked_kinds: Counter = Counter()
-    hits = [h[:4] for h in _object_schema_hits(ctx.objects, opts, unchecked_kinds)] + _rule_hits(ctx, opts)
+    hits = [h[:4] for h in object_schema_hits(ctx.objects, opts, unchecked_kinds)] + rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     findings += _evaluation_findings(checked, ctx, locator, findings)
     # Values the builder refuses fail the lint, as they fail grpo-render --job: a rule explains most of them
@@ -204,7 +192,7 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     explained = any(f.severity is Severity.ERROR for f in findings)
     errors = [build_input_error(files, ctx.build_error)] if ctx.build_error and not explained else []
     return LintResult(findings=_suppress(findings, files, opts), input_errors=errors,
-                      unchecked_rayclusters=_unchecked(ctx.objects, opts), unchecked_kinds=unchecked_kinds,
+                      unchecked_rayclusters=unchecked_rayclusters(ctx.objects, opts), unchecked_kinds=unchecked_kinds,
                       context=ctx)
 
 
@@ -221,7 +209,7 @@ def _evaluation_findings(checked: _Checked, ctx: LintContext, locator: Locator, 
         return []
     known = {(f.code, f.line, f.message) for f in seen}
     out = []
-    for code, name, sev, hit in _rule_hits(eval_ctx, checked.opts):
+    for code, name, sev, hit in rule_hits(eval_ctx, checked.opts):
         if view.about_evaluation(hit, eval_ctx):
             f = locator.finding(code, name, sev, hit, eval_ctx)
             if (f.code, f.line, f.message) not in known:
@@ -268,53 +256,6 @@ def lint_manifests(path: str, namespace: str | None = None, text: str | None = N
     return lint_release([ManifestFile(path, text, docs)], namespace=namespace, **kw)
 
 
-def _unchecked(objects: list[RenderedObject], opts: Options) -> int:
-    if opts.kuberay_crd or (opts.select is not None and OBJECT_SCHEMA[0] not in opts.select):
-        return 0
-    return sum(1 for o in objects if isinstance(o.obj, dict) and is_raycluster(o.obj))
-
-
-def _positions(text: str) -> list[Any] | None:
-    """Position documents (positions.py), for line numbers only: the values were already read by safeyaml."""
-    from ..positions import load
-
-    return load(text)
-
-
-def _object_schema_hits(objects: list[RenderedObject], opts: Options, unchecked_kinds: Counter) -> list[tuple]:
-    """Object-schema errors as hits. A kind with no bundled schema is not an error in the object: it is counted
-    in `unchecked_kinds` (the CLI says once per kind that those objects were not schema-checked)."""
-    if opts.select is not None and OBJECT_SCHEMA[0] not in opts.select:
-        return []
-    out = []
-    for o in objects:
-        for err in validate_object(o.obj, opts.kuberay_crd):
-            if err.no_schema:
-                unchecked_kinds[(o.obj["apiVersion"], o.obj["kind"])] += 1
-                continue
-            hit = Hit(err.path, f"{_describe(o)}: {err.message}", obj=o,
-                      remediation="fix the template or values that produce this field")
-            out.append((*OBJECT_SCHEMA, Severity.ERROR, hit, err.structural))
-    return out
-
-
-def _describe(o: RenderedObject) -> str:
-    obj = o.obj if isinstance(o.obj, dict) else {}
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    kind, name = obj.get("kind"), meta.get("name")
-    return f"{kind if isinstance(kind, str) else 'object'} {name if isinstance(name, str) else f'#{o.index}'}"
-
-
-def _rule_hits(ctx: LintContext, opts: Options) -> list[tuple[str, str, Severity, Hit]]:
-    out = []
-    for code, rule in RULES.items():
-        if opts.select is not None and code not in opts.select:
-            continue
-        for hit in rule.check(ctx):
-            out.append((code, rule.NAME, hit.severity or rule.SEVERITY, hit))
-    return out
-
-
 class Locator:
     """Maps a values key path or an object path to (file, line, column)."""
 
@@ -333,7 +274,7 @@ class Locator:
         shown = obj.template
         if docs is None and ctx.rendered is not None:
             if obj.template not in self._rendered_docs:
-                self._rendered_docs[obj.template] = _positions(ctx.rendered.manifests.get(obj.template, ""))
+                self._rendered_docs[obj.template] = positions(ctx.rendered.manifests.get(obj.template, ""))
             docs = self._rendered_docs[obj.template]
             # grpo-stack/charts/vllm/templates/x.yaml -> charts/grpo-stack/charts/vllm/templates/x.yaml
             shown = f"charts/{obj.template}"
@@ -353,66 +294,18 @@ class Locator:
         return shown, line, col
 
     def finding(self, code: str, name: str, severity: Severity, hit: Hit, ctx: LintContext) -> Finding:
-        from .rules import RULES as registry
+        from .rules import finding
 
         if hit.obj is not None:
             file, line, col = self.locate_object(hit.obj, hit.key_path, ctx)
         else:
             file, line, col = self.locate(hit.key_path, ctx)
-        rule = registry.get(code)
-        remediation = hit.remediation or (fix_text(rule) if rule else "")
-        # Messages quote values (a namespace, an image); a hostile value must not flood the output.
-        return Finding(file, line, col, code, name, severity, hit.key_path and clip(hit.key_path, MAX_MESSAGE),
-                       clip(hit.message, MAX_MESSAGE), clip(remediation, MAX_MESSAGE))
+        return replace(finding(code, severity, hit, file, line, col), name=name)
 
 
 def _suppress(findings: list[Finding], files: list[ValuesFile], opts: Options) -> list[Finding]:
     sup = [s for f in files for s in inline_suppressions(f.path, f.text)]
-    return _apply(findings, sup, opts.config.disable, {f.path: f for f in files})
-
-
-def _apply(findings, sup, config, files_by_path) -> list[Finding]:
-    from .rules import suppression_reason
-
-    out = []
-    for f in findings:
-        if any(s.file == f.file and f.code in s.codes and _covers(s, f, files_by_path) for s in sup
-               if suppression_reason.accepted(f.code, s.reason)):
-            continue
-        if any(c.code == f.code and suppression_reason.accepted(c.code, c.reason)
-               and (not c.paths or any(fnmatch.fnmatch(f.file, p) for p in c.paths)) for c in config):
-            continue
-        out.append(f)
-    out += suppression_reason.findings_for(sup, config)
-    return sorted(out)
-
-
-def _covers(s, f: Finding, files_by_path) -> bool:
-    """A directive covers a finding on its target line, or on any line of the key block it starts."""
-    if f.line == s.target_line:
-        return True
-    vf = files_by_path.get(f.file)
-    if vf is None:
-        return False
-    # Find the key that starts on the target line and check the finding's key path is under it.
-    for key_path in _keys_on_line(vf.tree, s.target_line):
-        if f.key_path == key_path or f.key_path.startswith(key_path + "."):
-            return True
-    return False
-
-
-def _keys_on_line(node: Any, line: int, prefix: str = ""):
-    from ..positions import PosMap, PosSeq
-
-    if isinstance(node, PosMap):
-        for k in node:
-            kp = f"{prefix}.{k}" if prefix else str(k)
-            if node.lc.key(k)[0] + 1 == line:
-                yield kp
-            yield from _keys_on_line(node[k], line, kp)
-    elif isinstance(node, PosSeq):
-        for i, v in enumerate(node):
-            yield from _keys_on_line(v, line, f"{prefix}.{i}")
+    return apply_suppressions(findings, sup, opts.config.disable, {f.path: f for f in files})
 
 
 def values_context(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE

@@ -14,19 +14,16 @@ from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderedObject
 from ..safeyaml import load_documents, read_text
 from .context import LintContext
-from .engine import (
-    LintResult,
-    Locator,
-    Options,
-    _apply,
-    _manifest_docs,
-    _object_schema_hits,
-    _positions,
-    _rule_hits,
-    _unchecked,
-    lint_values_many,
-)
+from .engine import LintResult, Locator, Options, lint_values_many
 from .rules.release_namespace import EXPECTED
+from .steps import (
+    apply_suppressions,
+    is_manifest_docs,
+    object_schema_hits,
+    positions,
+    rule_hits,
+    unchecked_rayclusters,
+)
 from .suppress import inline_suppressions
 
 
@@ -42,7 +39,7 @@ def read_input(path: str) -> ManifestFile | None:
     An unreadable file raises InputError."""
     text = read_text(path)
     docs = load_documents(text, path)
-    return ManifestFile(path, text, docs) if _manifest_docs(docs) else None
+    return ManifestFile(path, text, docs) if is_manifest_docs(docs) else None
 
 
 def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: Any) -> LintResult:
@@ -51,18 +48,18 @@ def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: 
     opts = Options(**kw)
     objects, positions = _unwrapped(files)
     unchecked_kinds: Counter = Counter()
-    schema_hits = _object_schema_hits(objects, opts, unchecked_kinds)
+    schema_hits = object_schema_hits(objects, opts, unchecked_kinds)
     malformed = {id(h[3].obj) for h in schema_hits if h[4]}
     wellformed = [o for o in objects if id(o) not in malformed]
     ns = namespace or _common_namespace(wellformed) or "default"
     ctx = LintContext(files[0].path if files else "", "", ns, wellformed,
                       extra={**opts.config.settings, EXPECTED: namespace})
     locator = Locator([], manifest_docs=positions)
-    hits = [h[:4] for h in schema_hits] + _rule_hits(ctx, opts)
+    hits = [h[:4] for h in schema_hits] + rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     sup = [s for f in files for s in inline_suppressions(f.path, f.text)]
-    return LintResult(findings=_apply(findings, sup, opts.config.disable, {}),
-                      unchecked_rayclusters=_unchecked(objects, opts), unchecked_kinds=unchecked_kinds)
+    return LintResult(findings=apply_suppressions(findings, sup, opts.config.disable, {}),
+                      unchecked_rayclusters=unchecked_rayclusters(objects, opts), unchecked_kinds=unchecked_kinds)
 
 
 def _unwrapped(files: list[ManifestFile]) -> tuple[list[RenderedObject], LazyPositions]:
@@ -96,7 +93,7 @@ class LazyPositions:
     def get(self, path: str) -> list[Any] | None:
         if path not in self._done:
             f = self._files.get(path)
-            rt = _positions(f.text) if f is not None else None
+            rt = positions(f.text) if f is not None else None
             self._done[path] = _flat(f.docs, rt) if f is not None and rt is not None else None
         return self._done[path]
 

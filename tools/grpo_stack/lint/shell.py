@@ -14,11 +14,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser, Tree
+from typing import TYPE_CHECKING
 
 from .rules._objects import containers
+
+if TYPE_CHECKING:  # imported where a script is parsed: the in-pod job gate loads the rules without tree-sitter
+    from tree_sitter import Node, Parser, Tree
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh"})
 # Shell options a `set` (or the invocation) can turn on, by their one-letter and long names.
@@ -46,6 +47,9 @@ class Script:
 
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
     return Parser(Language(tree_sitter_bash.language()))
 
 
@@ -71,7 +75,7 @@ def scripts(ctx) -> Iterator[Script]:
             args = c.get("args") if isinstance(c.get("args"), list) else []
             argv = [*command, *args]
             n_cmd = len(command)
-            found = _script_in(argv)
+            found = script_in(argv)
             if found:
                 index, opts = found
                 path = f"{base}.command.{index}" if index < n_cmd else f"{base}.args.{index - n_cmd}"
@@ -79,14 +83,14 @@ def scripts(ctx) -> Iterator[Script]:
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
                 cmd = _at(c, probe, "exec", "command")
                 cmd = cmd if isinstance(cmd, list) else []
-                found = _script_in(cmd)
+                found = script_in(cmd)
                 if found:
                     yield _script(o, f"{base}.{probe}.exec.command.{found[0]}", f"{probe} of container {name}",
                                   cmd[found[0]], found[1], c)
             for hook in ("postStart", "preStop"):
                 cmd = _at(c, "lifecycle", hook, "exec", "command")
                 cmd = cmd if isinstance(cmd, list) else []
-                found = _script_in(cmd)
+                found = script_in(cmd)
                 if found:
                     yield _script(o, f"{base}.lifecycle.{hook}.exec.command.{found[0]}", f"{hook} of container {name}",
                                   cmd[found[0]], found[1], c)
@@ -105,7 +109,7 @@ def _script(obj, path: str, where: str, source: str, opts: frozenset[str], conta
 LAUNCHERS = frozenset({"env", "tini", "dumb-init", "catatonit", "nice", "nohup", "exec"})
 
 
-def _script_in(argv: list) -> tuple[int, frozenset[str]] | None:
+def script_in(argv: list) -> tuple[int, frozenset[str]] | None:
     """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`."""
     start = 0
     while (start < len(argv) and isinstance(argv[start], str)

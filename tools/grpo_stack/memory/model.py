@@ -45,6 +45,12 @@ class Run:
     offload_train: bool = False  # miles --offload-train (always on with --colocate)
     recompute: str = "none"  # none | selective | full
     seq_len: int = 2048  # longest sample: prompt + response
+    # Packed micro batches (verl use_remove_padding, true by default in verl's model config): a micro batch holds
+    # the tokens of its samples, not micro x longest. mean_seq_len is the expected prompt + response of a sample,
+    # a fact of the data and the policy; None takes every sample at its longest (conservative).
+    remove_padding: bool = False
+    mean_seq_len: int | None = None
+    train_entropy: bool = True  # the training step computes the entropy (verl: entropy_coeff != 0)
     micro_batch: int = 1
     token_budget: int | None = None  # dynamic batch size: tokens per GPU per micro batch
     log_prob_micro: int | None = None  # None: micro_batch
@@ -91,13 +97,21 @@ class Run:
         sample longer than the budget still forms its own micro batch: slime qwen3-4B.md L140)."""
         if self.token_budget:
             return max(self.token_budget * (self.cp if self.framework == "miles" else 1), self.seq_len)
-        return self.micro_batch * self.seq_len
+        return self.packed_tokens(self.micro_batch)
 
     @property
     def log_prob_tokens(self) -> int:
         if self.log_prob_budget or (self.token_budget and self.log_prob_micro is None):
             return max(self.log_prob_budget or self.token_budget, self.seq_len)
-        return (self.log_prob_micro or self.micro_batch) * self.seq_len
+        return self.packed_tokens(self.log_prob_micro or self.micro_batch)
+
+    def packed_tokens(self, samples: int) -> int:
+        """Tokens of a micro batch of `samples` sequences. Padded: each at the longest. Packed: one at the longest,
+        the others at the expected mean [inferred bound: a micro batch of static size may always hold one sample
+        that reached the caps]."""
+        if not self.remove_padding or self.mean_seq_len is None or samples <= 1:
+            return samples * self.seq_len
+        return self.seq_len + (samples - 1) * min(self.mean_seq_len, self.seq_len)
 
 
 @dataclass(frozen=True)
@@ -175,9 +189,10 @@ def estimate(run: Run) -> Report:
     state_terms = tuple(Term(k, v, STATE_SOURCES[run.engine][k]) for k, v in states.items())
     sleeping = tuple(engine_resident) if run.colocated else ()
     if run.framework != "megatron" or run.rollout:  # pre-training has no log-prob pass
-        phases.append(Phase("log-prob", trainer_pool, (*state_terms, *ref, *margins, *sleeping,
+        forward_states = tuple(x for x in state_terms if x.name in _forward_states(run))
+        phases.append(Phase("log-prob", trainer_pool, (*forward_states, *ref, *margins, *sleeping,
                                                        *_forward_activation(run)),
-                            leaves=tuple(x.name for x in state_terms)))
+                            leaves=tuple(x.name for x in forward_states)))
     phases.append(Phase("train", trainer_pool, (*state_terms, *ref, *margins, *sleeping, *_train_activation(run)),
                         leaves=tuple(x.name for x in state_terms)))
     if run.rollout and run.rollout != "static":
@@ -225,6 +240,16 @@ def trainer_states(run: Run) -> tuple[dict[str, float], float]:
     return t.megatron_states(dense, experts, d, edp, run.distributed_optimizer), dense + experts
 
 
+def _forward_states(run: Run) -> tuple[str, ...]:
+    """The trainer's states on the GPU during the log-prob pass. verl's FSDP actor frees its gradients after the
+    step (dp_actor.py update_policy: zero_grad after the last mini batch, set_to_none) and its compute_log_prob
+    loads the offloaded parameters only, not the optimizer (fsdp_workers.py compute_log_prob L684-689 @3f388066;
+    update_actor loads both, L604-612). Megatron keeps its gradient buffer and optimizer as the step left them."""
+    if run.engine != "fsdp":
+        return ("weights", "gradients", "optimizer")
+    return ("weights",) if run.optimizer_offload else ("weights", "optimizer")
+
+
 def _residue(run: Run, states: dict[str, float]) -> list[Term]:
     """What the trainer leaves on a colocated GPU while the engine generates."""
     if run.offload_train:
@@ -233,6 +258,8 @@ def _residue(run: Run, states: dict[str, float]) -> list[Term]:
     out = []
     for name, off in (("weights", run.param_offload), ("gradients", run.grad_offload or run.param_offload),
                       ("optimizer", run.optimizer_offload)):
+        if name not in _forward_states(run):  # FSDP gradients are freed after the step
+            continue
         # verl offloads "parameters, optimizer states, and gradients to CPU" between phases (best_practices.rst
         # L228-229); they are reloaded for the step [inferred], so offload lowers only this residue.
         if not off and states[name]:
@@ -290,15 +317,27 @@ def _train_activation(run: Run) -> list[Term]:
     tokens = run.train_tokens
     sp = run.sequence_parallel and tp > 1
     per_gpu = tokens / (run.cp * run.ulysses)
-    logits = t.rl_logits(a, per_gpu, tp) if run.rl_logits else t.pretrain_logits(a, per_gpu, tp, sp)
+    logits = t.rl_logits(a, per_gpu, tp, run.train_entropy) if run.rl_logits else t.pretrain_logits(a, per_gpu, tp,
+                                                                                                        sp)
     # Megatron's no-SP formula carries 5 % for temporaries (L449-451); kept only where it is Megatron's formula.
     overhead = t.MEGATRON_ACT_OVERHEAD if (run.engine == "megatron" and not sp and not run.rl_logits) else 1.0
     first = (_activations(run, tokens, "first", True), logits if run.pp == 1 else 0.0)
     last = (_activations(run, tokens, "last", True), logits) if run.pp > 1 else (0.0, 0.0)
     stage, (body, lg) = max((("first", first), ("last", last)), key=lambda kv: sum(kv[1]))
-    src = ("recompute full: stored layer inputs + one layer (a3)" if run.recompute == "full" else
+    src = ("recompute full: stored layer inputs (a3)" if run.recompute == "full" else
            "Korthikanti et al. Table 2 via theoretical_memory_usage.py L309-386, per stage and in-flight microbatch")
-    lsrc = "verl logits+entropy 7 B/elem (perf_tuning.rst L237-248)" if run.rl_logits else "Megatron output layer"
+    lsrc = ("Megatron output layer" if not run.rl_logits else
+            "verl logits+entropy 7 B/elem (perf_tuning.rst L237-248)" if run.train_entropy else
+            "fp32 logits 4 B/elem, no entropy (entropy_coeff 0: dp_actor.py L445-451; perf_tuning.rst L237-248)")
+    if run.recompute == "full":
+        # The recomputed layer and the logits are never alive together: backward runs the head first (its saved
+        # logits are released once that node has run), then recomputes the last layer [inferred from autograd's
+        # order; checkpointed layers hold only their inputs until then].
+        working = t.layer_activation(a, per_gpu, tp, sp)
+        return [Term(f"activations ({stage} stage, {tokens} tokens)", (body - working) * overhead, src),
+                Term("logits" if lg >= working else "recomputed layer", max(lg, working) * overhead,
+                     f"the larger of the logits ({lsrc}) and one recomputed layer, alive one after the other"),
+                *_gathered(run)]
     return [Term(f"activations ({stage} stage, {tokens} tokens)", body * overhead, src),
             Term("logits", lg * overhead, lsrc), *_gathered(run)]
 
@@ -309,6 +348,7 @@ def _forward_activation(run: Run) -> list[Term]:
     per_gpu = tokens / (run.cp * run.ulysses)
     return [Term(f"forward activations ({tokens} tokens)", _activations(run, tokens, "first", False),
                  "one layer's working set, no activations kept [inferred]"),
+            # the old-log-prob pass always computes the entropy (fsdp_workers.py compute_log_prob L706 @3f388066)
             Term("logits", t.rl_logits(a, per_gpu, tp), "verl logits+entropy 7 B/elem (perf_tuning.rst L237-248)"),
             *_gathered(run)]
 

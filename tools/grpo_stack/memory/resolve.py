@@ -8,6 +8,7 @@ uncatalogued instance type): the model is not guessed.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..catalog.instances import gpu_memory_mib, lookup
@@ -42,6 +43,11 @@ FIX_KEYS = {
         "recompute": (MG + "override_transformer_config.recompute_granularity" if engine == "megatron" else
                       f"{AR}.model.enable_gradient_checkpointing"),
     } for engine in ("megatron", "fsdp")},
+    # a RayJob entrypoint's miles arguments (memory/manifest.py)
+    "miles-argv": {"tensor": "--tensor-model-parallel-size", "pipeline": "--pipeline-model-parallel-size",
+                   "micro": "--micro-batch-size", "tokenBudget": "--max-tokens-per-gpu",
+                   "gmu": "--sglang-mem-fraction-static", "rolloutTensor": "--rollout-num-gpus-per-engine"},
+    # (no "nodes": the model's node count is the whole run's, which disaggregated miles splits over two arguments)
     "miles": {"tensor": "global.job.parallel.tensor", "pipeline": "global.job.parallel.pipeline",
               "micro": "global.job.miles.microBatchSize", "tokenBudget": "global.job.miles.maxTokensPerGpu",
               "gmu": "global.job.rollout.gpuMemoryUtilization", "rolloutTensor": "global.job.rollout.tensorParallel",
@@ -73,8 +79,41 @@ def run_for(spec, built) -> Run | None:
         return None
     values = {a.key: a.value for a in built.args}
     if built.framework == "verl":
-        return verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
-    return _miles(arch, values, spec, built, *hw)
+        run = verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
+    else:
+        run = miles_run(arch, {**values, **argv_options(built.extra or ())}, int(spec.cluster["nodes"]), *hw)
+    return replace(run, mean_seq_len=mean_length(spec.job.get("lengths") or {}))
+
+
+def argv_options(words) -> dict[str, Any]:
+    """`--key value` and bare `--flag` words of a miles command line -> {key: value or True}; a key's first value
+    is kept (--eval-prompt-data NAME PATH)."""
+    out: dict[str, Any] = {}
+    words = list(words)
+    for i, word in enumerate(words):
+        if word.startswith("--") and len(word) > 2:
+            key, eq, inline = word[2:].partition("=")
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            out[key] = inline if eq else (True if nxt is None or nxt.startswith("--") else _number(nxt))
+    return out
+
+
+def _number(text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def mean_length(lengths: dict) -> int | None:
+    """global.job.lengths.meanPrompt + meanResponse, each at most its maximum and its maximum where absent; None
+    when neither is given (the model then takes every sample at its longest)."""
+    if lengths.get("meanPrompt") is None and lengths.get("meanResponse") is None:
+        return None
+    return sum(min(int(lengths.get(f"mean{part}") or lengths[f"max{part}"]), int(lengths[f"max{part}"]))
+               for part in ("Prompt", "Response"))
 
 
 def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
@@ -114,6 +153,11 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         log_prob_budget=lp_budget, microbatches=max(1, mini * n // dp // max(1, micro)),
         use_ref=bool(v.get(f"{AR}.actor.use_kl_loss") or v.get("algorithm.use_kl_in_reward")),
         ref_offload=bool(v.get(ref, False)), rollout="vllm",
+        # verl's model config removes padding by default (_generated_ppo_trainer.yaml L306, model.use_remove_padding:
+        # true); without an expected mean length the packed micro batch is still bounded at the longest samples.
+        remove_padding=bool(v.get(f"{AR}.model.use_remove_padding", True)),
+        # the step computes the entropy only for a non-zero coefficient (dp_actor.py L445-451; actor.yaml L89: 0)
+        train_entropy=bool(v.get(f"{AR}.actor.entropy_coeff", 0)),
         rollout_tp=_int(v, f"{AR}.rollout.tensor_model_parallel_size", 2),
         gmu=float(v.get(f"{AR}.rollout.gpu_memory_utilization", 0.5)),
         max_model_len=_int(v, f"{AR}.rollout.max_model_len", prompt + response),
@@ -122,13 +166,13 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         requests_per_step=_int(v, "data.train_batch_size", 1024) * n)
 
 
-def _miles(arch, v: dict, spec, built, gpu: int, ram: int | None) -> Run:
+def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
+    """miles' arguments (as the builder emits them with extraArgs' flags, or as a manifest's command spells them;
+    bare flags are True) on `nodes` nodes -> Run."""
     colocate = bool(v.get("colocate", False))
-    nodes = int(spec.cluster["nodes"])
     gpus = _int(v, "actor-num-gpus-per-node", 8)
     prompt, response = _int(v, "rollout-max-prompt-len", 1024), _int(v, "rollout-max-response-len", 1024)
     dynamic = bool(v.get("use-dynamic-batch-size", False))
-    extra = set(built.extra or ())
     tp, pp, cp = (_int(v, k, 1) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
                                           "context-parallel-size"))
     actor_nodes = _int(v, "actor-num-nodes", 1)
@@ -142,9 +186,12 @@ def _miles(arch, v: dict, spec, built, gpu: int, ram: int | None) -> Run:
         vpp=_int(v, "num-virtual-stages-per-pipeline-rank", None),
         sequence_parallel=bool(v.get("sequence-parallel", False)) and tp > 1,
         # Megatron's --use-distributed-optimizer is off unless given (megatron/training/arguments.py)
-        distributed_optimizer="--use-distributed-optimizer" in extra,
+        distributed_optimizer=bool(v.get("use-distributed-optimizer", False)),
         offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
         recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response, micro_batch=micro,
+        # miles packs a micro batch's samples (--qkv-format thd by default: miles utils/arguments.py L136-140,
+        # backends/training_utils/data.py get_batch, miles-rl 0.0.2)
+        remove_padding=v.get("qkv-format", "thd") == "thd",
         token_budget=_int(v, "max-tokens-per-gpu", None) if dynamic else None,
         microbatches=max(1, _int(v, "global-batch-size", dp) // dp // max(1, micro)),
         use_ref=bool(v.get("use-kl-loss") or v.get("kl-coef")), rollout="sglang",

@@ -21,6 +21,10 @@ BF16 = 2
 # verl's logits memory: [tokens, vocab] x (4 fp32 + 2 autocast for softmax/logsumexp + 1 softmax output) bytes
 # (verl docs/perf/perf_tuning.rst L237-248).
 RL_LOGITS_BYTES = 7
+# Without the entropy only the first of those terms stays: the fp32 logits, whose log-softmax gradient is written in
+# place (verl torch_functional.py logprobs_from_logits, inplace_backward unless the entropy is computed:
+# dp_actor.py L173-175 @3f388066) [inferred from the decomposition above].
+RL_LOGPROB_BYTES = 4
 
 # --- margins ---------------------------------------------------------------------------------------------------
 # CUDA context and allocator cache of a trainer process once its NCCL groups are gone: 3-5 GB measured (slime
@@ -119,10 +123,10 @@ def pretrain_logits(arch: Arch, tokens: float, tp: int, sp: bool) -> float:
     return (tokens * arch.vocab / tp + tokens * arch.hidden) * 2
 
 
-def rl_logits(arch: Arch, tokens: float, tp: int) -> float:
-    """Log-probabilities and entropy over a vocabulary split over tp (vocab-parallel): tokens x V/t x 7 bytes
-    (verl perf_tuning.rst L237-248)."""
-    return tokens * arch.vocab / tp * RL_LOGITS_BYTES
+def rl_logits(arch: Arch, tokens: float, tp: int, entropy: bool = True) -> float:
+    """Log-probabilities (and the entropy) over a vocabulary split over tp (vocab-parallel): tokens x V/t x 7 bytes
+    with the entropy (verl perf_tuning.rst L237-248), 4 without."""
+    return tokens * arch.vocab / tp * (RL_LOGITS_BYTES if entropy else RL_LOGPROB_BYTES)
 
 
 # --- rollout engines -------------------------------------------------------------------------------------------

@@ -22,9 +22,10 @@ def preflight(paths: list[str], release: str, namespace: str, cluster: Cluster) 
     """Check the cluster against one values file (merged over `paths[:-1]`, like helm -f)."""
     ctx, files = values_context(paths, release=release, namespace=namespace)
     out = PreflightResult()
-    hits = list(checks.namespace(cluster, ctx, out.notes))
+    missing_namespace = list(checks.namespace(cluster, ctx, out.notes))
+    hits = list(missing_namespace)
     for check in checks.CHECKS[1:]:
-        if hits and check in (checks.secrets, checks.storage):
+        if missing_namespace and check in (checks.secrets, checks.storage):
             continue  # nothing can be in a namespace that does not exist; GRPO962 says so once
         hits += check(cluster, ctx, out.notes)
     for h in hits:

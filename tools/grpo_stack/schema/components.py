@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 from ..eval.tasks import TASK_IDS
 from .common import AbsPath, Dns1123, Image, ProbeBudget, Quantity, RelPath, Resources, SecretRef, Strict
 from .job import Job
+from .pods import GlobalPod, LabelKey, LabelValue, Pod, Registry, Toleration
 
 # EC2 name (`p5en.48xlarge`) or SageMaker HyperPod name (`ml.p5en.48xlarge`: what HyperPod nodes carry as their
 # node.kubernetes.io/instance-type label).
@@ -89,16 +90,26 @@ class Global(Strict):
     components: Components
     job: Job
     eval: Eval
+    pod: GlobalPod = Field(description="Scheduling, labels and annotations of every pod of the release.")
+    imageRegistry: Registry = Field(
+        description="Registry every image is pulled from, replacing the registry its repository names "
+        "(`vllm/vllm-openai` -> `<registry>/vllm/vllm-openai`, `public.ecr.aws/x/y` -> `<registry>/x/y`): a "
+        "mirror or an ECR pull-through cache. Empty: each repository as written.")
+    imagePullSecrets: list[Dns1123] = Field(
+        max_length=16, description="Secrets (type kubernetes.io/dockerconfigjson) in the release namespace, "
+        "listed in every pod's imagePullSecrets.")
 
 
 class Head(Strict):
     instanceType: InstanceType = Field(description="CPU node type for the Ray head (no GPU, no CUDA needed).")
     resources: Resources
+    pod: Pod
 
 
 class Worker(Strict):
     resources: Resources = Field(description="CPU and memory per GPU worker (GPUs and EFA come from global.cluster).")
     shmSize: Quantity = Field(description="Size of the /dev/shm memory volume (NCCL, dataloaders).")
+    pod: Pod
 
 
 class Nccl(Strict):
@@ -112,28 +123,25 @@ class Dashboard(Strict):
     )
 
 
+class RayImage(Image):
+    """The Ray image; `build` names its framework build when the tag does not (grpo-lint GRPO330)."""
+
+    build: Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")] = Field(
+        description="The framework build this image is, as images/README.md tags it (`0.9.1-ray2.53.0-r2`, "
+        "`dec268f7-ray2.56.1-r1`; the image's `io.grpo-stack.build` label): for an image pushed under your own tag "
+        "or pinned by digest alone. Empty: the tag is the build. `grpo-images` writes it."
+    )
+
+
 class Raycluster(Strict):
     rayVersion: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = Field(
         description="Ray version inside the image (RayCluster spec.rayVersion)."
     )
-    image: Image
+    image: RayImage
     head: Head
     worker: Worker
     nccl: Nccl
     dashboard: Dashboard
-
-
-LabelKey = Annotated[str, StringConstraints(
-    pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$",
-    max_length=316)]
-LabelValue = Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")]
-
-
-class Toleration(Strict):
-    key: LabelKey = Field(description="Taint key, e.g. `grpo-stack/sandbox`.")
-    operator: Literal["Exists", "Equal"] = Field(description="Exists (any value) or Equal (`value`).")
-    value: LabelValue | None = Field(default=None, description="Taint value (operator Equal).")
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(description="Taint effect.")
 
 
 class DedicatedNodes(Strict):
@@ -163,6 +171,7 @@ class SandboxFusion(Strict):
     replicas: int = Field(ge=1, description="Sandbox pods behind the Service.")
     instanceType: InstanceType = Field(description="CPU node type the sandbox runs on.")
     resources: Resources
+    pod: Pod
     privileged: bool = Field(
         description="Run privileged (SandboxFusion's lite isolation: overlayfs, cgroups, netns). Off by default; "
         "needs dedicatedNodes. See docs/security.md."
@@ -214,6 +223,7 @@ class RewardService(Strict):
     replicas: int = Field(ge=1, description="Reward pods behind the Service.")
     instanceType: InstanceType = Field(description="CPU node type.")
     resources: Resources
+    pod: Pod
     backend: Literal["math_verify"] = Field(description="REWARD_BACKEND (allow-list).")
     workers: int = Field(ge=1, le=256, description="Scoring worker processes per pod: one per CPU of "
                          "`resources.cpu`, less one for the HTTP process; memory at least workers x 2 GiB + "
@@ -265,6 +275,7 @@ class FsxUtils(Strict):
     image: Image
     instanceType: InstanceType = Field(description="CPU node type.")
     resources: Resources
+    pod: Pod
     model: StageModel
     data: StageData
 
@@ -284,6 +295,7 @@ class Vllm(Strict):
     enforceEager: bool = Field(description="--enforce-eager (no CUDA graphs).")
     trustRemoteCode: bool = Field(description="--trust-remote-code: runs model code from the staged weights.")
     resources: Resources
+    pod: Pod
     startupProbe: ProbeBudget
 
 
@@ -295,6 +307,7 @@ class LmEval(Strict):
     image: Image
     instanceType: InstanceType = Field(description="CPU node type for the driver.")
     resources: Resources
+    pod: Pod
     tasks: list[Literal[TASK_IDS]] = Field(  # type: ignore[valid-type]
         min_length=1, description="Task ids, matched exactly; *_pK: K samples per problem, pass@1 and pass@K "
         "(definitions in the lm-eval chart's tasks/)."

@@ -75,7 +75,9 @@ def _job_rows(prefix: str) -> list[str]:
     return rows
 
 
-def _rows(model: type[BaseModel], prefix: str, defaults: Any) -> list[str]:
+def _rows(model: type[BaseModel], prefix: str, defaults: Any, absent: bool = False) -> list[str]:
+    """One row per key; an optional section without a default (`absent`) gets its own row, then its keys' rows
+    with no default shown (the section is written whole or not at all)."""
     rows = []
     for name, field in model.model_fields.items():
         path = f"{prefix}.{name}" if prefix else name
@@ -84,15 +86,53 @@ def _rows(model: type[BaseModel], prefix: str, defaults: Any) -> list[str]:
         default = defaults.get(name) if isinstance(defaults, dict) else None
         sub = _submodel(field.annotation)
         if sub is not None and isinstance(default, dict | type(None)) and default is not None:
-            rows.extend(_rows(sub, path, default))
+            rows.extend(_rows(sub, path, default, absent))
             continue
         dumped = yaml.safe_dump(default).strip().removesuffix("...").strip()
-        shown = "" if default is None and sub is not None else f"`{dumped}`"
+        shown = "" if (default is None and sub is not None) or absent else f"`{dumped}`"
         desc = field.description or (_first_line(sub.__doc__) if sub else "")
         kind = _type_name(field.annotation).replace(" | ", " \\| ")
         desc = desc.replace("|", "\\|")
         rows.append(f"| `{path}` | {kind} | {shown} | {desc} |")
+        if sub is not None and default is None:
+            rows.extend(_rows(sub, path, {}, absent=True))
     return rows
+
+
+SCHEDULING = [
+    "## Scheduling and identity",
+    "",
+    "Every pod the chart makes (the Ray head and workers, sandbox-fusion, reward-service, fsx-utils, vllm, lm-eval",
+    "and the helm test hooks) gets `global.pod`; each component's `pod` section (`raycluster.head.pod`,",
+    "`raycluster.worker.pod`, `<component>.pod`) adds to it, and the helm test hooks get `global.pod` alone.",
+    "Maps (`nodeSelector`, `labels`, `annotations`) are merged, the component's key winning; lists",
+    "(`nodeAffinity`, `tolerations`) are joined; a component's `priorityClassName` replaces the global one. The",
+    "chart's own settings always stay: the instance-type selector (from the component's instance type key; the",
+    "schema refuses `node.kubernetes.io/instance-type` here), the GPU taint toleration of the Ray workers and vLLM,",
+    "the sandbox's anti-affinity and dedicated node group, the config-hash and instrumentation annotations, and the",
+    "chart's labels (the schema refuses a label its selectors use). `nodeAffinity` entries all hold at once (one",
+    "required node selector term). Changing a Ray pod's labels or annotations recreates the Ray pods (config hash).",
+    "",
+    "`serviceAccountName` gives a pod an identity (IRSA: the account's `eks.amazonaws.com/role-arn` annotation; EKS",
+    "Pod Identity: an association for the account) and mounts its token there only",
+    "(`automountServiceAccountToken: true`); every other pod mounts none. grpo-lint GRPO821 refuses it on pods that",
+    "run model-written code (sandbox-fusion, lm-eval); GRPO618 refuses a `nodeSelector` or `nodeAffinity` that",
+    "excludes the instance type (`karpenter.k8s.aws/instance-family: p5` on a `p5en.48xlarge` worker).",
+    "`global.imageRegistry` replaces the registry of every image (a mirror, an ECR pull-through cache) and",
+    "`global.imagePullSecrets` names the Secrets every pod pulls with.",
+    "",
+    "```yaml",
+    "global:",
+    "  pod:",
+    "    nodeAffinity: [{key: topology.kubernetes.io/zone, operator: In, values: [us-west-2a]}]",
+    "    annotations: {karpenter.sh/do-not-disrupt: \"true\"}",
+    "    labels: {cost-center: rl}",
+    "  imageRegistry: 123456789012.dkr.ecr.us-west-2.amazonaws.com",
+    "raycluster:",
+    "  worker:",
+    "    pod: {serviceAccountName: trainer, priorityClassName: gpu-training}",
+    "```",
+]
 
 
 def values_reference() -> str:
@@ -110,6 +150,8 @@ def values_reference() -> str:
         "| key | type | default | description |",
         "|---|---|---|---|",
         *_rows(Global, "global", defaults.get("global", {})),
+        "",
+        *SCHEDULING,
         "",
         "## global.job",
         "",

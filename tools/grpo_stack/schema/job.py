@@ -103,6 +103,15 @@ class Lengths(Strict):
                            "miles --rollout-max-prompt-len).")
     maxResponse: int = Field(ge=1, le=MAX_TOKENS, description="Longest response in tokens (verl "
                              "data.max_response_length; miles --rollout-max-response-len).")
+    meanPrompt: int | None = Field(
+        default=None, ge=1, le=MAX_TOKENS, description="Expected mean prompt length in tokens, a statistic of the "
+        "data under the model's chat template (GSM8K under Qwen2.5's: 105). Read only by grpo-lint's memory model "
+        "(GRPO920): verl and miles pack a micro batch's samples, so its activations follow the real lengths. "
+        "Absent: every prompt at maxPrompt (conservative); above maxPrompt counts as maxPrompt.")
+    meanResponse: int | None = Field(
+        default=None, ge=1, le=MAX_TOKENS, description="Expected mean response length in tokens, e.g. a previous "
+        "run's response_length/mean. Read only by grpo-lint's memory model (GRPO920), as meanPrompt. Absent: every "
+        "response at maxResponse (conservative); above maxResponse counts as maxResponse.")
 
 
 MEGATRON_ONLY = ("not used under backend fsdp: a Megatron parallel size (FSDP shards parameters over every GPU; "

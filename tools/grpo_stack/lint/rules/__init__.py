@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from ...errors import MAX_MESSAGE, clip
+from ..finding import Finding, Hit, Severity
 from . import (
     builtin_code_reward,
     capabilities,
     capacity,
+    code_execution_identity,
     code_isolation,
     component_endpoints,
     default_sa_rbac,
@@ -34,6 +37,7 @@ from . import (
     network_policy_coverage,
     no_learning_signal,
     no_privilege_escalation,
+    node_selector_contradiction,
     not_ready_addresses,
     partial_node,
     pipeline_status,
@@ -90,8 +94,10 @@ _MODULES: list[ModuleType] = [
     not_ready_addresses,
     token_budget,
     capacity,
+    node_selector_contradiction,
     image_pinning,
     code_isolation,
+    code_execution_identity,
     job_build,
     pod_hardening,
     pod_seccomp,
@@ -148,6 +154,24 @@ _MODULES: list[ModuleType] = [
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
+
+# Rules that read only the job spec and what the builder makes of it (ctx.job_spec, ctx.spec, ctx.built,
+# ctx.build_error), never the values files, the merged values or the rendered objects. The in-pod submit runs
+# exactly these over the job ConfigMap the Ray head mounts (grpo_stack.jobgate), so values given with
+# `helm install --set` or a hand-edited ConfigMap meet the checks grpo-lint runs. tests/lint/test_job_rules.py
+# checks that each finds from the job spec alone what the whole lint finds.
+JOB_RULES: dict[str, ModuleType] = {code: rule for code, rule in RULES.items()
+                                    if rule in (job_build, *BATCH_MODULES)}
+
+
+def finding(code: str, severity: Severity, hit: Hit, file: str, line: int, column: int) -> Finding:
+    """A rule's hit as the located finding every consumer prints (grpo-lint, the in-pod gate)."""
+    rule = RULES.get(code)
+    remediation = hit.remediation or (fix_text(rule) if rule else "")
+    name = rule.NAME if rule else code
+    # Messages quote values (a namespace, an image); a hostile value must not flood the output.
+    return Finding(file, line, column, code, name, severity, hit.key_path and clip(hit.key_path, MAX_MESSAGE),
+                   clip(hit.message, MAX_MESSAGE), clip(remediation, MAX_MESSAGE))
 
 
 def doc_section(rule: ModuleType, title: str) -> str:

@@ -75,7 +75,7 @@ PROTECTED = re.compile(r"(^|/)(models?|checkpoints?|ckpts?|weights|hf_cache|hugg
 EPHEMERAL = ("emptyDir", "configMap", "secret", "projected", "downwardAPI", "ephemeral")
 
 
-def _runs_model_code(ctx, o, pod_path, pod) -> str | None:
+def runs_model_code(ctx, o, pod_path, pod) -> str | None:
     """Why this pod runs model-written code, or None."""
     if o.is_test_hook:
         return None
@@ -189,7 +189,7 @@ def _protected_below(m, sub: str, claim: str | None, paths: list[str], protected
 def check(ctx) -> Iterator[Hit]:
     protected = _protected_subpaths(ctx)
     for o, pod_path, pod in ctx.pod_templates():
-        why = _runs_model_code(ctx, o, pod_path, pod)
+        why = runs_model_code(ctx, o, pod_path, pod)
         if not why:
             continue
         label = f"{o.kind} {o.name} runs model-written code ({why})"

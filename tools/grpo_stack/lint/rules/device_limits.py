@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...apivalidation import quantity
 from ..finding import Hit, Severity
 from ._objects import containers
 
@@ -54,7 +55,7 @@ def check(ctx) -> Iterator[Hit]:
             for key in sorted(set(requests) | set(limits)):
                 if not str(key).startswith(DEVICE_PREFIXES):
                     continue
-                if key in requests and str(requests.get(key)) != str(limits.get(key, "")):
+                if key in requests and not _equal(requests.get(key), limits.get(key)):
                     shown = f"limit {limits[key]}" if key in limits else "no limit"
                     yield Hit(f"{path}.requests", f"{o.kind} {o.name}: container {name} requests {key} "
                               f"{requests[key]} with {shown}; extended resources need an equal limit", obj=o)
@@ -63,3 +64,11 @@ def check(ctx) -> Iterator[Hit]:
                          if limits.get(k, requests.get(k)) not in (None, 0, "0")), None)
             if gpus is not None and "memory" not in limits:
                 yield Hit(path, f"{o.kind} {o.name}: container {name} gets {gpus} GPU(s) and no memory limit", obj=o)
+
+
+def _equal(request, limit) -> bool:
+    """Equal as quantities (`16` and `1.6E+1` are one count), as the API server compares them."""
+    if limit is None:
+        return False
+    a, b = quantity.parse(request), quantity.parse(limit)
+    return a == b if a is not None and b is not None else str(request) == str(limit)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ...catalog.images import image_for
 from ..finding import Hit, Severity
+from .image_pinning import split
 
 CODE = "GRPO330"
 NAME = "framework-image"
@@ -42,10 +43,24 @@ raycluster:
   image: {repository: grpo-stack/miles, tag: dec268f7-ray2.56.1-r1}
 ```
 
+A digest alone hides which image it is: the chart's default tag stays in the values while `repository@digest`
+runs, so a miles image pinned by digest passed under `framework: verl` before this rule read the reference.
+
 ## Fix
-Build the framework's image from `images/` (images/README.md) and set `raycluster.image.tag` and
-`raycluster.rayVersion` in your values file to the catalogued tag and Ray version.
+Build the framework's image from `images/` (`grpo-images build`, images/README.md) and set
+`raycluster.image.tag` (or, under your own tag or a digest alone, `raycluster.image.build`) and
+`raycluster.rayVersion` to the catalogued build and Ray version.
 """
+
+
+def ray_image(ctx) -> str | None:
+    """The image reference the Ray pods run, as the chart rendered it (a digest wins over the tag there)."""
+    for o in ctx.of_kind("RayCluster"):
+        pods = ((o.obj.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {}
+        containers = (pods.get("spec") or {}).get("containers") or []
+        if containers and isinstance(containers[0], dict) and isinstance(containers[0].get("image"), str):
+            return containers[0]["image"]
+    return None
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -53,18 +68,34 @@ def check(ctx) -> Iterator[Hit]:
         return
     framework = ctx.get("global.job.framework")
     image = image_for(framework) if isinstance(framework, str) else None
-    if image is None:
+    ref = ray_image(ctx)
+    if image is None or ref is None:
         return
-    tag = ctx.get("raycluster.image.tag")
-    if tag != image.tag:
-        yield Hit("raycluster.image.tag",
-                  f"framework {framework} runs on {image.repository}:{image.tag} ({framework} {image.version}, "
-                  f"{image.rollout_engine}; {image.dockerfile}), not tag {tag!r}: the framework version is unknown",
-                  remediation=f"set raycluster.image.tag: {image.tag} in your values file",
+    wanted = (f"framework {framework} runs on the {image.tag} build ({framework} {image.version}, "
+              f"{image.rollout_engine}; {image.dockerfile})")
+    declared = ctx.get("raycluster.image.build") or ""
+    _, tag, digest = split(ref)
+    if declared:
+        if declared != image.tag:
+            yield Hit("raycluster.image.build", f"raycluster.image.build declares {declared!r}, but {wanted}",
+                      remediation=f"run the {image.tag} build and set raycluster.image.build: {image.tag}",
+                      related=("global.job.framework",))
+    elif tag is None:
+        yield Hit("raycluster.image.digest",
+                  f"{ref} is pinned by digest alone, so its build cannot be read from it; {wanted}: the framework "
+                  "version is unknown",
+                  remediation=f"set raycluster.image.build: {image.tag} when this digest is that build (grpo-images "
+                  "writes it), or name the image by that tag", related=("global.job.framework",))
+    elif tag != image.tag:
+        key = "raycluster.image.repository" if digest or tag != ctx.get("raycluster.image.tag") else \
+            "raycluster.image.tag"
+        yield Hit(key, f"{ref} has tag {tag!r}, but {wanted}: the framework version is unknown",
+                  remediation=f"set raycluster.image.tag: {image.tag}, or for an image rebuilt from "
+                  f"{image.dockerfile} under your own tag raycluster.image.build: {image.tag}",
                   related=("global.job.framework",))
     ray = ctx.get("raycluster.rayVersion")
     if ray != image.ray_version:
         yield Hit("raycluster.rayVersion",
-                  f"{image.repository}:{image.tag} carries Ray {image.ray_version}, not {ray!r}",
+                  f"the {image.tag} build carries Ray {image.ray_version}, not {ray!r}",
                   remediation=f'set raycluster.rayVersion: "{image.ray_version}" in your values file',
                   related=("global.job.framework",))

@@ -35,9 +35,11 @@ Reports:
 - **warning**: a KV cache smaller than the engine's concurrency x sequence length (it preempts and slows down);
 - **error**: host RAM per node under CPU offload above the node's allocatable memory.
 
-Manifests: a RayJob whose entrypoint runs `verl.trainer.main_ppo` is modelled from its Hydra overrides when its
-workers select a catalogued GPU instance type (`node.kubernetes.io/instance-type`) and its
-`actor_rollout_ref.model.path` ends in a catalogued model's Hugging Face name; otherwise it is not checked.
+Manifests: a RayJob whose entrypoint runs `verl.trainer.main_ppo` is modelled from its Hydra overrides, one that
+runs miles' `train.py` / `train_async.py` from its arguments (nodes from `--actor-num-nodes` and, when not
+colocated, `--rollout-num-gpus`), when its workers select a catalogued GPU instance type
+(`node.kubernetes.io/instance-type`) and its model path (`actor_rollout_ref.model.path`, `--hf-checkpoint`) ends in
+a catalogued model's Hugging Face name; otherwise it is not checked.
 
 `grpo-render VALUES --job --memory` prints the whole breakdown.
 
@@ -87,7 +89,7 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _manifests(ctx) -> Iterator[Hit]:
-    """RayJobs that run verl's trainer, where the manifest states the GPU type and a catalogued model."""
+    """RayJobs that run verl's or miles' trainer, where the manifest states the GPU type and a catalogued model."""
     from ...memory.manifest import rayjob_run
     from ...memory.resolve import FIX_KEYS
 
@@ -96,7 +98,7 @@ def _manifests(ctx) -> Iterator[Hit]:
         if run is None:
             continue
         instance = next(iter(_selected_types(o.obj)), "")
-        keys = FIX_KEYS["verl-hydra-" + run.engine]
+        keys = FIX_KEYS["miles-argv" if run.framework == "miles" else "verl-hydra-" + run.engine]
         yield from findings_for_run(run, instance, keys, lambda kind, o=o: {"key_path": "spec.entrypoint", "obj": o})
 
 

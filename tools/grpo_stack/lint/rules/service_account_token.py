@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._objects import values_section
 from ._podsecurity import folded, pod_label
 
 CODE = "GRPO813"
@@ -13,11 +14,12 @@ SEVERITY = Severity.ERROR
 CATEGORY = "hardening"
 SUMMARY = "A pod mounts a service-account token although nothing in it calls the Kubernetes API."
 DOC = """## What it does
-Requires `automountServiceAccountToken: false` on every pod template, RayCluster groups included. Two
+Requires `automountServiceAccountToken: false` on every pod template, RayCluster groups included. Three
 exceptions: a Ray head whose cluster (RayCluster, RayJob or RayService) sets `enableInTreeAutoscaling: true` —
 KubeRay's autoscaler sidecar scales the worker groups through the API — and a pod running under a named
 service account (not `default`) that a RoleBinding or ClusterRoleBinding of the set grants a role: the set says
-that pod calls the API.
+that pod calls the API; and in a values file, a pod whose `pod.serviceAccountName` names its account (an IRSA or
+EKS Pod Identity role was asked for; GRPO821 refuses it on pods that run model-written code).
 
 ## Why is this bad?
 No grpo-stack pod calls the API server: the recipe reaches the Ray head with `kubectl exec` from outside, the
@@ -56,8 +58,16 @@ def hits(ctx) -> Iterator[Hit]:
         account = str(pod.get("serviceAccountName") or pod.get("serviceAccount") or "default")
         if account != "default" and account in bound:
             continue  # the set grants this account API access: the pod is meant to call the API
+        if account != "default" and _identity_asked(ctx, o, pod_path, account):
+            continue
         if pod.get("automountServiceAccountToken") is not False:
             yield Hit(pod_path, f"{pod_label(o, pod_path)} mounts a service-account token", obj=o)
+
+
+def _identity_asked(ctx, o, pod_path: str, account: str) -> bool:
+    """The values name this pod's service account (`<component>.pod.serviceAccountName`): an identity."""
+    section = values_section(ctx, o, pod_path)
+    return bool(section) and not o.is_test_hook and ctx.get(f"{section}.pod.serviceAccountName") == account
 
 
 def _autoscaled(obj: dict, pod_path: str) -> bool:

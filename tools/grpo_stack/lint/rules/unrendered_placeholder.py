@@ -146,7 +146,7 @@ def _shell_argument(obj: dict, path: str) -> bool:
     parts = path.split(".")
     if len(parts) < 2 or parts[-2] not in ("command", "args") or not parts[-1].isdigit():
         return False
-    from ..shell import _script_in
+    from ..shell import script_in
 
     node = obj
     for part in parts[:-2]:
@@ -156,7 +156,7 @@ def _shell_argument(obj: dict, path: str) -> bool:
         return False
     command = node.get("command") if isinstance(node.get("command"), list) else []
     argv = [*command, *(node.get("args") if isinstance(node.get("args"), list) else [])]
-    found = _script_in(argv)
+    found = script_in(argv)
     index = int(parts[-1]) + (len(command) if parts[-2] == "args" else 0)
     return bool(found) and found[0] == index
 

@@ -62,7 +62,7 @@ def _tokens(items: object) -> list[str]:
     for item in items if isinstance(items, list) else []:
         text = str(item)
         if len(text) > SHLEX_MAX:  # shlex reads a character at a time in Python: a 1 MiB script took 30 s
-            out += [_unquote(w) for w in _SHELL_WORD.findall(text)]
+            out += [_unquote(w) for w in SHELL_WORD.findall(text)]
             continue
         try:
             out += shlex.split(text)
@@ -73,7 +73,7 @@ def _tokens(items: object) -> list[str]:
 
 SHLEX_MAX = 64 * 1024
 # A POSIX shell word (unquoted runs, '...' and "..." with backslash escapes), matched by the regex engine.
-_SHELL_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""")
+SHELL_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""")
 _QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""")
 
 

@@ -1,13 +1,4 @@
 {{/*
-nodeSelector pinning a pod to one EC2 instance type (what grpo-lint's capacity rule checks against).
-Usage: {{- include "grpo-common.nodeSelector" .Values.instanceType | nindent 6 }}
-*/}}
-{{- define "grpo-common.nodeSelector" -}}
-nodeSelector:
-  node.kubernetes.io/instance-type: {{ . | quote }}
-{{- end -}}
-
-{{/*
 The shared FSx volume, from global.storage.
 Usage: {{- include "grpo-common.storageVolume" $ | nindent 8 }}
 */}}

@@ -1,12 +1,13 @@
 {{/*
 Everything that decides what an evaluation measures, as JSON: model (step), tasks, budgets, image. Its hash
 names the Job and the run's output directory, so re-running with other tasks or another checkpoint creates a
-new Job (helm never patches an immutable Job template) and writes to a new directory.
+new Job (helm never patches an immutable Job template) and writes to a new directory. The image is named as its
+repository does: a mirror (global.imageRegistry) serves the same image, and the same measurement.
 Usage: {{ include "lm-eval.spec" . }}
 */}}
 {{- define "lm-eval.spec" -}}
 {{- $g := .Values.global -}}
-{{- toJson (dict "step" $g.eval.checkpointStep "experiment" $g.job.trainer.experiment "tasks" .Values.tasks "maxPrompt" $g.job.lengths.maxPrompt "maxResponse" $g.job.lengths.maxResponse "image" (include "grpo-common.image" .Values.image) "numConcurrent" .Values.numConcurrent "outputSubPath" .Values.outputSubPath) -}}
+{{- toJson (dict "step" $g.eval.checkpointStep "experiment" $g.job.trainer.experiment "tasks" .Values.tasks "maxPrompt" $g.job.lengths.maxPrompt "maxResponse" $g.job.lengths.maxResponse "image" (include "grpo-common.image" (dict "image" .Values.image "context" (dict "Values" (dict "global" dict)))) "numConcurrent" .Values.numConcurrent "outputSubPath" .Values.outputSubPath) -}}
 {{- end -}}
 
 {{- define "lm-eval.specHash" -}}

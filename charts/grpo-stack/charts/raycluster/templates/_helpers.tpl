@@ -176,13 +176,13 @@ num-gpus: "0"
 {{- end -}}
 
 {{/*
-Pod-level settings shared by head and workers: no service-account token (nothing in a Ray pod calls the
-Kubernetes API: KubeRay's in-tree autoscaler, which would, is not enabled, and the recipe reaches the head
-through `kubectl exec` from outside), no Service environment variables, RuntimeDefault seccomp.
+Pod-level settings shared by head and workers: no Service environment variables, RuntimeDefault seccomp. No
+service-account token either unless the group's `pod.serviceAccountName` asks for an identity (grpo-common.podScheduling):
+nothing in a Ray pod calls the Kubernetes API (KubeRay's in-tree autoscaler, which would, is not enabled, and
+the recipe reaches the head through `kubectl exec` from outside).
 Usage: {{- include "raycluster.podCommon" . | nindent 0 }}
 */}}
 {{- define "raycluster.podCommon" -}}
-automountServiceAccountToken: false
 enableServiceLinks: false
 {{ include "grpo-common.podSecurityContext" (dict "nonRoot" false) }}
 {{- end -}}
@@ -193,10 +193,10 @@ Usage: {{- include "raycluster.headPodSpec" . | nindent 8 }}
 */}}
 {{- define "raycluster.headPodSpec" -}}
 {{ include "raycluster.podCommon" . }}
-{{ include "grpo-common.nodeSelector" .Values.head.instanceType }}
+{{ include "grpo-common.podScheduling" (dict "context" . "pod" .Values.head.pod "instanceType" .Values.head.instanceType) }}
 containers:
   - name: ray-head
-    image: {{ include "grpo-common.image" .Values.image | quote }}
+    image: {{ include "grpo-common.image" (dict "image" .Values.image "context" $) | quote }}
     imagePullPolicy: IfNotPresent
     ports:
       - name: gcs
@@ -222,14 +222,11 @@ Usage: {{- include "raycluster.workerPodSpec" . | nindent 10 }}
 {{- define "raycluster.workerPodSpec" -}}
 {{- $g := .Values.global -}}
 {{ include "raycluster.podCommon" . }}
-{{ include "grpo-common.nodeSelector" $g.cluster.gpuInstanceType }}
-tolerations:
-  - key: nvidia.com/gpu
-    operator: Exists
-    effect: NoSchedule
+{{- $gpuTaint := list (dict "key" "nvidia.com/gpu" "operator" "Exists" "effect" "NoSchedule") }}
+{{ include "grpo-common.podScheduling" (dict "context" . "pod" .Values.worker.pod "instanceType" $g.cluster.gpuInstanceType "tolerations" $gpuTaint) }}
 containers:
   - name: ray-worker
-    image: {{ include "grpo-common.image" .Values.image | quote }}
+    image: {{ include "grpo-common.image" (dict "image" .Values.image "context" $) | quote }}
     imagePullPolicy: IfNotPresent
     env:
       {{- include "raycluster.env" . | nindent 6 }}

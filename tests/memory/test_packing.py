@@ -1,0 +1,99 @@
+"""What verl really holds per phase: packed micro batches, the entropy only when its coefficient is set, the FSDP
+actor's gradients freed after the step, the recomputed layer and the logits one after the other. Where the check
+stops: the behaviours are read from verl's source (cited in tools/grpo_stack/memory/model.py); no GPU runs here,
+the measured outcomes they are held to are tests/memory/test_validation.py's rows."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import yaml
+from grpo_stack.cli.render import main
+from grpo_stack.memory import Run, estimate
+from grpo_stack.paths import REPO_ROOT
+
+from .rows import GIB, H200, preset
+
+VALUES = REPO_ROOT / "values" / "qwen3-8b.yaml"  # verl FSDP, static micro batches, 1024 + 4096 tokens
+
+
+def _memory(capsys, tmp_path, job: dict | None = None) -> dict:
+    files = [str(VALUES)]
+    if job:
+        overlay = tmp_path / "overlay.yaml"
+        overlay.write_text(yaml.safe_dump({"global": {"job": job}}))
+        files.append(str(overlay))
+    assert main([*files, "--job", "--memory", "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _phase(report: dict, name: str) -> dict:
+    return next(p for p in report["phases"] if p["phase"] == name)
+
+
+def _lengths(**means) -> dict:
+    return {"lengths": {"maxPrompt": 1024, "maxResponse": 4096, **means}}
+
+
+def test_expected_mean_lengths_shrink_the_packed_training_step(capsys, tmp_path):
+    longest = _memory(capsys, tmp_path)
+    at_caps = _memory(capsys, tmp_path, _lengths(meanPrompt=1024, meanResponse=4096))
+    gsm8k = _memory(capsys, tmp_path, _lengths(meanPrompt=105, meanResponse=300))
+    assert _phase(at_caps, "train")["gib"] == _phase(longest, "train")["gib"]  # absent = every sample at its cap
+    assert _phase(gsm8k, "train")["gib"] < _phase(longest, "train")["gib"] - 1
+    assert _phase(gsm8k, "log-prob")["gib"] < _phase(longest, "log-prob")["gib"]
+
+
+def test_a_mean_above_its_cap_counts_as_the_cap(capsys, tmp_path):
+    longest = _memory(capsys, tmp_path)
+    above = _memory(capsys, tmp_path, _lengths(meanPrompt=4000, meanResponse=9000))
+    assert _phase(above, "train")["gib"] == _phase(longest, "train")["gib"]
+
+
+def test_the_entropy_coefficient_adds_the_entropy_to_the_training_logits(capsys, tmp_path):
+    def logits(report):
+        return next(t["gib"] for t in _phase(report, "train")["terms"] if t["term"] in ("logits", "recomputed layer"))
+
+    without = _memory(capsys, tmp_path)  # verl's default entropy_coeff 0
+    with_entropy = _memory(capsys, tmp_path, {"entropyCoef": 0.001})
+    assert logits(with_entropy) > logits(without)
+
+
+def _fsdp(**kw) -> Run:
+    return Run(preset("qwen3-8b"), "verl", "fsdp", H200, 1, 8, recompute="full", seq_len=4096, rollout="vllm",
+               rollout_tp=2, **{"micro_batch": 2, **kw})
+
+
+def _terms(run: Run, phase: str) -> dict[str, float]:
+    return {t.name: t.bytes for t in next(p for p in estimate(run).phases if p.name == phase).terms}
+
+
+def test_the_fsdp_log_prob_pass_holds_no_gradients_and_no_offloaded_optimizer():
+    assert "gradients" not in _terms(_fsdp(), "log-prob") and "optimizer" in _terms(_fsdp(), "log-prob")
+    offloaded = _fsdp(param_offload=True, optimizer_offload=True)
+    assert set(_terms(offloaded, "log-prob")) & {"gradients", "optimizer"} == set()
+    assert {"weights", "gradients", "optimizer"} <= set(_terms(offloaded, "train"))  # reloaded for the step
+    rollout = _terms(_fsdp(), "rollout")
+    assert "trainer gradients" not in rollout and "trainer optimizer" in rollout
+
+
+def test_a_megatron_trainer_keeps_its_gradient_buffer_between_phases():
+    run = Run(preset("qwen3-8b"), "verl", "megatron", H200, 1, 8, tp=2, seq_len=4096, rollout="vllm", rollout_tp=2)
+    assert "gradients" in _terms(run, "log-prob") and "trainer gradients" in _terms(run, "rollout")
+
+
+def test_full_recompute_counts_the_larger_of_the_logits_and_the_recomputed_layer_not_both():
+    train = _terms(_fsdp(), "train")
+    padded = replace(_fsdp(), recompute="selective")
+    assert ("logits" in train) != ("recomputed layer" in train)
+    assert sum(train.values()) < sum(_terms(padded, "train").values())
+
+
+def test_packing_without_a_mean_is_the_padded_bound_and_one_sample_stays_at_its_longest():
+    padded = _fsdp(micro_batch=4)
+    assert replace(padded, remove_padding=True).train_tokens == padded.train_tokens == 4 * 4096
+    packed = replace(padded, remove_padding=True, mean_seq_len=1000)
+    assert packed.train_tokens == 4096 + 3 * 1000
+    assert replace(packed, micro_batch=1).train_tokens == 4096
+    assert sum(_terms(packed, "train").values()) / GIB < sum(_terms(padded, "train").values()) / GIB
