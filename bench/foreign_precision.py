@@ -15,6 +15,12 @@ Every finding is matched to a label by (repository, path, code, key path): `verd
 the rule's class, `false` is noise. It prints per-rule and overall precision (true / labelled findings), the
 findings no label covers (to triage), and the known misses (defects of the rules' classes nothing reports).
 `--tools DIR` lints with the grpo_stack package under DIR (another checkout's `tools/`, for a before/after).
+
+Recall: sources marked `triaged` had every file read and its certain defects listed under `defects` (class and
+object) before grpo-lint ran on them; a defect counts as caught when a finding of a rule that answers for its class
+(`classes` in the labels) is reported on that file. Files listed under `clean` have no certain defect: an
+error-severity finding on one is an error on a clean file. `substitute` replaces placeholders the way the source's
+walkthrough does before `kubectl apply` (envsubst, or by hand), in a copy of the file under the same name.
 """
 
 from __future__ import annotations
@@ -33,9 +39,10 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-# One finding per pod that lacks a Pod Security `restricted` setting (GRPO809 folds them per pod on manifests):
-# most findings on samples written without hardening, so precision is also shown without them.
-HARDENING = frozenset({"GRPO809", "GRPO810", "GRPO811", "GRPO812", "GRPO813", "GRPO816"})
+# The rules of the `hardening` category (`grpo-lint rules`): one finding per pod that lacks a Pod Security
+# `restricted` setting (GRPO809 folds them per pod on manifests) and Ray's whole-volume mounts; most findings on
+# samples written without hardening, so precision is also shown without them.
+HARDENING = frozenset({"GRPO809", "GRPO810", "GRPO811", "GRPO812", "GRPO813", "GRPO814", "GRPO816"})
 LINT = "import sys; from grpo_stack.cli.lint import main; sys.exit(main())"
 
 
@@ -62,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         findings += lint_source(args.src, source, args.tools)
     verdicts = {(f["repo"], f["path"], f["code"], f["at"]): f["verdict"] for f in labels.get("findings") or []}
     report(findings, verdicts, labels.get("misses") or [], args.json)
+    report_recall(findings, labels)
     return 0
 
 
@@ -85,8 +93,9 @@ def releases(src: Path, source: dict) -> list[tuple[str, list[Path]]]:
 
 def lint_source(src: Path, source: dict, tools: Path | None) -> list[dict]:
     out = []
-    for label, files in releases(src, source):
-        out += _lint(source["repo"], label, files, [], tools)
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, files in releases(src, source):
+            out += _lint(source["repo"], label, _substituted(files, source, Path(tmp)), [], tools)
     helm = source.get("helm")
     if helm:
         with tempfile.TemporaryDirectory() as tmp:
@@ -104,6 +113,23 @@ def lint_source(src: Path, source: dict, tools: Path | None) -> list[dict]:
     return out
 
 
+def _substituted(files: list[Path], source: dict, tmp: Path) -> list[Path]:
+    """The files with the source's placeholders filled in, as its walkthrough does before applying them."""
+    subst = source.get("substitute") or {}
+    if not subst:
+        return files
+    out = []
+    for f in files:
+        text = f.read_text()
+        for old, new in subst.items():
+            text = text.replace(old, new)
+        copy = tmp / str(len(list(tmp.iterdir()))) / f.name
+        copy.parent.mkdir(parents=True)
+        copy.write_text(text)
+        out.append(copy)
+    return out
+
+
 def _helm() -> str:
     if os.environ.get("GRPO_HELM"):
         return os.environ["GRPO_HELM"]
@@ -118,11 +144,17 @@ def _lint(repo: str, label: str, files: list[Path], extra: list[str], tools: Pat
         env["PYTHONPATH"] = str(tools)
     cmd = [sys.executable, "-c", LINT, "--format", "json", "--no-cache", *extra, *map(str, files)]
     run = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if run.returncode not in (0, 1):
-        return [{"repo": repo, "path": label, "code": "INPUT", "at": "",
-                 "message": (run.stderr.strip() or run.stdout.strip())[-300:]}]
+    try:
+        doc = json.loads(run.stdout)
+    except json.JSONDecodeError:  # a crash (Python exits 1 on a traceback) or text around the JSON
+        doc = None
+    if run.returncode not in (0, 1) or doc is None:
+        errors = (doc or {}).get("input_errors") or []
+        message = "; ".join(f"{Path(e['file']).name}:{e.get('line')} {e.get('key_path', '')}: {e['message']}"
+                            for e in errors) or f"exit {run.returncode}: {(run.stderr or run.stdout).strip()[-300:]}"
+        return [{"repo": repo, "path": label, "code": "INPUT", "at": "", "severity": "", "message": message}]
     return [{"repo": repo, "path": label, "code": f["code"], "at": f"{Path(f['file']).name}:{f['key_path']}",
-             "message": f["message"]} for f in json.loads(run.stdout)["findings"]]
+             "severity": f["severity"], "message": f["message"]} for f in doc["findings"]]
 
 
 def report(findings: list[dict], verdicts: dict, misses: list[dict], as_json: bool) -> None:
@@ -162,6 +194,63 @@ def report(findings: list[dict], verdicts: dict, misses: list[dict], as_json: bo
               "which are fixed):")
         for m in misses:
             print(f"  {m['repo']} {m['path']}: [{m['class']}] {m['note']}")
+
+
+def report_recall(findings: list[dict], labels: dict) -> None:
+    """Recall on the certain defects of the triaged sources, precision and errors on clean files per project."""
+    triaged = [s["repo"] for s in labels["sources"] if s.get("triaged")]
+    if not triaged:
+        return
+    codes = {c: set(v) for c, v in (labels.get("classes") or {}).items()}
+    defects = labels.get("defects") or []
+    clean = {(c["repo"], c["path"]) for c in labels.get("clean") or []}
+    on_file: dict[tuple, set] = defaultdict(set)
+    for f in findings:
+        on_file[(f["repo"], f["path"])].add(f["code"])
+    print("\nrecall on certain defects (triaged sources), precision and errors on clean files, per project:")
+    print(f"{'project':<46} {'defects':>7} {'caught':>6} {'recall':>6} {'prec.':>6} {'prec.-hard.':>11} "
+          f"{'clean files':>11} {'with error':>10}")
+    per_class: dict[str, Counter] = defaultdict(Counter)
+    missed = []
+    totals = Counter()
+    for repo in triaged:
+        mine = [d for d in defects if d["repo"] == repo]
+        caught = 0
+        for d in mine:
+            hit = bool(on_file[(repo, d["path"])] & codes.get(d["class"], set()))
+            caught += hit
+            per_class[d["class"]]["caught" if hit else "missed"] += 1
+            if not hit:
+                missed.append(d)
+        found = [f for f in findings if f["repo"] == repo and f["code"] != "INPUT"]
+        c = Counter("true" if f.get("verdict") is True else "false" if f.get("verdict") is False else "unlabelled"
+                    for f in found)
+        rest = Counter("true" if f.get("verdict") is True else "false" if f.get("verdict") is False
+                       else "unlabelled" for f in found if f["code"] not in HARDENING)
+        files = [k for k in clean if k[0] == repo]
+        dirty = {(f["repo"], f["path"]) for f in found if f["severity"] == "error" and (f["repo"], f["path"]) in clean}
+        print(f"{repo:<46} {len(mine):>7} {caught:>6} {_ratio(caught, len(mine)):>6} {_precision(c):>6} "
+              f"{_precision(rest):>11} {len(files):>11} {len(dirty):>10}")
+        totals.update({"defects": len(mine), "caught": caught, "clean": len(files), "dirty": len(dirty)})
+        for f in sorted(dirty):
+            print(f"    error on a clean file: {f[1]}: " + ", ".join(sorted(
+                {g["code"] for g in found if (g["repo"], g["path"]) == f and g["severity"] == "error"})))
+    print(f"{'all triaged':<46} {totals['defects']:>7} {totals['caught']:>6} "
+          f"{_ratio(totals['caught'], totals['defects']):>6} {'':>6} {'':>11} {totals['clean']:>11} "
+          f"{totals['dirty']:>10}")
+    print("\nper defect class (rules that answer for it):")
+    for cls in sorted(per_class):
+        c = per_class[cls]
+        print(f"  {cls:<14} {c['caught']:>3} of {c['caught'] + c['missed']:<3} "
+              f"{_ratio(c['caught'], c['caught'] + c['missed']):>6}  ({', '.join(sorted(codes.get(cls, ()))) or '-'})")
+    if missed:
+        print(f"\n{len(missed)} certain defect(s) missed:")
+        for d in missed:
+            print(f"  {d['repo']} {d['path']} [{d['class']}] {d['object']}: {d['note']}")
+
+
+def _ratio(n: int, d: int) -> str:
+    return f"{n / d:.3f}" if d else "-"
 
 
 def _precision(c: Counter) -> str:

@@ -19,6 +19,8 @@ tensor-parallel workers), in every pod template (RayCluster groups, vLLM Deploym
 a volume of `emptyDir: {medium: Memory}` must be mounted at `/dev/shm`. Missing is an error, and so is a
 `sizeLimit` of 64 MiB or less (the container runtime's default it is there to replace); below 2 GiB is a
 warning. In values the same is read from the rendered chart and reported at `raycluster.worker.shmSize`.
+The Ray container of a RayCluster, RayJob or RayService group with no `/dev/shm` mount of its own is not
+reported: KubeRay adds one (`emptyDir: {medium: Memory}`, sized to the container's memory limit).
 
 ## Why is this bad?
 Kubernetes has no `--shm-size`: a container's `/dev/shm` is the runtime's 64 MiB tmpfs unless a memory
@@ -49,6 +51,7 @@ Mount `emptyDir: {medium: Memory}` at `/dev/shm` (the grpo-stack chart does: `ra
 size it well above 2 GiB for a GPU worker (memory it uses counts against the container's memory limit).
 """
 
+RAY_KINDS = frozenset({"RayCluster", "RayJob", "RayService"})
 DEFAULT_SHM = 64 * 2**20  # the container runtime's /dev/shm
 FLOOR = 2 * 2**30  # pytorch/tutorials 0ba3e39: NCCL init needed a 2 GiB /dev/shm
 
@@ -77,6 +80,8 @@ def check(ctx) -> Iterator[Hit]:
             key = f"{section}.shmSize" if section == "raycluster.worker" else where
             at = None if key != where else o  # a values key, or a place in the object
             if not isinstance(empty, dict) or empty.get("medium") != "Memory":
+                if mount is None and field == "containers" and i == 0 and o.kind in RAY_KINDS:
+                    continue  # KubeRay mounts a memory-backed /dev/shm on the Ray container (pod.go addEmptyDir)
                 yield Hit(key, f"{o.kind} {o.name}: container {name} has {gpus:g} GPUs and no memory-backed /dev/shm "
                           "(the runtime's 64 MiB); NCCL and the engine's workers fail in it", obj=at)
                 continue

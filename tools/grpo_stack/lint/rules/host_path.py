@@ -14,7 +14,11 @@ CATEGORY = "security"
 SUMMARY = "A container mounts a hostPath volume writable."
 DOC = """## What it does
 Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`.
-Device-plugin sockets and the like belong to DaemonSets that manage the node; suppress with the reason there.
+Not reported: a DaemonSet's node agent writing where the kubelet's plugin APIs make it write (its device-plugin
+and plugin-registration directories, `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`,
+`/var/lib/kubelet/plugins_registry`, and node-feature-discovery's `features.d`), and a DaemonSet's privileged
+container, which owns the node with or without the mount (GRPO815 and Pod Security judge the privilege). Other
+node agents' writes belong to DaemonSets that manage the node; suppress with the reason there.
 
 ## Why is this bad?
 A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet
@@ -42,6 +46,21 @@ Use an emptyDir, a PVC, or mount the host path `readOnly: true`.
 """
 
 
+# Directories the kubelet's device-plugin and CSI registration APIs (and node-feature-discovery's local feature
+# source) have node agents write into.
+NODE_AGENT_DIRS = ("/var/lib/kubelet/device-plugins", "/var/lib/kubelet/plugins", "/var/lib/kubelet/plugins_registry",
+                   "/etc/kubernetes/node-feature-discovery/features.d")
+
+
+def _node_agent_write(o, c: dict, path: str | None) -> bool:
+    if o.kind != "DaemonSet":
+        return False
+    if ((c.get("securityContext") or {}) if isinstance(c.get("securityContext"), dict) else {}).get("privileged"):
+        return True
+    p = str(path or "").rstrip("/")
+    return any(p == d or p.startswith(d + "/") for d in NODE_AGENT_DIRS)
+
+
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         host = {v.get("name"): (v.get("hostPath") or {}).get("path") for v in pod.get("volumes") or []
@@ -50,7 +69,8 @@ def check(ctx) -> Iterator[Hit]:
             continue
         for field, i, c in containers(pod):
             for j, m in enumerate(c.get("volumeMounts") or []):
-                if isinstance(m, dict) and m.get("name") in host and not m.get("readOnly"):
+                if (isinstance(m, dict) and m.get("name") in host and not m.get("readOnly")
+                        and not _node_agent_write(o, c, host[m["name"]])):
                     yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{o.kind} {o.name}: container "
                               f"{c.get('name', i)} mounts host path {host[m['name']]} writable at "
                               f"{m.get('mountPath')}", obj=o)

@@ -15,7 +15,8 @@ SUMMARY = "A privileged container may be scheduled on shared nodes (no dedicated
 DOC = """## What it does
 For a pod with a privileged container, requires placement on a dedicated node group: a `nodeSelector` with a
 label other than the instance type (or a required node affinity) and at least one toleration (for that node
-group's taint).
+group's taint). A DaemonSet is not reported: a node agent (device plugin, feature discovery, CNI) runs on
+every node it selects by design, and a dedicated node group is no placement for it.
 
 ## Why is this bad?
 Escaping a privileged container owns the node, and with it every pod on that node: the Ray head, other teams'
@@ -51,6 +52,8 @@ def _dedicated(pod: dict) -> bool:
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
+        if o.kind == "DaemonSet":
+            continue  # a node agent: it runs on every node it selects by design
         privileged = [c.get("name") for _, _, c in all_containers(pod) if is_privileged(c)]
         if privileged and not _dedicated(pod):
             yield Hit(pod_path, f"{pod_label(o, pod_path)}: privileged container {', '.join(privileged)} has no "

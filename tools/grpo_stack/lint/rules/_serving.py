@@ -1,0 +1,87 @@
+"""Model servers in pod specs, by image or by the command that starts them (not a rule: no CODE)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+# Image repositories of model servers (the last path segment, any registry, any tag).
+SERVER_REPOS = frozenset({"vllm-openai", "vllm-tpu", "vllm", "sglang", "text-generation-inference", "tgi-gaudi",
+                          "tritonserver", "lmdeploy", "ollama", "torchserve", "llama.cpp", "huggingfaceserver"})
+SERVER_REPO_PREFIXES = ("huggingface-text-generation-inference",)  # Google's TGI builds: version in the name
+# Commands (argv words, or words of a shell script) that start a model server.
+SERVER_COMMANDS = re.compile(
+    r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(openai\.)?api_server\b|\bsglang\.launch_server\b"
+    r"|\btext-generation-launcher\b|(^|[\s/])tritonserver\b|\btensorflow_model_server\b|\blmdeploy\s+serve\b"
+    r"|\bollama\s+serve\b|(^|[\s/])torchserve\b|(^|[\s/])llama-server\b|\btrtllm-serve\b")
+
+
+def server_image(image: str) -> bool:
+    ref = image.split("@")[0]
+    repo = ref.rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
+    last = repo.rsplit("/", 1)[-1]
+    return last in SERVER_REPOS or last.startswith(SERVER_REPO_PREFIXES) or repo.endswith("tensorflow/serving")
+
+
+def argv(c: dict[str, Any]) -> str:
+    parts = [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(c, dict) else []
+    return " ".join(str(p) for p in parts if isinstance(p, (str, int, float)))
+
+
+def is_model_server(c: dict[str, Any]) -> bool:
+    """Whether the container runs a model server (vLLM, SGLang, TGI, Triton, TF Serving, lmdeploy, ollama,
+    TorchServe, llama.cpp, TensorRT-LLM): its command says so, or it runs a server image's own entrypoint."""
+    if not isinstance(c, dict):
+        return False
+    command = argv(c)
+    if SERVER_COMMANDS.search(command):
+        return True
+    if not server_image(str(c.get("image") or "")):
+        return False
+    # a server image running something else (a shell that only copies, a benchmark client) is no server
+    return not c.get("command") or _runs_image_server(c)
+
+
+def _runs_image_server(c: dict[str, Any]) -> bool:
+    words = [str(w) for w in c.get("command") or []]
+    try:
+        words = [*words, *shlex.split(" ".join(str(a) for a in c.get("args") or []))]
+    except ValueError:
+        pass
+    # another program of the image (LMCache's cache server in a vLLM image, a benchmark client) is no model server
+    return any(w in {"--model", "--model-path", "--model-id"} or w.startswith(("--model=", "--model-path=",
+                                                                               "--model-id=")) for w in words)
+
+
+# Kinds whose pods serve for as long as they run (a Job's or a Ray group's pods do not stand behind a probe-gated
+# Service the same way: KubeRay sets its own probes, a Job's pod is done when it exits).
+SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "LeaderWorkerSet"})
+
+
+def serving_containers(ctx):
+    """(object, pod path, pod spec, index, container) for every model-server container of a serving workload."""
+    for o, pod_path, pod in ctx.pod_templates():
+        if o.kind not in SERVING_KINDS or _lws_worker_behind_leader(o, pod_path):
+            continue
+        for i, c in enumerate(pod.get("containers") or []):
+            if isinstance(c, dict) and is_model_server(c):
+                yield o, pod_path, pod, i, c
+
+
+def _lws_worker_behind_leader(o, pod_path: str) -> bool:
+    """A LeaderWorkerSet's workers join the leader's server; the leader serves (without a leaderTemplate the
+    workerTemplate is the leader's too)."""
+    group = (o.obj.get("spec") or {}).get("leaderWorkerTemplate") if o.kind == "LeaderWorkerSet" else None
+    return isinstance(group, dict) and bool(group.get("leaderTemplate")) and ".workerTemplate." in f"{pod_path}."
+
+
+def probe_budget(probe: Any) -> int | None:
+    """initialDelaySeconds + failureThreshold x periodSeconds, the API server's defaults for missing fields."""
+    if not isinstance(probe, dict):
+        return None
+    try:
+        return int(probe.get("initialDelaySeconds", 0)) + int(probe.get("failureThreshold", 3)) * int(
+            probe.get("periodSeconds", 10))
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,116 @@
+"""GRPO624 rwo-claim-shared."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..context import node_at
+from ..finding import Hit, Severity
+
+CODE = "GRPO624"
+NAME = "rwo-claim-shared"
+SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
+SUMMARY = "A ReadWriteOnce claim is mounted by several pods that can run on different nodes."
+DOC = """## What it does
+For every PersistentVolumeClaim of the release whose access modes are only `ReadWriteOnce` or
+`ReadWriteOncePod`, counts the pods that mount it by `claimName`: a Deployment's, ReplicaSet's or
+StatefulSet's replicas, a Job's parallelism, every Ray group (a worker group at its replicas or maxReplicas, the
+head), a JobSet's replicated jobs, a LeaderWorkerSet's groups x size, any DaemonSet, and every other workload
+that names the claim. More than one pod is reported, unless every mounting pod is pinned to one node
+(`nodeName`, or a `kubernetes.io/hostname` node selector).
+
+## Why is this bad?
+A `ReadWriteOnce` volume attaches to one node. The second pod on another node stays in ContainerCreating with
+`Multi-Attach error for volume ... Volume is already used by pod(s)`; with `ReadWriteOncePod` even a second pod
+on the same node is refused. GPU pods, which fill their nodes, always land on different nodes, so a model cache
+or checkpoint claim shared this way works in a one-replica test and hangs at the first scale-up.
+
+## Example
+```yaml
+kind: PersistentVolumeClaim
+metadata: {name: models}
+spec: {accessModes: [ReadWriteOnce]}
+---
+kind: Deployment
+spec:
+  replicas: 2
+  template:
+    spec:
+      volumes: [{name: models, persistentVolumeClaim: {claimName: models}}]
+```
+Use instead:
+```yaml
+kind: PersistentVolumeClaim
+metadata: {name: models}
+spec: {accessModes: [ReadWriteMany]}   # a shared filesystem: FSx for Lustre, EFS, Filestore
+```
+
+## Fix
+Use a `ReadWriteMany` (or `ReadOnlyMany`) claim on a shared filesystem, or give each pod its own claim (a
+StatefulSet's `volumeClaimTemplates`).
+"""
+
+ONE_NODE = ("ReadWriteOnce", "ReadWriteOncePod")
+
+
+def _int(value: Any, default: int = 1) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def pods_of(o, pod_path: str) -> int:
+    """How many pods the template at pod_path can run at once (2 stands for "several" where it is open-ended)."""
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    if o.kind == "DaemonSet":
+        return 2
+    if o.kind in ("Deployment", "ReplicaSet", "StatefulSet"):
+        return _int(spec.get("replicas"))
+    if o.kind == "Job":
+        return _int(spec.get("parallelism"))
+    if o.kind == "CronJob":
+        return _int(((spec.get("jobTemplate") or {}).get("spec") or {}).get("parallelism"))
+    if o.kind == "LeaderWorkerSet":
+        size = _int((spec.get("leaderWorkerTemplate") or {}).get("size"))
+        groups = _int(spec.get("replicas"))
+        return groups * (1 if ".leaderTemplate." in f"{pod_path}." else size)
+    if ".workerGroupSpecs." in pod_path:
+        group = node_at(o.obj, pod_path.split(".template.spec")[0])
+        group = group if isinstance(group, dict) else {}
+        return max(_int(group.get("replicas")), _int(group.get("maxReplicas"), 0)) * _int(group.get("numOfHosts"))
+    if ".replicatedJobs." in pod_path:
+        job = node_at(o.obj, pod_path.split(".template.spec.template.spec")[0])
+        job = job if isinstance(job, dict) else {}
+        inner = ((job.get("template") or {}).get("spec") or {}) if isinstance(job.get("template"), dict) else {}
+        return _int(job.get("replicas")) * _int(inner.get("parallelism"))
+    return 1
+
+
+def _pinned(pod: dict) -> bool:
+    selector = pod.get("nodeSelector") if isinstance(pod.get("nodeSelector"), dict) else {}
+    return bool(pod.get("nodeName")) or "kubernetes.io/hostname" in selector
+
+
+def check(ctx) -> Iterator[Hit]:
+    claims = {}
+    for c in ctx.of_kind("PersistentVolumeClaim"):
+        modes = (c.obj.get("spec") or {}).get("accessModes") or []
+        if modes and all(m in ONE_NODE for m in modes):
+            claims[c.name] = modes
+    if not claims:
+        return
+    mounters: dict[str, list] = {name: [] for name in claims}
+    for o, pod_path, pod in ctx.pod_templates():
+        for v in pod.get("volumes") or []:
+            claim = ((v or {}).get("persistentVolumeClaim") or {}).get("claimName") if isinstance(v, dict) else None
+            if claim in mounters:
+                mounters[claim].append((o, pod_path, pod))
+    for name, users in mounters.items():
+        total = sum(pods_of(o, path) for o, path, _ in users)
+        if total < 2 or all(_pinned(pod) for _, _, pod in users):
+            continue
+        o, path, _ = users[0]
+        where = ", ".join(sorted({f"{u.kind} {u.name}" for u, _, _ in users}))
+        yield Hit(f"{path}.volumes", f"claim {name} is {'/'.join(claims[name])} (one node) but {where} can run "
+                  f"{total if total > 2 or len(users) > 1 else 'several'} pods that mount it; a pod on a second node "
+                  "stays in ContainerCreating (Multi-Attach error)", obj=o)

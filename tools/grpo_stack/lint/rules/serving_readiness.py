@@ -1,0 +1,56 @@
+"""GRPO503 serving-readiness."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._serving import serving_containers
+
+CODE = "GRPO503"
+NAME = "serving-readiness"
+SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
+SUMMARY = ("A model server (vLLM, SGLang, TGI, Triton, ...) has no readiness probe: it gets traffic before the "
+           "model has loaded.")
+DOC = """## What it does
+Finds model-server containers (vLLM, SGLang, TGI, Triton, TensorFlow Serving, lmdeploy, ollama, TorchServe,
+llama.cpp, TensorRT-LLM; known by the command that starts them or by the server image running its own
+entrypoint) in Deployments, StatefulSets, ReplicaSets, DaemonSets, Pods and LeaderWorkerSets that have no
+`readinessProbe`.
+
+## Why is this bad?
+Without a readiness probe a pod is Ready as soon as its containers start. A model server starts by downloading
+and loading weights, minutes to an hour for a large model, and only then answers; until then every Service in
+front of it routes requests to a port that refuses them or hangs, a rollout counts the new pod available and
+stops the old one, and `kubectl wait --for=condition=Ready` returns at once.
+
+## Example
+```yaml
+containers:
+  - name: server
+    image: vllm/vllm-openai:v0.10.0
+    args: ["--model", "Qwen/Qwen3-8B", "--port", "8000"]
+```
+Use instead:
+```yaml
+containers:
+  - name: server
+    image: vllm/vllm-openai:v0.10.0
+    args: ["--model", "Qwen/Qwen3-8B", "--port", "8000"]
+    readinessProbe:
+      httpGet: {path: /health, port: 8000}
+      periodSeconds: 10
+```
+
+## Fix
+Add a readinessProbe on the server's health endpoint (vLLM and SGLang `/health`, TGI `/health`, Triton
+`/v2/health/ready`, TF Serving `/v1/models/<name>`), and a startupProbe that allows for the load.
+"""
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, _pod, i, c in serving_containers(ctx):
+        if not c.get("readinessProbe"):
+            yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: model server {c.get('name', i)} has no "
+                      "readinessProbe; it is Ready, and gets traffic, before its model has loaded", obj=o)
