@@ -42,6 +42,7 @@ class Mutation:
     kind: str  # one of KINDS
     path: str  # the one key path mutated ("" for whole-file mutations)
     text: str  # the file content (UTF-8)
+    snippet: str = ""  # the YAML written at `path`, for the kinds drawn from a pool
 
 
 def key_paths(node: Any, prefix: tuple = ()) -> list[tuple]:
@@ -116,7 +117,7 @@ def mutate(docs: list[Any], doc_index: int, key_path: tuple, kind: str, choice: 
     else:
         raise ValueError(kind)
     parent[leaf] = PLACEHOLDER
-    return Mutation(kind, path, dump(docs).replace(PLACEHOLDER, snippet, 1))
+    return Mutation(kind, path, dump(docs).replace(PLACEHOLDER, snippet, 1), snippet)
 
 
 KINDS = ("delete", "swap", "huge", "nonfinite", "tag", "control", "nesting", "longstring", "badkey", "merge", "hydra",

@@ -94,15 +94,18 @@ def _file_kind(mode: int) -> str:
     return "not a plain file"
 
 
-def load_documents(text: str, name: str) -> list[Any]:
-    """Every non-empty YAML document of `text` as plain JSON-safe Python values (see the module docstring)."""
+def load_documents(text: str, name: str, helm: bool = True) -> list[Any]:
+    """Every non-empty YAML document of `text` as plain JSON-safe Python values (see the module docstring).
+    `helm=False` for manifest streams, which kubectl and the API server read with sigs.k8s.io/yaml (go-yaml v2):
+    a plain octal integer (`defaultMode: 0777`) reads as the same number there and in PyYAML, so it is accepted;
+    every other scalar some reader takes otherwise (`y`, `08`, `1e3`, `1:30`) is still refused."""
     loader = BaseLoader(text)
     try:
         nodes = []
         while loader.check_node():
             nodes.append(loader.get_node())
         budget = [MAX_NODES]
-        converter = _Converter(loader, name, budget, text)
+        converter = _Converter(loader, name, budget, text, helm)
         return [v for v in (converter.plain(n, "", 0) for n in nodes) if v is not None]
     except yaml.YAMLError as exc:
         _raise_if_too_deep(text, name)  # libyaml's own depth limit has no key path: find it here
@@ -117,6 +120,22 @@ def load_documents(text: str, name: str) -> list[Any]:
 # Errors the parser notices only where the input ends or the next token fails: located where the construct opens.
 _UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow mapping", "while parsing a flow sequence",
              "while scanning a block scalar", "while parsing a flow node")
+
+
+def load_input(text: str, name: str, is_manifest: Any) -> list[Any]:
+    """A file of unknown kind as its reader reads it: values files as Helm does; a stream that `is_manifest`
+    (its documents are Kubernetes objects) as kubectl does, so the octal `defaultMode: 0777` of every Kubernetes
+    example is no error there."""
+    try:
+        return load_documents(text, name)
+    except InputError as exc:
+        try:
+            docs = load_documents(text, name, helm=False)
+        except InputError:
+            raise exc from None
+        if is_manifest(docs):
+            return docs
+        raise
 
 
 def _located(exc: yaml.YAMLError, name: str) -> InputError:
@@ -192,6 +211,8 @@ def _raise_if_too_deep(text: str, name: str) -> None:
 
 
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+# A plain octal integer: go-yaml v2 (kubectl's reader) and PyYAML both read it as base 8 (Helm's v3 does not).
+_OCTAL = re.compile(r"[-+]?0[0-7]+")
 _HELM_HINTS = frozenset("+-0123456789.yYnNtTfFoO~")  # first characters go-yaml resolves beyond a string
 # A `!` standing alone before a value: YAML's non-specific tag (Helm: a string; PyYAML: resolved as if plain).
 _NON_SPECIFIC_TAG = re.compile(r"(?:^|[\s\[{,])!(?=\s)")
@@ -229,8 +250,8 @@ def _kind_of(value: Any) -> str:
 
 
 class _Converter:
-    def __init__(self, loader: Any, name: str, budget: list[int], text: str = ""):
-        self.loader, self.name, self.budget, self.text = loader, name, budget, text
+    def __init__(self, loader: Any, name: str, budget: list[int], text: str = "", helm: bool = True):
+        self.loader, self.name, self.budget, self.text, self.helm = loader, name, budget, text, helm
         self._tags: dict[tuple[int, int], str] | None = None
         if _NON_SPECIFIC_TAG.search(text):
             self._tags = _explicit_tags(text)
@@ -242,7 +263,7 @@ class _Converter:
 
     def check_helm_reading(self, node: ScalarNode, value: Any, path: str, what: str = "value") -> None:
         """Refuse a scalar Helm reads differently from PyYAML, and every leading-zero integer."""
-        if node.style not in ("", None):
+        if node.style not in ("", None) or (not self.helm and _OCTAL.fullmatch(node.value or "")):
             return  # quoted or block scalars are strings to both readers
         text = node.value
         if self._tags is None and text and (

@@ -20,7 +20,7 @@ from ..errors import MAX_MESSAGE, InputError, clip
 from ..job import BuildError
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import Rendered, RenderedObject, RenderError, job_spec, merged_values, render
-from ..safeyaml import load_documents, read_text
+from ..safeyaml import load_documents, load_input, read_text
 from ..values import (
     ValuesFile,
     load_values_file,
@@ -68,7 +68,7 @@ class Options:
 def looks_like_manifests(path: str) -> bool:
     """A file whose first YAML document has apiVersion and kind is a manifest stream, not values."""
     try:
-        docs = load_documents(read_text(path), path)
+        docs = load_input(read_text(path), path, is_manifest_docs)
     except InputError:
         return False
     return is_manifest_docs(docs)
@@ -80,7 +80,7 @@ def lint_file(path: str, base: list[str] | tuple[str, ...] = (), release: str = 
     `base`). The file is read once, with the bounds of `safeyaml`."""
     try:
         text = read_text(path)
-        docs = load_documents(text, path)
+        docs = load_input(text, path, is_manifest_docs)
     except InputError as exc:
         return LintResult(input_errors=[exc])
     if is_manifest_docs(docs):
@@ -250,7 +250,7 @@ def lint_manifests(path: str, namespace: str | None = None, text: str | None = N
 
     try:
         text = read_text(path) if text is None else text
-        docs = load_documents(text, path) if docs is None else docs
+        docs = load_documents(text, path, helm=False) if docs is None else docs
     except InputError as exc:
         return LintResult(input_errors=[exc])
     return lint_release([ManifestFile(path, text, docs)], namespace=namespace, **kw)

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import InputError
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderedObject
-from ..safeyaml import load_documents, read_text
+from ..safeyaml import load_input, read_text
 from .context import LintContext
 from .engine import LintResult, Locator, Options, lint_values_many
 from .rules.release_namespace import EXPECTED
@@ -38,7 +38,7 @@ def read_input(path: str) -> ManifestFile | None:
     """The file read once: a ManifestFile when its first document is a Kubernetes object, else None (values).
     An unreadable file raises InputError."""
     text = read_text(path)
-    docs = load_documents(text, path)
+    docs = load_input(text, path, is_manifest_docs)
     return ManifestFile(path, text, docs) if is_manifest_docs(docs) else None
 
 

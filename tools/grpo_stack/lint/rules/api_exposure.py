@@ -27,9 +27,16 @@ controller. Reported when that container is:
 
 - an OpenAI-compatible or TGI inference server (vLLM, SGLang, Text Generation Inference, LMDeploy) started
   without an API key (`--api-key`, `--api-keys`, `VLLM_API_KEY`, TGI's `API_KEY`);
+- a Triton Inference Server (without `--http-restricted-api` / `--grpc-restricted-protocol`) or TensorFlow
+  Serving, which have no authentication of their own;
+- a Gradio app (a warning: its authentication, if any, is in its code);
 - a Jupyter server with its token switched off (`--ServerApp.token=''`, `--NotebookApp.token=''`);
 - a Ray head on the dashboard / job-submission port (8265) or the Ray client port (10001), on a cluster without
   Ray token authentication (`authOptions: {mode: token}`, `RAY_AUTH_MODE=token`).
+
+A `LoadBalancer` / `NodePort` Service whose pods are applied from another file is judged by its own name,
+selector and ports: one that names a model server (Triton, TensorFlow Serving, vLLM, TGI, SGLang, Gradio, a Ray
+head) on that server's default port is a warning.
 
 An internal load balancer (the AWS, GCP and Azure internal annotations, an `internal` ALB scheme), a
 `loadBalancerSourceRanges` / allow-list, a `NodePort` and an HTTPRoute (whose Gateway may authenticate) are
@@ -83,6 +90,7 @@ TOKEN_OFF = re.compile(r"--(?:NotebookApp|ServerApp|IdentityProvider)\.token=(?:
 class Api:
     what: str  # "the vLLM OpenAI API"
     ports: frozenset  # ports it listens on
+    seen: bool = True  # False: any authentication would be in the app's code, which the manifest cannot show
 
 
 def _argv_text(c: dict) -> str:
@@ -119,9 +127,23 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
         return Api("the Text Generation Inference API", frozenset({port} if port else {80, 3000}))
     if "lmdeploy serve api_server" in text:
         return None if keyed else Api("the LMDeploy API", frozenset({_port_flag(text, "--server-port") or 23333}))
+    image_entrypoint = not text.strip() or text.lstrip().startswith("--")  # the image's own server, flags only
+    if "tritonserver" in words or ("tritonserver" in image and image_entrypoint):
+        if "--http-restricted-api" in text or "--grpc-restricted-protocol" in text:
+            return None
+        return Api("the Triton inference API", frozenset({_port_flag(text, "--http-port") or 8000,
+                                                          _port_flag(text, "--grpc-port") or 8001}))
+    if "tensorflow_model_server" in words or ("tensorflow/serving" in image and image_entrypoint):
+        return Api("the TensorFlow Serving API", frozenset({_port_flag(text) or 8500,
+                                                            _port_flag(text, "--rest_api_port") or 8501}))
     if words & {"jupyter", "jupyter-lab", "jupyter-notebook", "start-notebook.sh", "start-notebook.py"} and (
             TOKEN_OFF.search(text) or env.get("JUPYTER_TOKEN") == ""):
         return Api("a Jupyter server with its token switched off", frozenset({_port_flag(text) or 8888}))
+    if "gradio" in image or "gradio" in words:
+        declared = {p["containerPort"] for p in c.get("ports") or [] if isinstance(p, dict)
+                    and isinstance(p.get("containerPort"), int)}
+        return Api("a Gradio app (any authentication would be in its code; none is configured here)",
+                   frozenset(declared or {7860}), seen=False)
     head = ray_head or bool(re.search(r"\bray start\b.*--head\b", text))
     if head and not ray_token_auth and str(env.get("RAY_AUTH_MODE", "")).lower() != "token":
         return Api("the Ray head", frozenset(RAY_HEAD_PORTS))
@@ -142,8 +164,9 @@ def _is_ray_head(ctx, o, pod_path: str) -> bool:
     return ctx.pod_labels(o, pod_path).get("ray.io/node-type") == "head"
 
 
-def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[str, str]]:
-    """(description of the pod and container, what is exposed) for each unauthenticated API behind these ports."""
+def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[str, str, bool]]:
+    """(description of the pod and container, what is exposed, whether the missing authentication is seen) for
+    each unauthenticated API behind these ports."""
     for o, pod_path, pod in b.pods:
         head, token = _is_ray_head(ctx, o, pod_path), _ray_token_auth(o, pod_path)
         for p in ports:
@@ -156,7 +179,7 @@ def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[s
                 port = _number(pod, c, p.target)
                 if port in api.ports:
                     what = RAY_HEAD_PORTS.get(port, api.what) if api.what == "the Ray head" else api.what
-                    yield f"{o.kind} {o.name} (container {c.get('name', i)}, port {port})", what
+                    yield f"{o.kind} {o.name} (container {c.get('name', i)}, port {port})", what, api.seen
 
 
 def _first(pod: dict):
@@ -192,9 +215,40 @@ def _service_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
         path = "spec.type" if b.obj.kind == "Service" else f"{b.path}.serviceType"
         if b.obj.kind != "Service" and "headService" in str((_node(b.obj.obj, b.path) or {}).keys()):
             path = f"{b.path}.headService.spec.type"
-        for where, what in _dedup(_exposed_apis(ctx, b, b.ports)):
+        for where, what, seen in _dedup(_exposed_apis(ctx, b, b.ports)):
             yield Hit(path, f"Service {b.name} ({b.type}) exposes {what} of {where} with no authentication",
-                      obj=b.obj, severity=_severity(limited))
+                      obj=b.obj, severity=_severity(limited or not seen))
+        if not b.pods and b.obj.kind == "Service":
+            named = _named_server(b)
+            if named:
+                yield Hit(path, f"Service {b.name} ({b.type}) selects no pod in these files; its name, selector and "
+                          f"ports are those of {named}, which has no authentication of its own",
+                          obj=b.obj, severity=Severity.WARNING)
+
+
+# A Service whose pods are applied from another file: what it fronts is known only from its own name, selector
+# and ports. Each server by the words that name it and the ports it listens on by default.
+NAMED_SERVERS = (
+    (("triton",), {8000, 8001}, "the Triton inference API"),
+    (("tfserve", "tfserving", "tensorflow-serving", "tf-serving"), {8500, 8501}, "the TensorFlow Serving API"),
+    (("vllm",), {8000}, "the vLLM OpenAI-compatible API"),
+    (("tgi", "text-generation-inference"), {80, 3000, 8080}, "the Text Generation Inference API"),
+    (("sglang",), {30000}, "the SGLang API"),
+    (("gradio",), {7860}, "a Gradio app"),
+    (("ray-head", "head-svc"), set(RAY_HEAD_PORTS), "the Ray head"),
+)
+
+
+def _named_server(b: Backend) -> str | None:
+    meta = b.obj.obj.get("metadata") if isinstance(b.obj.obj.get("metadata"), dict) else {}
+    spec = b.obj.obj.get("spec") if isinstance(b.obj.obj.get("spec"), dict) else {}
+    selector = spec.get("selector") if isinstance(spec.get("selector"), dict) else {}
+    words = " ".join(str(x) for x in (meta.get("name"), *selector.values())).lower()
+    targets = {int(t) for p in b.ports for t in (p.port, p.target) if str(t).isdigit()}
+    for names, ports, what in NAMED_SERVERS:
+        if any(re.search(rf"(^|[^a-z]){re.escape(n)}([^a-z]|$)", words) for n in names) and targets & ports:
+            return what
+    return None
 
 
 def _node(node, dotted: str):
@@ -252,9 +306,9 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                 continue
             for b in found:
                 ports = [p for p in b.ports if port is None or str(p.port) == str(port) or p.name == port]
-                for where, what in _dedup(_exposed_apis(ctx, b, ports)):
+                for where, what, seen in _dedup(_exposed_apis(ctx, b, ports)):
                     yield Hit(path, f"{o.kind} {o.name} routes to {what} of {where} through Service {name} with no "
-                              "authentication", obj=o, severity=_severity(limited))
+                              "authentication", obj=o, severity=_severity(limited or not seen))
 
 
 def _unknown_ray_head(name: str, port) -> str | None:

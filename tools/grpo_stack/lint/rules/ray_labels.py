@@ -17,7 +17,8 @@ DOC = """## What it does
 Checks every pod affinity / anti-affinity term, NetworkPolicy pod selector and Service selector in the rendered
 objects. A term that targets Ray pods must use KubeRay's real labels (`ray.io/node-type`, `ray.io/cluster`,
 `ray.io/group`, `ray.io/is-ray-node`) and include `ray.io/cluster` so it is scoped to this release's cluster.
-Every selector must match at least one pod the release creates, counting the labels controllers add to the pods
+Every selector must match at least one pod the release creates (manifests that create no pod at all, such as a
+Service file applied apart from its workload, are not judged for that), counting the labels controllers add to the pods
 they create (KubeRay, JobSet, LeaderWorkerSet, Job, StatefulSet): a Service that selects a JobSet's or a
 RayJob's pods by those labels is not dangling. A RayJob's or RayService's cluster is named `<name>-<random>`, so
 `ray.io/cluster: <RayJob name>` matches nothing; scope such selectors with a label of the pod template instead.
@@ -57,6 +58,10 @@ KUBERAY_COMMON = RAY_KEYS | {"ray.io/serve", "app.kubernetes.io/name", "app.kube
 def check(ctx) -> Iterator[Hit]:
     pods = [(o, p, ctx.pod_labels(o, p)) for o, p, _ in ctx.pod_templates()]
     all_labels = [labels for _, _, labels in pods]
+    with_pods = {id(o) for o, _, _ in pods}
+    operated = {o.name for o in ctx.objects if id(o) not in with_pods and _custom(o)}
+    if not all_labels and not operated and not ctx.has_values:
+        all_labels = NO_PODS_SEEN
     clusters = {o.name for o in ctx.of_kind("RayCluster")}
     generated = {o.name: o.kind for o in ctx.of_kind("RayJob", "RayService")}
     for o, pod_path, pod in ctx.pod_templates():
@@ -78,12 +83,15 @@ def check(ctx) -> Iterator[Hit]:
                     if isinstance(peer.get("podSelector"), dict) and "namespaceSelector" not in peer:
                         path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
                         yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated)
-    with_pods = {id(o) for o, _, _ in pods}
-    operated = {o.name for o in ctx.objects if id(o) not in with_pods and _custom(o)}
     for o in ctx.of_kind("Service"):
         sel = (o.obj.get("spec") or {}).get("selector")
         if sel:
             yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters, generated, operated)
+
+
+# Manifests that make no pod at all, neither from a template nor through an operator's resource (a Service file
+# applied apart from its Deployment): a selector is not judged for matching nothing, only for the labels it uses.
+NO_PODS_SEEN: list = []
 
 
 def _custom(o) -> bool:
@@ -125,6 +133,8 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
     labels = selector.get("matchLabels")
     if isinstance(labels, dict) and set(map(str, labels.values())) & operated:
         return  # operators label the pods of a resource with its name: the pods exist, unseen in the set
+    if all_labels is NO_PODS_SEEN:
+        return  # manifests that make no pod at all: the pods come from files applied apart, unseen here
     if not any(selector_matches(selector, labels) for labels in all_labels):
         yield Hit(path, f"{o.kind} {o.name}: selector {selector.get('matchLabels') or selector} matches no pod "
                   "this release creates", obj=o)
