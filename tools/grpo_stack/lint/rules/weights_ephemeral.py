@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
 from ...catalog.models import MODELS
@@ -20,11 +21,12 @@ SUMMARY = ("A container downloads model weights into its writable layer or an em
            "request or size limit that holds them.")
 DOC = """## What it does
 For every container that pulls a model from the Hugging Face Hub when it starts (a server's `--model ORG/NAME`,
-`vllm serve ORG/NAME`, TGI's `MODEL_ID`, `hf download`, `snapshot_download` / `from_pretrained`, an `hf://`
-URI, in its command, args, env or `sh -c` script), finds where the download lands: `--download-dir`, else
-`HF_HUB_CACHE` / `HUGGINGFACE_HUB_CACHE` / `TRANSFORMERS_CACHE`, else `HF_HOME/hub`, else
+`vllm serve ORG/NAME`, TGI's `MODEL_ID`, `hf download`, `snapshot_download` / `from_pretrained`, in its command,
+args, env or `sh -c` script), finds where the download lands: `--download-dir` / `--local-dir` / `local_dir=`,
+else `HF_HUB_CACHE` / `HUGGINGFACE_HUB_CACHE` / `TRANSFORMERS_CACHE`, else `HF_HOME/hub`, else
 `XDG_CACHE_HOME/huggingface/hub`, else `$HOME/.cache/huggingface/hub` (`/root` unless `HOME` is set; TGI's
-image sets `HF_HOME=/data`). Then reads the volume mounted at that path:
+image sets `HF_HOME=/data`); a Kubeflow Trainer initializer's `STORAGE_URI=hf://...` lands in `/workspace`. Then
+reads the volume mounted at that path:
 
 - no volume: the weights go into the container's writable layer, on the node's disk;
 - an `emptyDir` (on disk) without `sizeLimit`: the same disk, without a bound.
@@ -65,9 +67,14 @@ a `sizeLimit` and the container an `ephemeral-storage` request larger than the w
 """
 
 CACHE_ENV = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
-DOWNLOAD_FLAGS = ("--download-dir", "--download_dir", "--cache-dir", "--cache_dir", "--huggingface-hub-cache")
+DOWNLOAD_FLAGS = ("--download-dir", "--download_dir", "--local-dir", "--local_dir", "--cache-dir", "--cache_dir",
+                  "--huggingface-hub-cache")
+PY_TARGET = re.compile(r"\b(?:local_dir|cache_dir)\s*=\s*(['\"])(/[^'\"]+)\1")
 MODEL_ENV = ("MODEL_ID", "HF_MODEL_ID")
 TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
+# Kubeflow Trainer's model and dataset initializers download `STORAGE_URI` (hf://...) into /workspace/model and
+# /workspace/dataset; an hf:// URI elsewhere names no download directory this rule can read.
+INITIALIZER_DIR = "/workspace"
 BYTES_PER_PARAM = 2  # bf16 / fp16 checkpoints
 
 
@@ -94,7 +101,6 @@ def _pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
         for node in commands_in(parse(source).root_node):
             found += argv_pulls([command_name(node), *command_words(node)], env)
         found += [p for _off, p in python_pulls(source)]
-    found += [p for word in (*argv, *env.values()) for p in uri_pulls(word)]
     for var in MODEL_ENV:
         if env.get(var) and hub_repo(env[var]) and (var != "MODEL_ID" or _tgi(c, argv)):
             found.append(Pull(env[var], f"env {var}", None))
@@ -114,6 +120,18 @@ def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
     flag = _flag(argv, DOWNLOAD_FLAGS)
     if flag:
         return resolve(flag, env)
+    words = [w for w in argv if "=" in w]
+    if script_in(argv) is not None:  # `sh -c 'hf download ... --local-dir /models'`
+        words = [w for w in argv if " " in w]
+        for w in words:
+            for node in commands_in(parse(w).root_node):
+                found = _flag(command_words(node), DOWNLOAD_FLAGS)
+                if found:
+                    return resolve(found, env)
+    for w in words:
+        m = PY_TARGET.search(w)
+        if m:
+            return m.group(2)
     for var in CACHE_ENV:
         if env.get(var):
             return env[var]
@@ -163,10 +181,13 @@ def check(ctx) -> Iterator[Hit]:
             env = _env(c)
             argv = [str(w) for w in (*(c.get("command") or []), *(c.get("args") or []))
                     if isinstance(w, (str, int, float))]
+            base = f"{pod_path}.{field}.{i}"
             pulls = [p for p in _pulls(c, argv, env) if p.repo != "a repository" or p.how == "snapshot_download"]
-            if not pulls:
-                continue
-            yield from _judge(o, f"{pod_path}.{field}.{i}", c, pulls, cache_dir(c, argv, env), volumes)
+            if pulls:
+                yield from _judge(o, base, c, pulls, cache_dir(c, argv, env), volumes)
+            initialized = list(uri_pulls(env.get("STORAGE_URI", "")))
+            if initialized:
+                yield from _judge(o, base, c, initialized, INITIALIZER_DIR, volumes)
 
 
 def _judge(o, base: str, c: dict, pulls: list[Pull], cache: str, volumes: dict) -> Iterator[Hit]:
