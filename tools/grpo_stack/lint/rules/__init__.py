@@ -81,6 +81,7 @@ from . import (
     utility_pod_readiness,
     vllm_server_gpus,
     wait_loop,
+    weights_ephemeral,
     xtrace_secret,
 )
 from .batch import BATCH_MODULES
@@ -147,6 +148,7 @@ _MODULES: list[ModuleType] = [
     rollout_refused,
     init_output_lost,
     rwo_claim_shared,
+    weights_ephemeral,
     storage_capacity,
     reward_workers,
     sandbox_concurrency,
