@@ -1,4 +1,5 @@
-"""What every grpo-* command does alike: `--version`, `completion bash|zsh`, and a quiet end on a closed pipe."""
+"""What every grpo-* command does alike: `--version`, `completion bash|zsh`, a quiet end on a closed pipe, and
+usage errors as one line and exit 2 (Usage, Parser)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,15 @@ import functools
 import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
+
+
+class Usage(Exception):
+    """A command line the command refuses: said in one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 too, but with its whole usage text: one consistent line instead
+        raise Usage(message)
 
 
 def tools_version() -> str:

@@ -21,18 +21,9 @@ from pathlib import Path
 
 from ..data.errors import DataInputError
 from ..errors import printable
-from .conventions import command, tools_version
+from .conventions import Parser, Usage, command, tools_version
 
 # The data modules import datasets and pyarrow (seconds); `version` (the pod's readiness probe) must not.
-
-
-class Usage(Exception):
-    pass
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise Usage(message)
 
 
 

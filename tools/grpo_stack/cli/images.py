@@ -20,16 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conventions import command
-
-
-class Usage(Exception):
-    pass
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise Usage(message)
+from .conventions import Parser, Usage, command
 
 
 def parser() -> argparse.ArgumentParser:

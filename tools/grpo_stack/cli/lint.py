@@ -28,16 +28,7 @@ from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
 from ..paths import use_chart
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
-from .conventions import CLOSED_PIPE, command, silence_stdout
-
-
-class Usage(Exception):
-    pass
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse exits 2 too, but we want one consistent line
-        raise Usage(message)
+from .conventions import CLOSED_PIPE, Parser, Usage, command, silence_stdout
 
 
 def lint_parser() -> argparse.ArgumentParser:

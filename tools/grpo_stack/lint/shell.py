@@ -236,3 +236,18 @@ def curl_ignores_http_errors(words: list[str]) -> bool:
         if re.fullmatch(r"-[A-Za-z0-9#:]+", word) and "f" in word[1:].split("o", 1)[0]:
             return False  # -f, -sf, -fsSL (letters after a value-taking -o are its value)
     return True
+
+
+def pip_install_words(node) -> list[str] | None:
+    """The words after `install` when this command is a pip install (`pip`, `pip3.11`, `python -m pip`,
+    `uv pip`), else None."""
+    name, words = command_name(node), command_words(node)
+    if name in ("pip", "pip3") or re.fullmatch(r"pip3\.\d+", name):
+        rest = words
+    elif re.fullmatch(r"python[0-9.]*", name) and words[:2] == ["-m", "pip"]:
+        rest = words[2:]
+    elif name == "uv" and words[:1] == ["pip"]:
+        rest = words[1:]
+    else:
+        return None
+    return rest[1:] if rest[:1] == ["install"] else None

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, commands_in, scripts
+from ..shell import command_name, command_words, commands_in, pip_install_words, scripts
 
 CODE = "GRPO623"
 NAME = "init-output-lost"
@@ -59,18 +58,13 @@ INSTALLERS = {"apt-get": "install", "apt": "install", "yum": "install", "dnf": "
 
 def _install(node) -> tuple[str, list[str]] | None:
     """(installer, words after the install verb) for a package install, else None."""
+    pip = pip_install_words(node)
+    if pip is not None:
+        return "pip", pip
     name, words = command_name(node), command_words(node)
-    if name in ("pip", "pip3") or re.fullmatch(r"pip3\.\d+", name):
-        rest = words
-    elif re.fullmatch(r"python[0-9.]*", name) and words[:2] == ["-m", "pip"]:
-        rest = words[2:]
-    elif name == "uv" and words[:1] == ["pip"]:
-        rest = words[1:]
-    elif name in INSTALLERS and INSTALLERS[name] in words:
+    if name in INSTALLERS and INSTALLERS[name] in words:
         return name, words[words.index(INSTALLERS[name]) + 1:]
-    else:
-        return None
-    return ("pip", rest[1:]) if rest[:1] == ["install"] else None
+    return None
 
 
 def _targets(installer: str, words: list[str]) -> list[str]:

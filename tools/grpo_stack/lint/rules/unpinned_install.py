@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, commands_in, scripts
+from ..shell import commands_in, pip_install_words, scripts
 
 CODE = "GRPO870"
 NAME = "unpinned-install"
@@ -58,20 +58,6 @@ FILE_LIKE = re.compile(r"^(\.{0,2}/|[a-z][a-z0-9+.-]*://)|\.(whl|tar\.gz|zip)$",
 VCS = re.compile(r"(^|@\s*)(git|hg|svn|bzr)\+[a-z]+://", re.IGNORECASE)
 VCS_COMMIT = re.compile(r"@([0-9a-f]{7,40})(#.*)?$", re.IGNORECASE)
 WILDCARD = re.compile(r"==[^=;]*\*")
-
-
-def _install_words(node) -> list[str] | None:
-    """The words after `install` when this command is a pip install, else None."""
-    name, words = command_name(node), command_words(node)
-    if name in ("pip", "pip3") or re.fullmatch(r"pip3\.\d+", name):
-        rest = words
-    elif re.fullmatch(r"python[0-9.]*", name) and words[:2] == ["-m", "pip"]:
-        rest = words[2:]
-    elif name == "uv" and words[:1] == ["pip"]:
-        rest = words[1:]
-    else:
-        return None
-    return rest[1:] if rest[:1] == ["install"] else None
 
 
 def unpinned(words: list[str]) -> list[str]:
@@ -133,7 +119,7 @@ def check(ctx) -> Iterator[Hit]:
     for s in scripts(ctx):
         env = _literal_env(s.container)
         for node in commands_in(s.root):
-            words = _install_words(node)
+            words = pip_install_words(node)
             loose = unpinned(_expanded(words, env)) if words is not None else []
             if loose:
                 yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: {s.where} installs {', '.join(loose)} without an "
