@@ -115,11 +115,15 @@ def _container_mutations(obj: dict, c: str) -> Iterator[tuple[str, str, Any]]:
 
 
 def _exponent(value: Any) -> str:
-    """The same quantity written with a decimal exponent (`160` -> `1.60E+2`): equal, so requests and limits
-    still agree."""
+    """The same quantity written with a decimal exponent and a decimal point (`160` -> `1.6E+2`): equal, so
+    requests and limits still agree. The point makes it a float to every YAML reader, so the dump quotes it: an
+    unquoted `4E+0` is a number to kubectl's go-yaml but a string to YAML 1.1, and grpo-lint refuses that
+    ambiguity as input (tests/lint/test_manifest_yaml_reader.py), which is not what this class asks."""
     from grpo_stack.preflight.plan import quantity
 
-    return f"{quantity(value):E}"
+    sign, digits, exponent = quantity(value).normalize().as_tuple()
+    mantissa = f"{digits[0]}.{''.join(map(str, digits[1:])) or '0'}"
+    return f"{'-' if sign else ''}{mantissa}E{exponent + len(digits) - 1:+d}"
 
 
 def _kind_mutations(obj: dict) -> Iterator[tuple[str, str, Any]]:
