@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import posixpath
-import re
 from collections.abc import Iterator
 
 from ...catalog.models import MODELS
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, commands_in, parse, script_in
-from ._hub import Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
-from ._objects import containers
+from ._cache_paths import downloads, mount_at
+from ._hub import Pull
 from ._quantity import quantity
 
 CODE = "GRPO626"
@@ -66,93 +63,7 @@ Mount a PersistentVolumeClaim (a shared filesystem: FSx for Lustre, EFS) at the 
 a `sizeLimit` and the container an `ephemeral-storage` request larger than the weights.
 """
 
-CACHE_ENV = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
-DOWNLOAD_FLAGS = ("--download-dir", "--download_dir", "--local-dir", "--local_dir", "--cache-dir", "--cache_dir",
-                  "--huggingface-hub-cache")
-PY_TARGET = re.compile(r"\b(?:local_dir|cache_dir)\s*=\s*(['\"])(/[^'\"]+)\1")
-MODEL_ENV = ("MODEL_ID", "HF_MODEL_ID")
-TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
-# Kubeflow Trainer's model and dataset initializers download `STORAGE_URI` (hf://...) into /workspace/model and
-# /workspace/dataset; an hf:// URI elsewhere names no download directory this rule can read.
-INITIALIZER_DIR = "/workspace"
 BYTES_PER_PARAM = 2  # bf16 / fp16 checkpoints
-
-
-def _env(c: dict) -> dict[str, str]:
-    items = c.get("env") if isinstance(c.get("env"), list) else []
-    return {str(e["name"]): str(e["value"]) for e in items
-            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
-
-
-def _tgi(c: dict, argv: list[str]) -> bool:
-    image = str(c.get("image", ""))
-    return any(t in image for t in TGI) or any(posixpath.basename(w) == "text-generation-launcher" for w in argv[:1])
-
-
-def _pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
-    """Every hub pull the container makes at start, in the spellings `_hub` reads."""
-    found: list[Pull] = []
-    script = script_in(argv)
-    if script is None:
-        found += argv_pulls(argv, env)
-        found += [p for word in argv for _off, p in python_pulls(word)]
-    else:
-        source = resolve(str(argv[script[0]]), env) if script[0] < len(argv) else ""
-        for node in commands_in(parse(source).root_node):
-            found += argv_pulls([command_name(node), *command_words(node)], env)
-        found += [p for _off, p in python_pulls(source)]
-    for var in MODEL_ENV:
-        if env.get(var) and hub_repo(env[var]) and (var != "MODEL_ID" or _tgi(c, argv)):
-            found.append(Pull(env[var], f"env {var}", None))
-    return found
-
-
-def _flag(argv: list[str], names: tuple[str, ...]) -> str | None:
-    for i, w in enumerate(argv):
-        head, eq, value = w.partition("=")
-        if head in names:
-            return value if eq else (argv[i + 1] if i + 1 < len(argv) else None)
-    return None
-
-
-def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
-    """Where the container's hub downloads land, as huggingface_hub and the servers resolve it."""
-    flag = _flag(argv, DOWNLOAD_FLAGS)
-    if flag:
-        return resolve(flag, env)
-    words = [w for w in argv if "=" in w]
-    if script_in(argv) is not None:  # `sh -c 'hf download ... --local-dir /models'`
-        words = [w for w in argv if " " in w]
-        for w in words:
-            for node in commands_in(parse(w).root_node):
-                found = _flag(command_words(node), DOWNLOAD_FLAGS)
-                if found:
-                    return resolve(found, env)
-    for w in words:
-        m = PY_TARGET.search(w)
-        if m:
-            return m.group(2)
-    for var in CACHE_ENV:
-        if env.get(var):
-            return env[var]
-    if env.get("HF_HOME"):
-        return posixpath.join(env["HF_HOME"], "hub")
-    if _tgi(c, argv):
-        return "/data/hub"  # TGI's image: ENV HF_HOME=/data
-    if env.get("XDG_CACHE_HOME"):
-        return posixpath.join(env["XDG_CACHE_HOME"], "huggingface", "hub")
-    return posixpath.join(env.get("HOME", "/root"), ".cache", "huggingface", "hub")
-
-
-def _mount_at(c: dict, path: str) -> dict | None:
-    """The volumeMount that holds `path` (the deepest mountPath above it)."""
-    best = None
-    for m in c.get("volumeMounts") or []:
-        mount = str((m or {}).get("mountPath", "")).rstrip("/") or "/" if isinstance(m, dict) else ""
-        if mount and (path == mount or path.startswith(mount.rstrip("/") + "/")):
-            if best is None or len(mount) > len(str(best.get("mountPath", "")).rstrip("/")):
-                best = m
-    return best
 
 
 def _stated_storage(c: dict) -> float | None:
@@ -177,21 +88,12 @@ def _gb(n: float) -> str:
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
-        for field, i, c in containers(pod):
-            env = _env(c)
-            argv = [str(w) for w in (*(c.get("command") or []), *(c.get("args") or []))
-                    if isinstance(w, (str, int, float))]
-            base = f"{pod_path}.{field}.{i}"
-            pulls = [p for p in _pulls(c, argv, env) if p.repo != "a repository" or p.how == "snapshot_download"]
-            if pulls:
-                yield from _judge(o, base, c, pulls, cache_dir(c, argv, env), volumes)
-            initialized = list(uri_pulls(env.get("STORAGE_URI", "")))
-            if initialized:
-                yield from _judge(o, base, c, initialized, INITIALIZER_DIR, volumes)
+        for base, c, pulls, cache in downloads(pod, pod_path):
+            yield from _judge(o, base, c, pulls, cache, volumes)
 
 
 def _judge(o, base: str, c: dict, pulls: list[Pull], cache: str, volumes: dict) -> Iterator[Hit]:
-    mount = _mount_at(c, cache)
+    mount = mount_at(c, cache)
     volume = volumes.get(mount.get("name")) if mount else None
     if mount is not None and volume is None:
         return  # a volume the pod does not declare is the object schema's finding

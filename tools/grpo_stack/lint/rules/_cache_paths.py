@@ -1,0 +1,124 @@
+"""Where a container's Hugging Face Hub downloads land, and the volumeMount that holds that path (not a rule: no
+CODE). Shared by the rules that judge the volume under a model cache (GRPO626, GRPO627)."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+
+from ..shell import command_name, command_words, commands_in, parse, script_in
+from ._hub import Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
+from ._objects import containers
+
+CACHE_ENV = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
+DOWNLOAD_FLAGS = ("--download-dir", "--download_dir", "--local-dir", "--local_dir", "--cache-dir", "--cache_dir",
+                  "--huggingface-hub-cache")
+PY_TARGET = re.compile(r"\b(?:local_dir|cache_dir)\s*=\s*(['\"])(/[^'\"]+)\1")
+MODEL_ENV = ("MODEL_ID", "HF_MODEL_ID")
+TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
+# Kubeflow Trainer's model and dataset initializers download `STORAGE_URI` (hf://...) into /workspace/model and
+# /workspace/dataset; an hf:// URI elsewhere names no download directory these rules can read.
+INITIALIZER_DIR = "/workspace"
+
+
+def literal_env(c: dict) -> dict[str, str]:
+    """The container's env entries with a literal value (valueFrom names nothing readable here)."""
+    items = c.get("env") if isinstance(c.get("env"), list) else []
+    return {str(e["name"]): str(e["value"]) for e in items
+            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
+
+
+def argv_of(c: dict) -> list[str]:
+    return [str(w) for w in (*(c.get("command") or []), *(c.get("args") or [])) if isinstance(w, (str, int, float))]
+
+
+def is_tgi(c: dict, argv: list[str]) -> bool:
+    image = str(c.get("image", ""))
+    return any(t in image for t in TGI) or any(posixpath.basename(w) == "text-generation-launcher" for w in argv[:1])
+
+
+def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
+    """Every hub pull the container makes at start, in the spellings `_hub` reads."""
+    found: list[Pull] = []
+    script = script_in(argv)
+    if script is None:
+        found += argv_pulls(argv, env)
+        found += [p for word in argv for _off, p in python_pulls(word)]
+    else:
+        source = resolve(str(argv[script[0]]), env) if script[0] < len(argv) else ""
+        for node in commands_in(parse(source).root_node):
+            found += argv_pulls([command_name(node), *command_words(node)], env)
+        found += [p for _off, p in python_pulls(source)]
+    for var in MODEL_ENV:
+        if env.get(var) and hub_repo(env[var]) and (var != "MODEL_ID" or is_tgi(c, argv)):
+            found.append(Pull(env[var], f"env {var}", None))
+    return found
+
+
+def flag_value(argv: list[str], names: tuple[str, ...]) -> str | None:
+    for i, w in enumerate(argv):
+        head, eq, value = w.partition("=")
+        if head in names:
+            return value if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+    return None
+
+
+def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
+    """Where the container's hub downloads land, as huggingface_hub and the servers resolve it."""
+    flag = flag_value(argv, DOWNLOAD_FLAGS)
+    if flag:
+        return resolve(flag, env)
+    words = [w for w in argv if "=" in w]
+    if script_in(argv) is not None:  # `sh -c 'hf download ... --local-dir /models'`
+        words = [w for w in argv if " " in w]
+        for w in words:
+            for node in commands_in(parse(w).root_node):
+                found = flag_value(command_words(node), DOWNLOAD_FLAGS)
+                if found:
+                    return resolve(found, env)
+    for w in words:
+        m = PY_TARGET.search(w)
+        if m:
+            return m.group(2)
+    for var in CACHE_ENV:
+        if env.get(var):
+            return env[var]
+    if env.get("HF_HOME"):
+        return posixpath.join(env["HF_HOME"], "hub")
+    if is_tgi(c, argv):
+        return "/data/hub"  # TGI's image: ENV HF_HOME=/data
+    if env.get("XDG_CACHE_HOME"):
+        return posixpath.join(env["XDG_CACHE_HOME"], "huggingface", "hub")
+    return posixpath.join(env.get("HOME", "/root"), ".cache", "huggingface", "hub")
+
+
+def mount_index(c: dict, path: str) -> int | None:
+    """Index of the volumeMount that holds `path` (the deepest mountPath above it)."""
+    best, depth = None, -1
+    for j, m in enumerate(c.get("volumeMounts") or []):
+        mount = (str(m.get("mountPath", "")).rstrip("/") or "/") if isinstance(m, dict) else ""
+        if mount and (path == mount or path.startswith(mount.rstrip("/") + "/")) and len(mount) > depth:
+            best, depth = j, len(mount)
+    return best
+
+
+def mount_at(c: dict, path: str) -> dict | None:
+    """The volumeMount that holds `path` (the deepest mountPath above it)."""
+    j = mount_index(c, path)
+    return None if j is None else c["volumeMounts"][j]
+
+
+def downloads(pod: dict, pod_path: str) -> Iterator[tuple[str, dict, list[Pull], str]]:
+    """(container path, container, pulls, download directory) for every container of the pod that pulls from the
+    hub at start: its own pulls into its cache, and a Trainer initializer's `STORAGE_URI` into /workspace."""
+    for field, i, c in containers(pod):
+        env = literal_env(c)
+        argv = argv_of(c)
+        base = f"{pod_path}.{field}.{i}"
+        pulls = [p for p in start_pulls(c, argv, env) if p.repo != "a repository" or p.how == "snapshot_download"]
+        if pulls:
+            yield base, c, pulls, cache_dir(c, argv, env)
+        initialized = list(uri_pulls(env.get("STORAGE_URI", "")))
+        if initialized:
+            yield base, c, initialized, INITIALIZER_DIR
