@@ -28,8 +28,9 @@ reported when that volume is read-only to the container:
 - the claim (a PersistentVolumeClaim in the same manifests, a StatefulSet `volumeClaimTemplates` entry or an
   ephemeral volume's claim template) has only the `ReadOnlyMany` access mode.
 
-Not reported: a container with `HF_HUB_OFFLINE` or `TRANSFORMERS_OFFLINE` set true (it only reads a cache filled
-beforehand), a local model path (no pull), and a read-only mount anywhere but the cache path.
+Not reported: a container with `HF_HUB_OFFLINE` or `TRANSFORMERS_OFFLINE` set true, in its `env` or in a
+ConfigMap of the same manifests that its `envFrom` loads (it only reads a cache filled beforehand), a local model
+path (no pull), and a read-only mount anywhere but the cache path.
 
 ## Why is this bad?
 huggingface_hub writes into the cache before it returns a file: a `.locks/` lock file, the blob under a temporary
@@ -66,8 +67,17 @@ OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 TRUE = frozenset({"1", "ON", "YES", "TRUE"})  # huggingface_hub's constants._is_true
 
 
-def _offline(c: dict) -> bool:
-    env = literal_env(c)
+def _offline(c: dict, config_maps: dict[str, dict]) -> bool:
+    """HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE true in the container's env, or in a ConfigMap of the same manifests
+    that its envFrom loads (an explicit env entry wins over envFrom, as in the kubelet)."""
+    env: dict[str, str] = {}
+    for source in c.get("envFrom") or []:
+        ref = (source.get("configMapRef") or {}) if isinstance(source, dict) else {}
+        data = config_maps.get(ref.get("name")) if isinstance(ref, dict) else None
+        if isinstance(data, dict):
+            prefix = str(source.get("prefix") or "")
+            env.update({f"{prefix}{k}": str(v) for k, v in data.items()})
+    env.update(literal_env(c))
     return any(env.get(var, "").strip().upper() in TRUE for var in OFFLINE_ENV)
 
 
@@ -109,12 +119,13 @@ def _claim_templates(o, pod_path: str) -> dict[str, dict]:
 
 def check(ctx) -> Iterator[Hit]:
     claims = {c.name: (c.obj.get("spec") or {}) for c in ctx.of_kind("PersistentVolumeClaim")}
+    config_maps = {m.name: m.obj.get("data") or {} for m in ctx.of_kind("ConfigMap")}
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
         templates = _claim_templates(o, pod_path)
         for base, c, pulls, cache in downloads(pod, pod_path):
             j = mount_index(c, cache)
-            if j is None or _offline(c):
+            if j is None or _offline(c, config_maps):
                 continue
             mount = c["volumeMounts"][j]
             why = _why_read_only(mount, volumes.get(mount.get("name")), claims, templates)
