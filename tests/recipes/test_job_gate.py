@@ -90,23 +90,28 @@ def test_set_of_a_crashing_batch_is_refused_with_grpo_lints_finding(tmp_path, he
 
 
 ROUTED = "qwen3-30b.yaml"  # scored by the reward service; prepares dapo-math-17k (math_dapo) and aime (aime2024)
-UNROUTE = "reward-service.routes.math_dapo=null"  # Helm's null deletes the chart default's route
+UNROUTED = ("data_source '{}', which reward-service.routes does not route: every sample would be refused as "
+            "unknown_source")
+UNROUTES = {  # --set (Helm's null deletes the chart default) -> the datasets left unrouted
+    "reward-service.routes.math_dapo=null": [("train", "dapo-math-17k", "math_dapo")],
+    "reward-service.routes=null": [("train", "dapo-math-17k", "math_dapo"), ("val", "aime", "aime2024")],
+}
 
 
-def test_set_that_unroutes_a_prepared_dataset_is_refused_with_grpo550(tmp_path, helm_bin, helm_env):
-    """`--set reward-service.routes.math_dapo=null` deletes the route of a dataset the release prepares (Helm
-    drops the chart default; grpo-lint refuses a null in a values file as an input error, so only `helm install
-    --set` gets this far). reward-service.routes lives in the reward-service subchart, not in the job: the chart
-    renders it into job.json's release.values and the in-pod submit refuses it with GRPO550's finding, exit 1.
-    The shipped values submit."""
+@pytest.mark.parametrize("unroute", list(UNROUTES))
+def test_set_that_unroutes_a_prepared_dataset_is_refused_with_grpo550(tmp_path, helm_bin, helm_env, unroute):
+    """`--set` deleting the routes of datasets the release prepares (Helm drops the chart default; grpo-lint
+    refuses a null in a values file as an input error, so only `helm install --set` gets this far).
+    reward-service.routes lives in the reward-service subchart, not in the job: the chart renders it into
+    job.json's release.values and the in-pod submit refuses it with GRPO550's finding, exit 1. The shipped values
+    submit."""
     state, spec = cluster_state(ROUTED)
-    state["configmaps"][0]["data"]["job.json"] = helm_job_json(helm_bin, helm_env, UNROUTE, values=ROUTED)
+    state["configmaps"][0]["data"]["job.json"] = helm_job_json(helm_bin, helm_env, unroute, values=ROUTED)
     proc, _ = run_recipe(tmp_path, state, spec, "--dry-run")
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     gate_found = [strip_location(ln) for ln in proc.stderr.splitlines() if ": GRPO" in ln]
-    assert gate_found == ["GRPO550 [error] fsx-utils.data.train.0: dataset dapo-math-17k is prepared with "
-                          "data_source 'math_dapo', which reward-service.routes does not route: every sample would "
-                          "be refused as unknown_source (reward-routing)"], proc.stderr
+    assert gate_found == [f"GRPO550 [error] fsx-utils.data.{split}.0: dataset {name} is prepared with "
+                          f"{UNROUTED.format(source)} (reward-routing)" for split, name, source in UNROUTES[unroute]]
     assert "fix: add `math_dapo: math` to reward-service.routes" in proc.stderr
     assert "refused: grpo-lint's job checks found" in proc.stderr
     assert "submit: framework" not in proc.stdout and "dry run" not in proc.stdout
