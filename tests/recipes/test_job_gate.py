@@ -25,13 +25,13 @@ from tests.recipes.test_run_on_cluster import NAMESPACE, RELEASE, cluster_state,
 
 VALUES = "qwen25-72b.yaml"  # TP4/PP4 on 48 GPUs: dp = 3
 CRASHING = "global.job.verl.batch.trainBatchSize=256"  # 256 x 4 rows do not split into dp x micro = 6 (verl V2)
-JOB_CM = "charts/raycluster/templates/configmap-job.yaml"
+JOB_CM = "templates/configmap-job.yaml"
 
 
-def helm_job_json(helm_bin, helm_env, *sets: str) -> str:
+def helm_job_json(helm_bin, helm_env, *sets: str, values: str = VALUES) -> str:
     """The job.json `helm template -f values/<VALUES> --set ...` renders (what `helm install --set` would apply)."""
     args = [str(helm_bin), "template", RELEASE, str(REPO_ROOT / "charts" / "grpo-stack"), "--namespace", NAMESPACE,
-            "-f", str(REPO_ROOT / "values" / VALUES), "--show-only", JOB_CM]
+            "-f", str(REPO_ROOT / "values" / values), "--show-only", JOB_CM]
     for s in sets:
         args += ["--set", s]
     out = subprocess.run(args, env=helm_env, capture_output=True, text=True, timeout=120)
@@ -87,6 +87,61 @@ def test_set_of_a_crashing_batch_is_refused_with_grpo_lints_finding(tmp_path, he
     proc, _ = run_recipe(tmp_path / "ok", state, spec, "--dry-run")
     assert proc.returncode == 0, proc.stderr
     assert "submit: dry run, nothing submitted" in proc.stdout
+
+
+ROUTED = "qwen3-30b.yaml"  # scored by the reward service; prepares dapo-math-17k (math_dapo) and aime (aime2024)
+UNROUTED = ("data_source '{}', which reward-service.routes does not route: every sample would be refused as "
+            "unknown_source")
+UNROUTES = {  # --set (Helm's null deletes the chart default) -> the datasets left unrouted
+    "reward-service.routes.math_dapo=null": [("train", "dapo-math-17k", "math_dapo")],
+    "reward-service.routes=null": [("train", "dapo-math-17k", "math_dapo"), ("val", "aime", "aime2024")],
+}
+
+
+@pytest.mark.parametrize("unroute", list(UNROUTES))
+def test_set_that_unroutes_a_prepared_dataset_is_refused_with_grpo550(tmp_path, helm_bin, helm_env, unroute):
+    """`--set` deleting the routes of datasets the release prepares (Helm drops the chart default; grpo-lint
+    refuses a null in a values file as an input error, so only `helm install --set` gets this far).
+    reward-service.routes lives in the reward-service subchart, not in the job: the chart renders it into
+    job.json's release.values and the in-pod submit refuses it with GRPO550's finding, exit 1. The shipped values
+    submit."""
+    state, spec = cluster_state(ROUTED)
+    state["configmaps"][0]["data"]["job.json"] = helm_job_json(helm_bin, helm_env, unroute, values=ROUTED)
+    proc, _ = run_recipe(tmp_path, state, spec, "--dry-run")
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    gate_found = [strip_location(ln) for ln in proc.stderr.splitlines() if ": GRPO" in ln]
+    assert gate_found == [f"GRPO550 [error] fsx-utils.data.{split}.0: dataset {name} is prepared with "
+                          f"{UNROUTED.format(source)} (reward-routing)" for split, name, source in UNROUTES[unroute]]
+    assert "fix: add `math_dapo: math` to reward-service.routes" in proc.stderr
+    assert "refused: grpo-lint's job checks found" in proc.stderr
+    assert "submit: framework" not in proc.stdout and "dry run" not in proc.stdout
+
+    (tmp_path / "ok").mkdir()
+    state["configmaps"][0]["data"]["job.json"] = helm_job_json(helm_bin, helm_env, values=ROUTED)
+    proc, _ = run_recipe(tmp_path / "ok", state, spec, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert "submit: dry run, nothing submitted" in proc.stdout
+
+
+def test_hand_edited_routes_in_the_configmap_are_refused_with_grpo550(tmp_path):
+    """A job ConfigMap whose rendered routes were edited by hand (kubectl edit) to drop the val set's
+    data_source, and then to send it to the code scorer: each is refused with GRPO550's finding, exit 1."""
+    state, _ = cluster_state(ROUTED)
+    data = json.loads(state["configmaps"][0]["data"]["job.json"])
+    routes = data["release"]["values"]["reward-service"]["routes"]
+    del routes["aime2024"]
+    state["configmaps"][0]["data"]["job.json"] = json.dumps(data)
+    proc, _ = run_recipe(tmp_path, state, data, "--dry-run")
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert ("GRPO550 [error] fsx-utils.data.val.0: dataset aime is prepared with data_source 'aime2024', which "
+            "reward-service.routes does not route") in proc.stderr
+    routes["aime2024"] = "code"
+    state["configmaps"][0]["data"]["job.json"] = json.dumps(data)
+    (tmp_path / "code").mkdir()
+    proc, _ = run_recipe(tmp_path / "code", state, data, "--dry-run")
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    want = "GRPO550 [error] reward-service.routes.aime2024: 'aime2024' (aime, math) is routed to the code scorer"
+    assert want in proc.stderr
 
 
 def test_hand_edited_configmap_is_refused_and_skip_check_passes_it(tmp_path):

@@ -60,6 +60,20 @@ class LintContext:
                                    if not _global_copy(path)]
         return iter(self._value_strings)
 
+    def release_value(self, key_path: str, default: Any = None) -> Any:
+        """A values key a job rule reads beside the job: from the merged values in grpo-lint; in the pod, from the
+        job spec the chart rendered from the same values (`global.job.*` is its `job`, other keys its
+        `release.values`, raycluster.jobSpec). One accessor, so a rule reads the same fact either way."""
+        if self.has_values:
+            return self.get(key_path, default)
+        spec = self.job_spec or {}
+        if key_path.startswith("global.job."):
+            node = node_at(spec.get("job"), key_path.removeprefix("global.job."))
+        else:
+            release = spec.get("release") if isinstance(spec.get("release"), dict) else {}
+            node = node_at(release.get("values"), key_path)
+        return default if node is None else node
+
     def component_enabled(self, component: str) -> bool:
         return bool(self.get(f"global.components.{component}", False))
 

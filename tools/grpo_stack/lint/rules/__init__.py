@@ -168,12 +168,14 @@ _MODULES: list[ModuleType] = [
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
 
 # Rules that read only the job spec and what the builder makes of it (ctx.job_spec, ctx.spec, ctx.built,
-# ctx.build_error), never the values files, the merged values or the rendered objects. The in-pod submit runs
+# ctx.build_error), never the values files, the merged values or the rendered objects; reward routing reads its
+# release-level values through ctx.release_value, which the chart renders into the job spec (release.values),
+# so it reads the same facts there. The in-pod submit runs
 # exactly these over the job ConfigMap the Ray head mounts (grpo_stack.jobgate), so values given with
 # `helm install --set` or a hand-edited ConfigMap meet the checks grpo-lint runs. tests/lint/test_job_rules.py
 # checks that each finds from the job spec alone what the whole lint finds.
 JOB_RULES: dict[str, ModuleType] = {code: rule for code, rule in RULES.items()
-                                    if rule in (job_build, *BATCH_MODULES)}
+                                    if rule in (job_build, *BATCH_MODULES, reward_routing)}
 
 
 def finding(code: str, severity: Severity, hit: Hit, file: str, line: int, column: int) -> Finding:

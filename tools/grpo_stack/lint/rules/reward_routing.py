@@ -50,24 +50,25 @@ Enable `global.components.sandboxFusion` for code routes, and route the code dat
 
 
 def check(ctx) -> Iterator[Hit]:
-    if not ctx.has_values:
+    # Values, or in the pod the job spec alone (its release.values): every fact through ctx.release_value.
+    if not ctx.has_values and not ctx.job_spec:
         return
-    routes = ctx.get("reward-service.routes") or {}
+    routes = ctx.release_value("reward-service.routes") or {}
     code_sources = sorted(source for source, scorer in routes.items() if scorer == "code") if isinstance(
         routes, dict) else []
-    if ctx.component_enabled("rewardService") and code_sources and not ctx.component_enabled("sandboxFusion"):
+    if _enabled(ctx, "rewardService") and code_sources and not _enabled(ctx, "sandboxFusion"):
         yield Hit(f"reward-service.routes.{code_sources[0]}",
                   f"{len(code_sources)} data_source(s) routed to the code scorer but global.components.sandboxFusion "
                   "is false: the reward service would refuse to start",
                   remediation="set global.components.sandboxFusion: true", related=("global.components.sandboxFusion",))
-    if ctx.get("global.components.raycluster") is False:
+    if ctx.release_value("global.components.raycluster") is False:
         return  # an evaluation release: no training runs, nothing is scored (docs/eval.md)
-    scored_by_service = ctx.get("global.job.reward.kind") in ("service", "sandbox")
-    if scored_by_service and ctx.component_enabled("rewardService") and ctx.component_enabled("fsxUtils") and \
+    scored_by_service = ctx.release_value("global.job.reward.kind") in ("service", "sandbox")
+    if scored_by_service and _enabled(ctx, "rewardService") and _enabled(ctx, "fsxUtils") and \
             isinstance(routes, dict):
         yield from _dataset_routes(ctx, routes)
-    if ctx.get("global.job.reward.kind") == "sandbox":
-        if not ctx.component_enabled("rewardService"):
+    if ctx.release_value("global.job.reward.kind") == "sandbox":
+        if not _enabled(ctx, "rewardService"):
             yield Hit("global.job.reward.kind", "reward.kind is 'sandbox' but global.components.rewardService is "
                       "false: code is scored by the reward service through SandboxFusion",
                       remediation="set global.components.rewardService: true",
@@ -79,6 +80,10 @@ def check(ctx) -> Iterator[Hit]:
                       related=("reward-service.routes",))
 
 
+def _enabled(ctx, component: str) -> bool:
+    return bool(ctx.release_value(f"global.components.{component}", False))
+
+
 SCORERS_FOR = {"math": ("math", "exact_match"), "code": ("code",)}
 
 
@@ -87,7 +92,7 @@ def _dataset_routes(ctx, routes: dict) -> Iterator[Hit]:
     from ...data.adapters import REGISTRY
 
     for split in ("train", "val"):
-        for i, spec in enumerate(ctx.get(f"fsx-utils.data.{split}") or []):
+        for i, spec in enumerate(ctx.release_value(f"fsx-utils.data.{split}") or []):
             adapter = REGISTRY.get(str(spec).split(":", 1)[0])
             if adapter is None:
                 continue  # GRPO560 reports an unknown dataset

@@ -6,7 +6,6 @@ import posixpath
 from collections.abc import Iterator
 
 from ...errors import InputError
-from ...safeyaml import load_documents
 from ..context import walk_strings
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
@@ -188,6 +187,9 @@ def _serve_llm_pulls(ctx) -> Iterator[Hit]:
         config = (o.obj.get("spec") or {}).get("serveConfigV2") if isinstance(o.obj.get("spec"), dict) else None
         if not isinstance(config, str):
             continue
+        # Imported here: the in-pod job gate imports every rule with only the standard library (no PyYAML).
+        from ...safeyaml import load_documents
+
         try:
             docs = load_documents(config, o.name)
         except InputError:

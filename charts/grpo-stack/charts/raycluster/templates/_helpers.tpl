@@ -74,10 +74,13 @@ grpo-stack.io/config-hash: {{ join "\n---\n" . | sha256sum | trunc 16 | quote }}
 
 {{/*
 The job spec the in-pod builder reads: the run's facts from values plus in-release endpoints built by the
-one URL helper. Rendered as JSON into the job ConfigMap.
-Usage: {{ include "raycluster.jobSpec" $ }}
+one URL helper, and under release.values the release-level values the in-pod gate checks (the umbrella's
+grpo-stack.jobReleaseValues; the builder ignores them). Rendered as JSON into the job ConfigMap.
+Usage: {{ include "raycluster.jobSpec" (dict "context" $raycluster "releaseValues" $values) }}
 */}}
 {{- define "raycluster.jobSpec" -}}
+{{- $releaseValues := .releaseValues -}}
+{{- with .context -}}
 {{- $g := .Values.global -}}
 {{- $endpoints := dict -}}
 {{- if $g.components.sandboxFusion -}}
@@ -86,8 +89,9 @@ Usage: {{ include "raycluster.jobSpec" $ }}
 {{- with include "raycluster.rewardUrl" . -}}
 {{- $_ := set $endpoints "reward" . -}}
 {{- end -}}
-{{- $spec := dict "release" (dict "name" .Release.Name "namespace" (include "grpo-common.namespace" .)) "rayCluster" (include "grpo-common.rayClusterName" .) "cluster" $g.cluster "storage" $g.storage "secrets" $g.secrets "job" $g.job "endpoints" $endpoints -}}
+{{- $spec := dict "release" (dict "name" .Release.Name "namespace" (include "grpo-common.namespace" .) "values" $releaseValues) "rayCluster" (include "grpo-common.rayClusterName" .) "cluster" $g.cluster "storage" $g.storage "secrets" $g.secrets "job" $g.job "endpoints" $endpoints -}}
 {{- toPrettyJson $spec -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
