@@ -1,7 +1,9 @@
 """A real instance type the catalogue lacks, stated in the values file (`global.instanceTypes`): without the
 capacity it is an error with "did you mean"; with it the type passes and GRPO601 compares the pod's requests with
 the stated figures; a malformed entry is an input error (file, key path, line, exit 2). Checked through
-grpo-lint's own CLI on the shipped chart and a shipped values file.
+grpo-lint's own CLI on the shipped chart and a shipped values file, and through the real Helm (the chart ignores
+the key; its generated schema refuses a malformed entry). The stated figures themselves are the user's: no check
+here reaches a real node.
 
 c7i.4xlarge (16 vCPU, 32 GiB) is a real EC2 type the catalogue does not list; the figures below are of the
 shape `kubectl describe node` reports (allocatable after the kubelet's reservations). The Ray head requests the
@@ -10,11 +12,12 @@ chart's default 8 CPU and 32Gi."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 from grpo_stack.catalog.instances import lookup
 from grpo_stack.cli.lint import main
-from grpo_stack.paths import REPO_ROOT
+from grpo_stack.paths import CHART_DIR, REPO_ROOT
 
 BASE = str(REPO_ROOT / "values" / "qwen3-235b.yaml")
 TYPE = "c7i.4xlarge"
@@ -98,3 +101,24 @@ def test_missing_field_is_an_input_error(capsys, tmp_path):
     values = f"global:\n  instanceTypes:\n    {TYPE}: {{cpu: 15890m, memory: 28379Mi}}\n"
     code, text, path = lint(capsys, tmp_path, values, fmt="text")
     assert code == 2 and f"{path}:3" in text and f"global.instanceTypes.{TYPE}" in text, text
+
+
+def test_real_helm_ignores_the_entry_and_refuses_a_malformed_one(helm_bin, helm_env, tmp_path):
+    """The chart's consumer: `helm template` renders the same release with the entry (the chart reads nothing
+    from it) and refuses a malformed entry by the generated values.schema.json."""
+    def template(*overlays: str) -> subprocess.CompletedProcess:
+        files = []
+        for i, text in enumerate(overlays):
+            (tmp_path / f"o{i}.yaml").write_text(text)
+            files += ["-f", str(tmp_path / f"o{i}.yaml")]
+        return subprocess.run([str(helm_bin), "template", "grpo", str(CHART_DIR), "-f", BASE, *files],
+                              env=helm_env, capture_output=True, text=True, timeout=120)
+
+    plain, stated = template(), template(STATED)
+    assert plain.returncode == 0 and stated.returncode == 0, stated.stderr
+    assert stated.stdout == plain.stdout
+    for bad in ("{cpu: 16, memory: 28379Mi, gpus: 0, efa: 0}", "{cpu: 15890m, memory: 28379Mi}"):
+        refused = template(f"global:\n  instanceTypes:\n    {TYPE}: {bad}\n")
+        assert refused.returncode != 0 and "instanceTypes" in refused.stderr, refused.stderr
+    refused = template("global:\n  instanceTypes:\n    C7I: {cpu: 1, memory: 1Gi, gpus: 0, efa: 0}\n")
+    assert refused.returncode != 0 and "C7I" in refused.stderr, refused.stderr
