@@ -122,3 +122,17 @@ def test_real_helm_ignores_the_entry_and_refuses_a_malformed_one(helm_bin, helm_
         assert refused.returncode != 0 and "instanceTypes" in refused.stderr, refused.stderr
     refused = template("global:\n  instanceTypes:\n    C7I: {cpu: 1, memory: 1Gi, gpus: 0, efa: 0}\n")
     assert refused.returncode != 0 and "C7I" in refused.stderr, refused.stderr
+
+
+def test_gpu_type_stated_in_values_is_checked_like_a_catalogued_one(capsys, tmp_path):
+    """A GPU type the catalogue lacks (a future `p7.48xlarge`): unstated, GRPO613 names the closest types; stated,
+    the workers fit, and GRPO613 compares gpusPerNode and efaPerNode with the stated counts."""
+    cluster = "global:\n  cluster: {gpuInstanceType: p7.48xlarge, gpusPerNode: 8, efaPerNode: 16}\n"
+    code, findings, _ = lint(capsys, tmp_path, cluster)
+    assert code == 1 and any(f["code"] == "GRPO613" and "did you mean" in f["message"] for f in findings), findings
+    stated = "  instanceTypes:\n    p7.48xlarge: {cpu: 191450m, memory: 1900Gi, gpus: 8, efa: %d}\n"
+    code, findings, _ = lint(capsys, tmp_path, cluster + stated % 16)
+    assert code == 0 and not findings, findings
+    code, findings, _ = lint(capsys, tmp_path, cluster + stated % 32)
+    assert code == 1 and any(f["key_path"] == "global.cluster.efaPerNode" and "32" in f["message"]
+                             for f in findings), findings
