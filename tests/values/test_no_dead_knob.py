@@ -104,6 +104,10 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     "digest alone, an input of grpo-lint GRPO330 (tests/lint/rules/fixtures/GRPO330); the pods run the image "
     "reference, which the build does not change",
     ("miles", "raycluster.image.build"): "as for verl",
+    ("verl", "global.instanceTypes"): "capacity of instance types the catalogue lacks, an input of grpo-lint "
+    "GRPO601/GRPO613 (tests/lint/test_instance_capacity_in_values.py), as `.grpo-lint.yaml` instance-types is; "
+    "the nodes' capacity is the cloud's, no pod has anything to set from it",
+    ("miles", "global.instanceTypes"): "as for verl",
 }
 
 
@@ -423,7 +427,9 @@ def test_exceptions_name_real_keys():
         model = next(m for (f, _), m in JOB_VARIANTS.items() if f == framework)
         names = [p for p, _ in leaves(model, "global.job", {"global": {"job": {}}}, {})]
         for name, field in Global.model_fields.items():
-            if name != "job" and _model(field.annotation) is not None:
+            if name != "job" and _model(field.annotation) is None:
+                names.append(f"global.{name}")  # a leaf of global itself (imageRegistry, instanceTypes)
+            elif name != "job":
                 names += [p for p, _ in leaves(_model(field.annotation), f"global.{name}", {"global": {}},
                                                {"global.secrets.tracking": SEEDS["secrets.tracking"]})]
         defaults = merged_values({"global": {"job": {"framework": framework}}})

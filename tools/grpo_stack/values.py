@@ -15,7 +15,7 @@ import yaml
 
 from .errors import InputError, excerpt
 from .paths import SUBCHART_NAMES, chart_dir, subchart_dir
-from .positions import PosMap, PosSeq
+from .positions import PosMap
 from .positions import load as load_positions
 from .safeyaml import load_documents, read_text
 
@@ -38,30 +38,46 @@ class ValuesFile:
         """1-based (line, column) of the deepest key of `key_path` present in this file (1, 1 if none)."""
         node: Any = self.tree
         line, col = 1, 1
-        for part in _split(key_path):
-            key = str(part) if isinstance(node, PosMap) else part
-            at = node.lc.key(key) if isinstance(node, PosMap | PosSeq) else None
-            if at is None or (isinstance(node, PosSeq) and not isinstance(key, int)):
+        for key in _keys(node, key_path)[0]:
+            at = node.lc.key(key)
+            if at is None:
                 break
             line, col = at[0] + 1, at[1] + 1
             node = node[key]
         return line, col
 
     def has(self, key_path: str) -> bool:
-        node: Any = self.data
-        for part in _split(key_path):
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-                node = node[part]
-            else:
-                return False
-        return True
+        return _keys(self.data, key_path)[1]
 
 
-def _split(key_path: str) -> list[str | int]:
-    # An empty part is an empty key (`"": 1`), located at itself, not at its parent.
-    return [int(p) if p.isdigit() else p for p in key_path.split(".")] if key_path else []
+def _keys(node: Any, key_path: str) -> tuple[list[str | int], bool]:
+    """The keys along `key_path` from `node` as deep as the path is present, and whether all of it is. A mapping
+    key may itself hold dots (`c7i.4xlarge`, `node.kubernetes.io/instance-type`): the shortest run of parts that is
+    a key is taken."""
+    parts = key_path.split(".") if key_path else []
+    keys: list[str | int] = []
+    i = 0
+    while i < len(parts):
+        key: str | int | None = None
+        if isinstance(node, list):
+            key = int(parts[i]) if parts[i].isdigit() and int(parts[i]) < len(node) else None
+            used = 1
+        elif isinstance(node, dict):
+            # An empty part is an empty key (`"": 1`), located at itself, not at its parent.
+            for used in range(1, len(parts) - i + 1):
+                joined = ".".join(parts[i:i + used])
+                if joined in node:
+                    key = joined
+                elif used == 1 and joined.isdigit() and int(joined) in node:  # a YAML integer key
+                    key = int(joined)
+                if key is not None:
+                    break
+        if key is None:
+            return keys, False
+        keys.append(key)
+        node = node[key]
+        i += used
+    return keys, True
 
 
 def load_values_file(path: str | Path) -> ValuesFile:

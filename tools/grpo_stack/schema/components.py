@@ -30,6 +30,20 @@ class Cluster(Strict):
                             "(p5.48xlarge's 32 is the most of any catalogued type).")
 
 
+# A Kubernetes quantity above zero (`7910m`, `29317Mi`): a node with no allocatable CPU or memory runs nothing.
+PositiveQuantity = Annotated[str, StringConstraints(
+    pattern=r"^([0-9]*[1-9][0-9]*(\.[0-9]+)?|[0-9]+\.[0-9]*[1-9][0-9]*)(m|Ki|Mi|Gi|Ti|k|M|G|T)?$")]
+
+
+class InstanceCapacity(Strict):
+    """One node of an instance type the catalogue lacks, as `kubectl describe node` reports its Allocatable."""
+
+    cpu: PositiveQuantity = Field(description="Allocatable CPU, e.g. `7910m`.")
+    memory: PositiveQuantity = Field(description="Allocatable memory, e.g. `29317Mi`.")
+    gpus: int = Field(ge=0, le=64, description="`nvidia.com/gpu` per node.")
+    efa: int = Field(ge=0, le=64, description="`vpc.amazonaws.com/efa` per node.")
+
+
 class Storage(Strict):
     claimName: Dns1123 = Field(description="Existing FSx for Lustre PVC in the release namespace.")
     mountPath: AbsPath = Field(description="Where every pod mounts it.")
@@ -98,6 +112,12 @@ class Global(Strict):
     imagePullSecrets: list[Dns1123] = Field(
         max_length=16, description="Secrets (type kubernetes.io/dockerconfigjson) in the release namespace, "
         "listed in every pod's imagePullSecrets.")
+    instanceTypes: dict[InstanceType, InstanceCapacity] = Field(
+        max_length=64, json_schema_extra={"additionalProperties": False},
+        description="Capacity of real instance types the catalogue lacks, by name: "
+        "`{c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`. Read by grpo-lint alone (GRPO601, "
+        "GRPO613), like `.grpo-lint.yaml` `instance-types`, whose entry for the same type it overrides; the chart "
+        "ignores it. Empty: only catalogued types pass the lint.")
 
 
 class Head(Strict):

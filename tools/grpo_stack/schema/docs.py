@@ -24,6 +24,8 @@ def _type_name(annotation: Any) -> str:
         return " | ".join(f"`{a}`" for a in typing.get_args(annotation))
     if origin is list:
         return f"list[{_type_name(typing.get_args(annotation)[0])}]"
+    if origin is dict:
+        return "map[{}, {}]".format(*(_type_name(a) for a in typing.get_args(annotation)))
     if annotation is type(None):
         return "null"
     return getattr(annotation, "__name__", str(annotation))
@@ -84,6 +86,12 @@ def _rows(model: type[BaseModel], prefix: str, defaults: Any, absent: bool = Fal
         if path == "global.job":
             continue
         default = defaults.get(name) if isinstance(defaults, dict) else None
+        if typing.get_origin(field.annotation) is dict:  # a map by name; its entries' keys under `<name>`
+            rows.append(f"| `{path}` | {_type_name(field.annotation)} | `{yaml.safe_dump(default).strip()}` | "
+                        f"{(field.description or '').replace('|', chr(92) + '|')} |")
+            entry = _submodel(typing.get_args(field.annotation)[1])
+            rows.extend(_rows(entry, f"{path}.<name>", {}, absent=True) if entry else [])
+            continue
         sub = _submodel(field.annotation)
         if sub is not None and isinstance(default, dict | type(None)) and default is not None:
             rows.extend(_rows(sub, path, default, absent))
@@ -121,6 +129,12 @@ SCHEDULING = [
     "`global.imageRegistry` replaces the registry of every image (a mirror, an ECR pull-through cache) and",
     "`global.imagePullSecrets` names the Secrets every pod pulls with.",
     "",
+    "An instance type key (`gpuInstanceType`, `<component>.instanceType`) must name a type grpo-lint's catalogue",
+    "lists (`tools/grpo_stack/catalog/instances.py`), or a real one whose node capacity `global.instanceTypes`",
+    "states (`kubectl describe node`'s Allocatable); GRPO601 then fits the pods to those figures. The same entry",
+    "in `.grpo-lint.yaml` (`instance-types`) serves every file the lint checks; the values file's wins for its",
+    "release. The chart does not read it.",
+    "",
     "```yaml",
     "global:",
     "  pod:",
@@ -131,6 +145,16 @@ SCHEDULING = [
     "raycluster:",
     "  worker:",
     "    pod: {serviceAccountName: trainer, priorityClassName: gpu-training}",
+    "```",
+    "",
+    "```yaml",
+    "global:",
+    "  instanceTypes:",
+    "    c7i.4xlarge: {cpu: 15890m, memory: 28379Mi, gpus: 0, efa: 0}",
+    "raycluster:",
+    "  head:",
+    "    instanceType: c7i.4xlarge",
+    "    resources: {cpu: \"8\", memory: 24Gi}",
     "```",
 ]
 

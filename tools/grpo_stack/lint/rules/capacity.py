@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ...catalog.instances import EC2_NAME, INSTANCE_TYPES, InstanceType, did_you_mean, lookup
+from ...catalog.instances import EC2_NAME, InstanceType, did_you_mean, lookup
 from ...errors import InputError
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
@@ -24,12 +24,16 @@ type's allocatable CPU, memory, GPUs and EFA interfaces (Karpenter's AL2023 esti
 
 An instance type the catalogue lacks is an error in a values file, with the closest catalogued names ("did you
 mean"): `p5.48xl`, `p5en.48xlarg`. A real type the catalogue does not list is accepted once its capacity is
-stated in `.grpo-lint.yaml` (below), and then checked like any other. In plain manifests an EC2-shaped unknown
+stated, in the values (`global.instanceTypes`) or in `.grpo-lint.yaml` (`instance-types`), and then checked like
+any other. Both state the same four figures; where both name a type, the values file's entry wins for that release
+(it describes the cluster the release is installed on). A catalogued type stated there is an error: its capacity
+is sourced already. In plain manifests an EC2-shaped unknown
 name is a warning, and other clouds' machine names (GKE `a2-highgpu-8g`, AKS `Standard_ND96asr_v4`) are not
 findings: they are not EC2 types at all.
 
-Config (`.grpo-lint.yaml`), allocatable figures as the node reports them (`kubectl describe node`):
-`instance-types: {c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`.
+Allocatable figures as the node reports them (`kubectl describe node`), in the values:
+`global: {instanceTypes: {c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}}`, or for every file the
+lint checks, in `.grpo-lint.yaml`: `instance-types: {c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`.
 
 ## Why is this bad?
 The predecessor's validation Job admitted `m5.xlarge` (4 vCPU, ~14 GiB allocatable) while requesting 8 CPU and
@@ -82,7 +86,14 @@ def quantity(value) -> float:
 
 
 CONFIG_KEY = "instance-types"  # the `.grpo-lint.yaml` section: capacity of types the catalogue lacks
+VALUES_KEY = "global.instanceTypes"  # the same, stated in the values for one release (the chart ignores it)
 CAPACITY_KEYS = {"cpu", "memory", "gpus", "efa"}
+
+
+def capacity_row(name: str, cap: dict, source: str) -> InstanceType:
+    """One node's allocatable capacity, as `.grpo-lint.yaml` and the values state it, as a catalogue row."""
+    return InstanceType(name, 0, 0.0, cap["gpus"], cap["efa"], round(quantity(cap["cpu"]) * 1000),
+                        round(quantity(cap["memory"]) / 2**20), source)
 
 
 def read_config(section: object, file: str) -> dict[str, InstanceType]:
@@ -99,7 +110,7 @@ def read_config(section: object, file: str) -> dict[str, InstanceType]:
         if not isinstance(cap, dict) or set(cap) != CAPACITY_KEYS:
             raise InputError(file, "expected {cpu, memory, gpus, efa}: the node's allocatable cpu and memory, "
                              "its GPUs and EFA interfaces", key_path=where)
-        if str(name).removeprefix("ml.") in INSTANCE_TYPES:
+        if lookup(str(name)):
             raise InputError(file, f"{name} is catalogued already (its capacity is sourced); remove it here",
                              key_path=where)
         cpu, mem = quantity(cap["cpu"]), quantity(cap["memory"])
@@ -107,19 +118,29 @@ def read_config(section: object, file: str) -> dict[str, InstanceType]:
         if cpu <= 0 or mem <= 0 or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
             raise InputError(file, "cpu and memory must be positive quantities (7910m, 29317Mi), gpus and efa "
                              "whole numbers", key_path=where)
-        out[str(name)] = InstanceType(str(name), 0, 0.0, counts[0], counts[1], round(cpu * 1000),
-                                      round(mem / 2**20), f".grpo-lint.yaml {where}")
+        out[str(name)] = capacity_row(str(name), cap, f".grpo-lint.yaml {where}")
+    return out
+
+
+def stated_types(ctx) -> dict[str, InstanceType]:
+    """Capacity stated for types the catalogue lacks: `.grpo-lint.yaml`'s, then the values' (the schema has
+    checked their shape), which win for this release. Catalogued names stay the catalogue's (check() flags them)."""
+    out = dict(ctx.extra.get(CONFIG_KEY) or {})
+    stated = ctx.get(VALUES_KEY) if ctx.has_values else None
+    for name, cap in (stated or {}).items() if isinstance(stated, dict) else ():
+        out[str(name)] = capacity_row(str(name), cap, f"values {VALUES_KEY}.{name}")
     return out
 
 
 def node_type(ctx, name: str) -> InstanceType | None:
-    """The catalogue's row, else the capacity `.grpo-lint.yaml` states for it."""
-    return lookup(name) or (ctx.extra.get(CONFIG_KEY) or {}).get(name)
+    """The catalogue's row, else the capacity the values or `.grpo-lint.yaml` state for it."""
+    return lookup(name) or stated_types(ctx).get(name)
 
 
 def unknown_type_message(name: str) -> str:
     return (f"instance type {name!r} is not in the instance catalogue{did_you_mean(name)}; a real type it lacks "
-            f"needs its capacity in .grpo-lint.yaml ({CONFIG_KEY}: {{{name}: {{cpu, memory, gpus, efa}}}})")
+            f"needs its capacity stated, in the values ({VALUES_KEY}: {{{name}: {{cpu, memory, gpus, efa}}}}) "
+            f"or in .grpo-lint.yaml ({CONFIG_KEY})")
 
 
 def _requests(pod: dict) -> dict[str, float]:
@@ -168,6 +189,11 @@ def _selector_path(pod: dict, pod_path: str) -> str:
 
 
 def check(ctx) -> Iterator[Hit]:
+    stated = ctx.get(VALUES_KEY) if ctx.has_values else None
+    for name in stated if isinstance(stated, dict) else ():
+        if lookup(str(name)):
+            yield Hit(f"{VALUES_KEY}.{name}", f"{name} is catalogued already; its capacity there is sourced and "
+                      "the stated one is not used", remediation=f"remove {VALUES_KEY}.{name}")
     for o, pod_path, pod in ctx.pod_templates():
         if o.is_test_hook:
             continue

@@ -16,7 +16,8 @@ DOC = """## What it does
 Looks up `global.cluster.gpuInstanceType` (EC2 name, or the HyperPod `ml.` name of the same type) in the instance
 catalogue (`tools/grpo_stack/catalog/instances.py`, sourced rows) and compares `gpusPerNode` and `efaPerNode`
 with what one node has. A type the catalogue does not list is an error with the closest catalogued names (a
-typo such as `p5en.48xlarg`), unless `.grpo-lint.yaml` states its capacity (`instance-types`, see GRPO601).
+typo such as `p5en.48xlarg`), unless its capacity is stated, in the values (`global.instanceTypes`) or in
+`.grpo-lint.yaml` (`instance-types`, see GRPO601).
 
 ## Why is this bad?
 Each Ray worker takes one node. Asking for 4 of a p5en.48xlarge's 8 GPUs leaves half the node idle while the
@@ -56,7 +57,7 @@ def check(ctx) -> Iterator[Hit]:
     if node is None:
         yield Hit("global.cluster.gpuInstanceType", unknown_type_message(name),
                   remediation="use a catalogued type (docs/values.md lists them), or state the capacity of a real "
-                  "type the catalogue lacks in .grpo-lint.yaml")
+                  "type the catalogue lacks in global.instanceTypes or .grpo-lint.yaml")
         return
     for key, have, what in (("gpusPerNode", node.gpus, "GPUs"), ("efaPerNode", node.efa, "EFA interfaces")):
         want = ctx.get(f"global.cluster.{key}")
