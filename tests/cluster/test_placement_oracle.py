@@ -136,6 +136,9 @@ def oracle_ns(control_plane):
     yield kube
     kube.delete_collection("v1", "Pod", NS, label_selector=VARIANT_LABEL)
     kube.delete_collection("v1", "Node", None, label_selector=VARIANT_LABEL)
+    # The next module's node counts (the preflight's GPU cases use some of these types) must not see them.
+    wait_for("the oracle's nodes gone", lambda: not kube.list("v1", "Node", label_selector=VARIANT_LABEL),
+             timeout=120, every=0.5)
     kube.delete("v1", "Namespace", NS)
     kube.close()
 
