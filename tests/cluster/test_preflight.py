@@ -130,6 +130,11 @@ def make_nodes(control_plane, kube: Kube, instance_type: str, count: int, gpus: 
         kube.apply_once(node)
         names.append(name)
     control_plane.kubectl("wait", "--for=condition=Ready", *[f"node/{n}" for n in names], "--timeout=60s")
+    # Ready comes before the node lifecycle controller lifts its not-ready taint; under load the gap is seconds.
+    wait_for("the nodes untainted by the node lifecycle controller", lambda: all(
+        not any(t.get("key", "").startswith("node.kubernetes.io/")
+                for t in ((kube.get("v1", "Node", n) or {}).get("spec") or {}).get("taints") or [])
+        for n in names), timeout=60, every=0.5)
     return names
 
 
