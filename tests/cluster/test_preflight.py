@@ -263,11 +263,14 @@ def bare_server(control_plane, tmp_path_factory):
 
 
 def _ready(kubeconfig: str) -> Kube | None:
+    kube = None
     try:
         kube = Kube(kubeconfig)
         kube.api.call_api("/readyz", "GET", auth_settings=["BearerToken"], _preload_content=False)
         return kube
     except Exception:  # noqa: BLE001 - connection refused while it starts
+        if kube is not None:
+            kube.close()  # one client per attempt: never leave the failed ones' pools open
         return None
 
 
