@@ -50,7 +50,7 @@ def test_vllm_serves_only_merged_weights(name):
     loads one directory (the merged model, the adapter folded in by grpo-eval merge) and takes no adapter."""
     _, r = _rendered(name, 100)
     args = _vllm(r)["containers"][0]["args"]
-    assert "--model=/model" in args
+    assert args[0] == "/model"  # the model, positionally, after the image's `vllm serve`
     assert not [a for a in args if a.split("=")[0] in ("--enable-lora", "--lora-modules", "--max-lora-rank")], args
 
 

@@ -8,8 +8,8 @@ The path is the Job's COMPLETIONS_URL path, the model name must be the vLLM Depl
 and each request is validated against vLLM's `CompletionRequest` (tests/wires/vllm_contract.py, in the start-up
 venv). Where it stops: the Hub lookups are answered locally (tests/wires/lmeval_offline: a few rows per split with
 the upstream column names, and a code_eval scorer that counts nothing); vLLM's models are those of the start-up
-venv's vllm (images/verl's pin), while the chart's server image is vllm/vllm-openai at its own tag (the check
-prints both); the server itself does not run.
+venv's vllm, the version the chart serves (tests/wires/test_vllm_server_args.py holds them to one); the server
+itself does not run.
 """
 
 from __future__ import annotations
