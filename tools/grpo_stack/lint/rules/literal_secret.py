@@ -20,8 +20,8 @@ CATEGORY = "security"
 SUMMARY = "A credential is written as a literal value instead of a Secret reference."
 DOC = """## What it does
 Looks for credentials in two places: any string in the values that looks like a token (`hf_...`, `AKIA...`,
-`ghp_...`, `sk-...`, `xox?-...`, a PEM private key), and any container env var whose name contains TOKEN,
-SECRET, PASSWORD or KEY and that has a literal `value` instead of `valueFrom.secretKeyRef` — an empty string
+`ghp_...`, `sk-...`, `xox?-...`, a PEM private key), and any container env var whose name contains TOKEN
+(not the word TOKENS: `MAX_INPUT_TOKENS` is a count), SECRET, PASSWORD or KEY and that has a literal `value` instead of `valueFrom.secretKeyRef` — an empty string
 included: a pod that starts with an empty credential fails authentication hours into the run. A value that cannot
 be a credential (a switch such as `true`, an absolute file path naming a mounted key) is not reported; a
 placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in would put the credential in the pod spec.
@@ -75,7 +75,8 @@ TOKEN_PATTERNS = {
 PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|x{3,}|\*{3,}"
                          r"|(change|replace|fill)[-_ ]?(me|it|this)|todo|tbd|placeholder|your[-_ ].*[-_ ]here"
                          r"|dummy)\s*$", re.IGNORECASE)
-SENSITIVE_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
+# TOKENS as a word is a count (TGI's MAX_INPUT_TOKENS, MAX_TOTAL_TOKENS, a TOKENS_PER_STEP), never a credential.
+SENSITIVE_ENV = re.compile(r"TOKEN(?!S(?![A-Z0-9])|IZ)|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
 # Env names that contain KEY but hold no secret.
 # Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`) or an absolute file
 # path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key).
