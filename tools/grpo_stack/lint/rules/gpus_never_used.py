@@ -20,7 +20,7 @@ Finds `nvidia.com/gpu` requests no engine will use, in every pod template:
   schedules only what it advertises, so the rest sit unused;
 - a container given GPUs that only idles (`sleep infinity`, `tail -f /dev/null`, `pause`);
 - a container given GPUs whose image has no CUDA: a `rayproject/ray` tag without a `-gpu` / `-cuXXX` suffix (Ray's
-  CPU images), or a plain language or shell base (`python`, `busybox`, `alpine`, `debian`, `ubuntu`, `curlimages`).
+  CPU images; an untagged platform on `rayproject/ray-ml` is its GPU image, `-cpu` its CPU one), or a plain language or shell base (`python`, `busybox`, `alpine`, `debian`, `ubuntu`, `curlimages`).
 In values, the chart derives every engine's GPU count from `global.cluster` (the trainer's nodes x GPUs per
 node) and GRPO904 checks the vLLM server's: no values key gives a pod GPUs the job does not use.
 
@@ -56,7 +56,7 @@ Request GPUs only where an engine runs on them, and let Ray advertise what the c
 
 IDLE = re.compile(r"^\s*(exec\s+)?(sleep\s+(infinity|inf|\d{4,})|tail\s+-f\s+/dev/null|/?pause)\s*$")
 CPU_BASES = re.compile(r"^(docker\.io/)?(library/)?(python|busybox|alpine|debian|ubuntu|curlimages/curl)(:|@|$)")
-RAY_IMAGE = re.compile(r"^(docker\.io/)?rayproject/ray(-ml)?:(?P<tag>[^@]+)")
+RAY_IMAGE = re.compile(r"^(docker\.io/)?rayproject/ray(?P<ml>-ml)?:(?P<tag>[^@]+)")
 
 
 def _gpus(c: dict) -> float:
@@ -84,7 +84,12 @@ def _idle(c: dict) -> bool:
 def _cpu_image(image: str) -> bool:
     m = RAY_IMAGE.match(image)
     if m:
-        return not re.search(r"-(gpu|cu\d+)", m.group("tag"))
+        tag = m.group("tag")
+        if re.search(r"-(gpu|cu\d+)", tag):
+            return False
+        # Ray's tag scheme: no platform tag aliases -cpu for rayproject/ray and -gpu for rayproject/ray-ml
+        # (ray-project/ray docker/ray-ml/README.md, "Tags").
+        return "-cpu" in tag or not m.group("ml")
     return bool(CPU_BASES.match(image))
 
 
