@@ -20,7 +20,8 @@ Finds `nvidia.com/gpu` requests no engine will use, in every pod template:
   schedules only what it advertises, so the rest sit unused;
 - a container given GPUs that only idles (`sleep infinity`, `tail -f /dev/null`, `pause`);
 - a container given GPUs whose image has no CUDA: a `rayproject/ray` tag without a `-gpu` / `-cuXXX` suffix (Ray's
-  CPU images; an untagged platform on `rayproject/ray-ml` is its GPU image, `-cpu` its CPU one), or a plain language or shell base (`python`, `busybox`, `alpine`, `debian`, `ubuntu`, `curlimages`).
+  CPU images; an untagged platform on `rayproject/ray-ml` is its GPU image, `-cpu` its CPU one), or a plain
+  language or shell base (`python`, `busybox`, `alpine`, `debian`, `ubuntu`, `curlimages`).
 In values, the chart derives every engine's GPU count from `global.cluster` (the trainer's nodes x GPUs per
 node) and GRPO904 checks the vLLM server's: no values key gives a pod GPUs the job does not use.
 

@@ -21,10 +21,11 @@ SUMMARY = "A credential is written as a literal value instead of a Secret refere
 DOC = """## What it does
 Looks for credentials in two places: any string in the values that looks like a token (`hf_...`, `AKIA...`,
 `ghp_...`, `sk-...`, `xox?-...`, a PEM private key), and any container env var whose name contains TOKEN
-(not the word TOKENS: `MAX_INPUT_TOKENS` is a count), SECRET, PASSWORD or KEY and that has a literal `value` instead of `valueFrom.secretKeyRef` — an empty string
-included: a pod that starts with an empty credential fails authentication hours into the run. A value that cannot
-be a credential (a switch such as `true`, an absolute file path naming a mounted key) is not reported; a
-placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in would put the credential in the pod spec.
+(not the word TOKENS: `MAX_INPUT_TOKENS` is a count), SECRET, PASSWORD or KEY and that has a literal `value`
+instead of `valueFrom.secretKeyRef` — an empty string included: a pod that starts with an empty credential fails
+authentication hours into the run. A value that cannot be a credential (a switch such as `true`, an absolute file
+path naming a mounted key) is not reported; a placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in
+would put the credential in the pod spec.
 Container `command`/`args` and the commands of inline scripts are read for credential flags with a literal value
 (`--api-key sk-…`, `--password=…`, `--redis-password …`, `--hf-token hf_…`, `--token=…`; a `$(VAR)` / `$VAR`
 reference is what it should be), and for token-shaped words; so are KubeRay `rayStartParams` (`redis-password`)

@@ -57,11 +57,13 @@ KUBERAY_COMMON = RAY_KEYS | {"ray.io/serve", "app.kubernetes.io/name", "app.kube
 
 def check(ctx) -> Iterator[Hit]:
     pods = [(o, p, ctx.pod_labels(o, p)) for o, p, _ in ctx.pod_templates()]
-    all_labels = [labels for _, _, labels in pods]
+    # None: the manifests make no pod at all, neither from a template nor through an operator's resource (a
+    # Service file applied apart from its Deployment); a selector is then judged only for the labels it uses.
+    all_labels: list | None = [labels for _, _, labels in pods]
     with_pods = {id(o) for o, _, _ in pods}
     operated = {o.name for o in ctx.objects if id(o) not in with_pods and _custom(o)}
     if not all_labels and not operated and not ctx.has_values:
-        all_labels = NO_PODS_SEEN
+        all_labels = None
     clusters = {o.name for o in ctx.of_kind("RayCluster")}
     generated = {o.name: o.kind for o in ctx.of_kind("RayJob", "RayService")}
     for o, pod_path, pod in ctx.pod_templates():
@@ -87,11 +89,6 @@ def check(ctx) -> Iterator[Hit]:
         sel = (o.obj.get("spec") or {}).get("selector")
         if sel:
             yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters, generated, operated)
-
-
-# Manifests that make no pod at all, neither from a template nor through an operator's resource (a Service file
-# applied apart from its Deployment): a selector is not judged for matching nothing, only for the labels it uses.
-NO_PODS_SEEN: list = []
 
 
 def _custom(o) -> bool:
@@ -133,7 +130,7 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
     labels = selector.get("matchLabels")
     if isinstance(labels, dict) and set(map(str, labels.values())) & operated:
         return  # operators label the pods of a resource with its name: the pods exist, unseen in the set
-    if all_labels is NO_PODS_SEEN:
+    if all_labels is None:
         return  # manifests that make no pod at all: the pods come from files applied apart, unseen here
     if not any(selector_matches(selector, labels) for labels in all_labels):
         yield Hit(path, f"{o.kind} {o.name}: selector {selector.get('matchLabels') or selector} matches no pod "
