@@ -14,6 +14,7 @@ Where it stops: the parser's device-dependent defaults are those of vLLM's CPU p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -58,8 +59,11 @@ def verdict(tmp_path_factory):
     }
     cases = [_case(c) for _, c in servers.values()] + list(mutants.values())
     out = tmp_path_factory.mktemp("vllm-serve") / "verdict.json"
+    # Only what a process needs to run: the container's own env is set per case by the contract, and nothing of
+    # this session (other tiers set HF_HUB_OFFLINE=1 for their own Hub-free runs) leaks into vLLM.
+    base = {k: os.environ[k] for k in ("PATH", "HOME", "TMPDIR", "LANG") if k in os.environ}
     proc = subprocess.run([str(startup_python()), str(HERE / "vllm_serve_contract.py"), str(out)],
-                          input=json.dumps({"cases": cases}), capture_output=True, text=True, timeout=600)
+                          input=json.dumps({"cases": cases}), capture_output=True, text=True, timeout=600, env=base)
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = json.loads(out.read_text())
     print(f"checked {len(servers)} vLLM Deployments with vllm {found['vllm']}'s own CLI", file=sys.stderr)

@@ -1,5 +1,7 @@
 """Run with the start-up venv's interpreter (vllm installed): a container's args through vLLM's own `vllm serve` CLI.
 
+Run it with the container's env only (the caller passes no test-session variables: `HF_HUB_OFFLINE=1` would make
+vLLM resolve the model directory, absent here, as a Hub id at import).
 stdin: {"cases": [{"args": [...], "env": {"NAME": "value"}}, ...]}; argv[1]: where to write {"vllm": version,
 "cases": [{"exit": code, "engine": {...}, "api": {...}, "warnings": [...], "error": "..."}, ...]} (vLLM logs to
 stdout).
@@ -42,6 +44,7 @@ def check(case: dict, vllm_main, serve, engine_args, envs, caught: _Warnings) ->
     serve.ServeSubcommand.cmd = staticmethod(parsed.append)
     sys.argv = ["vllm", "serve", *case["args"]]
     saved_env = dict(os.environ)
+    os.environ.update(case.get("env", {}))  # the pod's process sees its env from the start
     try:
         vllm_main()
         if not parsed:
@@ -52,7 +55,6 @@ def check(case: dict, vllm_main, serve, engine_args, envs, caught: _Warnings) ->
         engine = engine_args.from_cli_args(args)
         report["engine"] = {name: getattr(engine, name) for name in ENGINE_FIELDS}
         report["api"] = {"host": args.host, "port": args.port}
-        os.environ.update(case.get("env", {}))
         envs.validate_environ(hard_fail=True)
     except SystemExit as stop:  # argparse refuses with exit 2
         report["exit"] = stop.code if isinstance(stop.code, int) else 2
