@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from grpo_stack.catalog.images import IMAGES
-from grpo_stack.render import render
+from grpo_stack.render import merged_values, render
 from grpo_stack.values import load_values_file, merge_user_values
 
 from tests.conftest import VALUES_FILES
@@ -35,12 +35,12 @@ VLLM_CHART_VALUES = REPO / "charts/grpo-stack/charts/vllm/values.yaml"
 
 
 def _server(path: Path) -> tuple[dict, dict]:
-    """(the vllm subchart's merged values, the vllm container) of `path`'s evaluation release."""
+    """(the vllm subchart's values as an install coalesces them, the vllm container) of `path`'s evaluation
+    release."""
     user = merge_user_values([load_values_file(path), load_values_file(OVERLAY)])
     rendered = render(user, release="grpo-eval", namespace="ns")
     (deploy,) = [o.obj for o in rendered.of_kind("Deployment") if o.name.endswith("-vllm")]
-    values = {**yaml.safe_load(VLLM_CHART_VALUES.read_text()), **(user.get("vllm") or {})}
-    return values, deploy["spec"]["template"]["spec"]["containers"][0]
+    return merged_values(user)["vllm"], deploy["spec"]["template"]["spec"]["containers"][0]
 
 
 def _case(container: dict) -> dict:
