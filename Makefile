@@ -20,12 +20,9 @@ $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 
 setup: $(STAMP)
 
-# KubeRay's RayCluster CRD schema, when the shared reference material sits beside the checkout.
-KUBERAY_CRD := $(wildcard ../shared/schemas/kuberay/ray.io_rayclusters.v1.7.0.json)
-
 main: setup
 	@echo "== lint: grpo-lint values/*.yaml"
-	@GRPO_KUBERAY_CRD=$(KUBERAY_CRD) $(BIN)/grpo-lint values/*.yaml
+	@$(BIN)/grpo-lint values/*.yaml
 	@echo "== render: manifests and job command per values file into out/"
 	@n=0; for f in values/*.yaml; do \
 	  name=$$(basename $$f .yaml); \

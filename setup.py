@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools"))
 from build_charts import commands  # noqa: E402
 
-project = tomllib.loads((ROOT / "tools" / "pyproject.toml").read_text())["project"]
+pyproject = tomllib.loads((ROOT / "tools" / "pyproject.toml").read_text())
+project = pyproject["project"]
 setup(
     name=project["name"],
     version=project["version"],
@@ -22,6 +23,6 @@ setup(
     entry_points={"console_scripts": [f"{name}={target}" for name, target in project["scripts"].items()]},
     package_dir={"": "tools"},
     packages=find_packages("tools", include=["grpo_stack", "grpo_stack.*"]),
-    package_data={"grpo_stack": ["catalog/*.json"]},
+    package_data=pyproject["tool"]["setuptools"]["package-data"],
     cmdclass=commands(ROOT / "tools"),
 )

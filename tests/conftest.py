@@ -27,11 +27,11 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """../shared beside the clone (CI layout); GRPO_SHARED_DIR overrides."""
-    from tests.shared import shared_dir as locate
+def raycluster_crd() -> Path:
+    """The KubeRay v1.7.0 RayCluster schema grpo-lint ships and uses by default (grpo_stack/crds/SOURCES.json)."""
+    from grpo_stack.kuberay_crd import shipped_path
 
-    return locate()
+    return shipped_path("rayclusters")
 
 
 @pytest.fixture(scope="session")

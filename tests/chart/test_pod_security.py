@@ -166,15 +166,14 @@ def test_typed_model_refuses_privileged_without_dedicated_nodes():
 
 # --- grpo-lint on what the chart renders -----------------------------------------------------------------------
 
-def test_grpo_lint_clean_on_every_rendered_release(values_name, rendered_all, tmp_path, shared_dir):
+def test_grpo_lint_clean_on_every_rendered_release(values_name, rendered_all, tmp_path, raycluster_crd):
     """grpo-lint on the chart's own output read as plain manifests (RayCluster pod templates included, which
     checkov never inspects, and the KubeRay CRD schema): no finding of any code or severity, so none is
     unjustified."""
     from grpo_stack.lint.engine import lint_manifests
     from grpo_stack.lint.suppress import LintConfig
 
-    crd = shared_dir / "schemas" / "kuberay" / "ray.io_rayclusters.v1.7.0.json"
-    assert crd.is_file(), crd
+    crd = raycluster_crd
     stream = tmp_path / f"{values_name}.yaml"
     stream.write_text("".join(f"---\n{text}\n" for text in rendered_all[values_name].manifests.values()))
     # held to each pod-hardening rule, as the chart's output is in values mode

@@ -12,7 +12,6 @@ from referencing import Registry, Resource
 
 K8S_VERSION = "1.33.0"
 SCHEMA_DIR = f"kubernetes-json-schema/v{K8S_VERSION}-local-strict"
-KUBERAY_SCHEMA = "schemas/kuberay/ray.io_rayclusters.v1.7.0.json"
 
 
 @lru_cache(maxsize=1)
@@ -48,10 +47,8 @@ def _closed(node):
 
 
 @pytest.fixture(scope="session")
-def raycluster_validator(shared_dir) -> jsonschema.Draft7Validator:
-    path = shared_dir / KUBERAY_SCHEMA
-    assert path.is_file(), f"KubeRay CRD schema missing at {path} (set GRPO_SHARED_DIR)"
-    schema = _closed(json.loads(path.read_text())["versions"]["v1"])
+def raycluster_validator(raycluster_crd) -> jsonschema.Draft7Validator:
+    schema = _closed(json.loads(raycluster_crd.read_text())["versions"]["v1"])
     return jsonschema.Draft7Validator(schema)
 
 

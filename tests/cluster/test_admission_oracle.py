@@ -94,11 +94,9 @@ def admission_ns(control_plane):
     kube.close()
 
 
-def test_api_server_agrees_with_object_validation(admission_ns, shared_dir, capsys):
+def test_api_server_agrees_with_object_validation(admission_ns, raycluster_crd, capsys):
     started = time.monotonic()
-    crd = shared_dir / "schemas" / "kuberay" / "ray.io_rayclusters.v1.7.0.json"
-    if not crd.is_file():
-        pytest.fail(f"{crd} absent: grpo-lint checks RayClusters against it (shared/ lies beside the checkout)")
+    crd = raycluster_crd
     kube = admission_ns
     objects = releases()
     for o in objects:

@@ -225,13 +225,12 @@ def verify(command: Command, tmp_path: Path) -> str:
         return "CHECKED syntax; " + "; ".join(report)
     if name in RUN_TOOLS and words[1:3] == ["crd", "fetch"]:
         # The download itself goes to GitHub, which tests cannot reach: the same command with --url naming the
-        # reference CRD beside the checkout (a file: URL; the HTTP path is tests/lint/test_kuberay_crd.py).
-        crd = REPO_ROOT.parent / "shared" / "schemas" / "kuberay" / "ray.io_rayclusters.v1.7.0.json"
-        if not crd.is_file():
-            return f"CHECKED syntax; not run: {crd} absent"
-        text = f"{command.text.split('#')[0].rstrip()} --url {crd.resolve().as_uri()}"
+        # schema the package ships (a file: URL; the HTTP path is tests/lint/test_kuberay_crd.py).
+        from grpo_stack.kuberay_crd import shipped_path
+
+        text = f"{command.text.split('#')[0].rstrip()} --url {shipped_path().as_uri()}"
         assert_clean(run(text, env_for_run(tmp_path)), command)
-        return "RAN with --url file:<reference CRD> (no GitHub here), exit 0"
+        return "RAN with --url file:<the shipped CRD> (no GitHub here), exit 0"
     if name in RUN_TOOLS:
         assert_clean(run(command.text, env_for_run(tmp_path)), command)
         return "RAN exit 0"

@@ -1,6 +1,6 @@
-"""The KubeRay CRD: downloaded once into the user cache (`grpo-lint crd fetch`, tested against a loopback HTTP
-server serving the reference CRD from ../shared/schemas/kuberay/), found from --kuberay-crd /
-$GRPO_KUBERAY_CRD / the cache, and never skipped silently.
+"""The KubeRay CRD: shipped inside the package (grpo_stack/crds) and used by default; downloaded once into the user
+cache (`grpo-lint crd fetch`, tested against a loopback HTTP server serving the shipped schema); found from
+--kuberay-crd / $GRPO_KUBERAY_CRD / the cache / the package, and never skipped silently.
 
 Prevents the reviewed failure: the RayCluster CRD check was silently skipped when the schema was not found
 beside the checkout."""
@@ -21,11 +21,8 @@ NOTE = "not checked against the KubeRay CRD"
 
 
 @pytest.fixture
-def crd_file(shared_dir):
-    path = shared_dir / "schemas" / "kuberay" / "ray.io_rayclusters.v1.7.0.json"
-    if not path.is_file():
-        pytest.skip(f"{path} absent (reference material beside the checkout)")
-    return path
+def crd_file(raycluster_crd):
+    return raycluster_crd
 
 
 @pytest.fixture
@@ -92,7 +89,18 @@ def test_fetch_errors_are_input_errors_and_cache_nothing(capsys, cache, server):
     assert not list(cache.rglob("*.json"))
 
 
-def test_without_crd_the_output_says_so_once(capsys, cache):
+def test_shipped_crd_is_used_without_cache_or_flag(capsys, cache, crd_file):
+    code, _, err = lint(capsys, VALUES, VALUES)
+    assert code == 0 and NOTE not in err, err
+    code, out, _ = lint(capsys, "crd", "path")
+    assert code == 0 and out.strip() == str(crd_file)
+
+
+def test_without_any_crd_the_output_says_so_once(capsys, cache, monkeypatch, tmp_path):
+    """An install that lost its package data (e.g. a vendored copy of the modules alone)."""
+    from grpo_stack import kuberay_crd
+
+    monkeypatch.setattr(kuberay_crd, "SHIPPED_DIR", tmp_path / "no-package-data")
     code, _, err = lint(capsys, VALUES, VALUES)
     assert code == 0 and err.count(NOTE) == 1, err
     assert lint(capsys, "crd", "path")[0] == 1
@@ -106,15 +114,20 @@ def test_crd_from_flag_and_env(capsys, cache, crd_file, monkeypatch):
     assert code == 0 and NOTE not in err
 
 
-def test_crd_catches_a_field_kuberay_does_not_have(capsys, cache, crd_file, tmp_path):
-    """With the CRD a RayCluster field KubeRay does not know is a GRPO002 finding; without it, only the pod
-    templates are checked (and the note says so)."""
+def test_crd_catches_a_field_kuberay_does_not_have(capsys, cache, crd_file, tmp_path, monkeypatch):
+    """With the CRD (given, or the shipped one) a RayCluster field KubeRay does not know is a GRPO002 finding;
+    without any, only the pod templates are checked (and the note says so)."""
+    from grpo_stack import kuberay_crd
+
     manifest = tmp_path / "rc.yaml"
     manifest.write_text("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: x}\n"
                         "spec:\n  headGroupSpec:\n    rayStartParams: {}\n    noSuchField: 1\n"
                         "    template: {spec: {containers: [{name: ray-head, image: 'r:1'}]}}\n")
     code, out, _ = lint(capsys, "--kuberay-crd", str(crd_file), "--select", "GRPO002", str(manifest))
     assert code == 1 and "noSuchField" in out
+    code, out, _ = lint(capsys, "--select", "GRPO002", str(manifest))
+    assert code == 1 and "noSuchField" in out
+    monkeypatch.setattr(kuberay_crd, "SHIPPED_DIR", tmp_path / "no-package-data")
     code, out, err = lint(capsys, "--select", "GRPO002", str(manifest))
     assert code == 0 and err.count(NOTE) == 1
 

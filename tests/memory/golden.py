@@ -1,4 +1,4 @@
-"""Megatron-LM's 140 measured H100 peaks (shared reference gpu-memory/mlm_golden_h100.json, extracted from
+"""Megatron-LM's 140 measured H100 peaks (tests/reference/gpu-memory/mlm_golden_h100.json, extracted from
 NVIDIA/Megatron-LM@d98e8a64 tests/functional_tests/test_cases/**/golden_values_dev_dgx_h100.json) run through
 the model as a regression report, not a gate: most rows lack the vocabulary, the KV heads and the world size.
 
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from grpo_stack.memory import GIB, Run, estimate
 from grpo_stack.memory.arch import Arch
 
-from tests.shared import shared_dir
+from tests.conftest import REPO_ROOT
 
-SOURCE = shared_dir() / "reference" / "gpu-memory" / "mlm_golden_h100.json"
+SOURCE = REPO_ROOT / "tests" / "reference" / "gpu-memory" / "mlm_golden_h100.json"
 H100 = 81920 * 2**20
 WORLD = 8
 

@@ -9,11 +9,11 @@ import json
 import pytest
 from grpo_stack.memory import estimate
 
-from tests.shared import shared_dir
+from tests.conftest import REPO_ROOT
 
 from .rows import GIB, MEASURED, OUTCOMES
 
-REFERENCE = shared_dir() / "reference" / "gpu-memory"
+REFERENCE = REPO_ROOT / "tests" / "reference" / "gpu-memory"
 
 
 def _peak(row) -> float:

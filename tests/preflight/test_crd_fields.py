@@ -12,15 +12,10 @@ from grpo_stack.preflight.checks import unknown_fields
 
 from tests.conftest import VALUES_FILES
 
-CRD_NAME = "schemas/kuberay/ray.io_rayclusters.v1.7.0.json"
-
 
 @pytest.fixture(scope="module")
-def spec_schema(shared_dir):
-    crd = shared_dir / CRD_NAME
-    if not crd.is_file():
-        pytest.skip(f"{crd} absent: the reference CRD lies beside the checkout (shared/)")
-    return json.loads(crd.read_text())["versions"]["v1"]["properties"]["spec"]
+def spec_schema(raycluster_crd):
+    return json.loads(raycluster_crd.read_text())["versions"]["v1"]["properties"]["spec"]
 
 
 @pytest.mark.parametrize("values", VALUES_FILES, ids=lambda p: str(p))

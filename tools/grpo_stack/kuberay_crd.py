@@ -1,8 +1,9 @@
 """The KubeRay RayCluster CRD schema that grpo-lint validates RayCluster objects against.
 
 Found, first match wins: `--kuberay-crd FILE`, `$GRPO_KUBERAY_CRD`, the user cache written by
-`grpo-lint crd fetch` (downloaded once, like kubeconform's schema cache). Without any, RayCluster objects get
-only a shape check and grpo-lint says so once.
+`grpo-lint crd fetch` (downloaded once, like kubeconform's schema cache), then the v1.7.0 schema shipped inside
+the package (crds/, with its provenance in crds/SOURCES.json), so a plain `pip install ./tools` checks
+RayClusters offline. Only an install that lost its package data falls back to a shape check, and grpo-lint says so.
 
 The cache holds the pinned release's CRD reduced to {"source", "kind", "group", "versions": {name: schema}}
 (the openAPIV3Schema of each served version), which is also the format `--kuberay-crd` reads.
@@ -25,6 +26,7 @@ CRD_URL = (f"https://raw.githubusercontent.com/ray-project/kuberay/{KUBERAY_VERS
            "helm-chart/kuberay-operator/crds/ray.io_rayclusters.yaml")
 MAX_CRD_BYTES = 16 * 1024 * 1024  # the v1.7.0 RayCluster CRD is ~1 MB of YAML
 TIMEOUT_S = 60
+SHIPPED_DIR = Path(__file__).resolve().parent / "crds"
 
 
 def cache_path() -> Path:
@@ -33,12 +35,19 @@ def cache_path() -> Path:
     return Path(base) / "grpo-stack" / "kuberay" / KUBERAY_VERSION / "ray.io_rayclusters.json"
 
 
+def shipped_path(kind: str = "rayclusters") -> Path:
+    """The schema of `ray.io_<kind>` at the targeted version, shipped as package data."""
+    return SHIPPED_DIR / f"ray.io_{kind}.{KUBERAY_VERSION}.json"
+
+
 def resolve(explicit: str | None) -> str | None:
-    """The CRD file to use: the flag/env value when given, else the cached download when present."""
+    """The CRD file to use: the flag/env value when given, else the cached download, else the shipped schema."""
     if explicit:
         return explicit
-    cached = cache_path()
-    return str(cached) if cached.is_file() else None
+    for found in (cache_path(), shipped_path()):
+        if found.is_file():
+            return str(found)
+    return None
 
 
 def fetch(url: str = CRD_URL, force: bool = False) -> tuple[Path, bool]:

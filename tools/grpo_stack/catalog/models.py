@@ -23,7 +23,7 @@ class ModelShape:
     num_experts: int  # routed experts; 0 for dense models
     max_position_embeddings: int
     source: str
-    # Parameter count (billions) from the model card / blog (reference models.md "Params"); None: estimated.
+    # Parameter count (billions) from the model card / blog (sources above); None: estimated.
     params_b: float | None = None
     vocab_size: int | None = None
     intermediate_size: int | None = None  # one MLP; per expert for MoE (moe_intermediate_size)
@@ -71,7 +71,7 @@ _MODELS = [
                vocab_size=128256, intermediate_size=14336, head_dim=128),
 ]
 
-# Total parameters in billions: the "Params" column of the shared reference models.md (model cards, blogs).
+# Total parameters in billions: the model cards and release blogs (sources S1-S22 above).
 PARAMS_B = {"qwen3-4b": 4.0, "qwen3-8b": 8.0, "qwen3-30b-a3b": 30.0, "qwen3-235b-a22b": 235.0, "qwen2.5-7b": 7.61,
             "qwen2.5-72b": 72.7, "llama-3.1-8b": 8.0}
 
