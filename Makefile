@@ -48,11 +48,12 @@ oracle:
 helm: setup
 	$(BIN)/python -m tests.helm_binaries
 
-# The control plane of tests/cluster (kube-apiserver, scheduler, controller manager, etcd, kwok, KubeRay operator),
-# built with `go build` from the pinned modules in cluster-tools/ and cached in ~/.cache/grpo-stack/cluster-tools/
-# (idempotent; a second clone reuses the build). docs/control-plane.md.
+# The local cluster `grpo-cluster up` starts and tests/cluster runs on (kube-apiserver, scheduler, controller manager,
+# etcd, kwok, KubeRay operator), built with `go build` from the pinned modules in tools/grpo_stack/localcluster/modules
+# and cached in ~/.cache/grpo-stack/cluster-tools/ (idempotent; a second clone reuses the build).
+# docs/local-cluster.md, docs/control-plane.md.
 cluster-tools: setup
-	$(BIN)/python -m tests.controlplane.binaries
+	$(BIN)/grpo-cluster build
 
 # Re-vendor the grpo-common library into every subchart (charts/<sub>/charts/*.tgz + Chart.lock) after editing it.
 chart-deps: helm
@@ -83,9 +84,10 @@ tiers: setup
 	@$(MAKE) --no-print-directory -j$(words $(TIERS)) --output-sync=target $(TIERS)
 
 # The whole suite, the control-plane tier (tests/cluster: a real API server, scheduler, controller manager, kwok
-# and the KubeRay operator) included.
+# and the KubeRay operator) included, in two test processes (both cores; tests/conftest.py keeps the tests of one
+# control plane or one Ray head in one process).
 test: tiers
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
 
 # The control-plane tier alone (docs/control-plane.md).
 test-cluster: setup helm cluster-tools

@@ -15,6 +15,20 @@ RELEASE = "grpo"
 NAMESPACE = "team-a"
 
 
+# Session resources that are costly to start twice, or that contend for one machine-wide thing (a Ray head's
+# fixed default ports, the control plane's CPU): under `make test`'s two test processes (pytest-xdist,
+# --dist loadgroup) every test that uses one runs in the same process, so each starts once.
+SHARED_RESOURCES = {"control_plane": "control-plane", "ray_head": "ray"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        groups = {group for fixture, group in SHARED_RESOURCES.items() if fixture in getattr(item, "fixturenames", ())}
+        if groups:
+            item.add_marker(pytest.mark.xdist_group("+".join(sorted(groups))))
+
+
 def pytest_generate_tests(metafunc):
     """`values_name` parametrizes a test over every shipped values file (by stem, e.g. `qwen3-8b`)."""
     if "values_name" in metafunc.fixturenames:
@@ -123,5 +137,5 @@ def kubectl_bin(tmp_path_factory) -> Path:
     return _cli("KUBECTL", tmp_path_factory)
 
 
-# --- the real control plane (tests/controlplane; `make cluster-tools` builds it) ----------------------------------
+# --- the real control plane (grpo_stack.localcluster, as `grpo-cluster` runs it; `make cluster-tools` builds it) --
 from tests.controlplane.fixture import control_plane  # noqa: E402, F401

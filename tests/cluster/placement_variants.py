@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from grpo_stack.catalog.instances import lookup
-
-from tests.controlplane.nodes import ZONE
+from grpo_stack.localcluster.nodes import ZONE
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAINING = ["values/qwen3-8b.yaml", "values/qwen3-30b.yaml", "values/qwen3-235b.yaml", "values/qwen25-72b.yaml",

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grpo_stack.localcluster.binaries import versions
+from grpo_stack.localcluster.nodes import INSTANCE_TYPE_LABEL
+from grpo_stack.localcluster.prerequisites import install_prerequisites
+
 from tests.cluster.workloads import load_manifests, pod_templates, pods_per_instance_type
-from tests.controlplane.binaries import versions
-from tests.controlplane.nodes import INSTANCE_TYPE_LABEL
-from tests.controlplane.prerequisites import install_prerequisites
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHART = REPO_ROOT / "charts" / "grpo-stack"

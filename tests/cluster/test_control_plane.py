@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 from grpo_stack.catalog.instances import lookup
+from grpo_stack.localcluster import binaries
+from grpo_stack.localcluster.nodes import EFA_RESOURCE, GPU_RESOURCE, INSTANCE_TYPE_LABEL
+from grpo_stack.localcluster.prerequisites import chart_globals
 
 from tests.cluster.releases import prepare_namespace
-from tests.controlplane import binaries
-from tests.controlplane.nodes import EFA_RESOURCE, GPU_RESOURCE, INSTANCE_TYPE_LABEL
-from tests.controlplane.prerequisites import chart_globals
 
 COMPONENTS = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kuberay-operator"}
 
@@ -84,9 +84,9 @@ def test_the_only_rendered_field_the_served_operator_lacks_is_upgrade_strategy(c
     import subprocess
 
     import yaml
+    from grpo_stack.localcluster.crds import kuberay_crds
 
     from tests.cluster.releases import CHART, REPO_ROOT
-    from tests.controlplane.crds import kuberay_crds
 
     module_crds = control_plane.tools / "kuberay-crds"
     v15 = _v1_schema(yaml.safe_load((module_crds / "ray.io_rayclusters.yaml").read_text()))

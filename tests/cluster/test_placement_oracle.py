@@ -15,7 +15,7 @@ with kwok nodes made from the instance catalogue per the values, and the real ku
 The cluster model (said once, here): GPU workers get `global.cluster.nodes` nodes of `gpuInstanceType`; every
 other pod gets a node of its own of the instance type it selects (the autoscaled CPU pools Karpenter or a
 managed node group give), with the labels and taints of `sandbox-fusion.dedicatedNodes` where set. Nodes carry
-EKS's and Karpenter's well-known labels of their type (tests/controlplane/nodes.py, from Karpenter's documented
+EKS's and Karpenter's well-known labels of their type (grpo_stack/localcluster/nodes.py, from Karpenter's documented
 naming), never a label copied from the pod's own selector.
 
 Where the check stops: pods are made from the rendered pod templates as their controllers would make them
@@ -36,12 +36,12 @@ from pathlib import Path
 import pytest
 from grpo_stack.catalog.instances import lookup
 from grpo_stack.lint.engine import lint_values_many
+from grpo_stack.localcluster import nodes
+from grpo_stack.localcluster.prerequisites import install_prerequisites
 from grpo_stack.preflight.plan import EFA, GPU, pod_groups
 
 from tests.cluster.kube_api import Kube, wait_for
 from tests.cluster.placement_variants import variants
-from tests.controlplane import nodes
-from tests.controlplane.prerequisites import install_prerequisites
 
 NS = "placement-oracle"
 VARIANT_LABEL = "grpo-stack.test/variant"

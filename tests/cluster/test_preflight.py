@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 from grpo_stack.catalog.instances import lookup
+from grpo_stack.localcluster import nodes
 from grpo_stack.preflight.run import preflight_many
 
 from tests.cluster.kube_api import Kube, wait_for
 from tests.conftest import REPO_ROOT
-from tests.controlplane import nodes
 
 NS = "preflight"
 SECRET_VALUE = "hf_preflightSecretMarker0123456789"  # must never appear in any output
@@ -117,7 +117,7 @@ def operator(world):
 
 def make_nodes(control_plane, kube: Kube, instance_type: str, count: int, gpus: int | None = None,
                efa: int | None = None, taints: list | None = None) -> list[str]:
-    """`count` kwok nodes of the type (tests/controlplane/nodes.py); gpus/efa 0: the node advertises no such
+    """`count` kwok nodes of the type (grpo_stack/localcluster/nodes.py); gpus/efa 0: the node advertises no such
     resource, as one whose device plugin is not running."""
     names = []
     for i in range(count):
@@ -230,7 +230,7 @@ def test_gpu_nodes(control_plane, world, operator, tmp_path, case, gpu_type, nod
 def bare_server(control_plane, tmp_path_factory):
     """A second kube-apiserver over the session's etcd under its own key prefix: a cluster with nothing in it
     (no KubeRay CRD, no operator, no namespace, no node), for the prerequisites the session must keep."""
-    from tests.controlplane.cluster import free_port
+    from grpo_stack.localcluster.cluster import free_port
 
     c = control_plane.certs
     port = free_port()

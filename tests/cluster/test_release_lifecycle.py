@@ -17,11 +17,11 @@ from types import SimpleNamespace
 
 import pytest
 from grpo_stack.apivalidation.objects import matches
+from grpo_stack.localcluster.nodes import INSTANCE_TYPE_LABEL
 
 from tests.cluster.conftest import namespace_for
 from tests.cluster.releases import INSTANCE_LABEL, REPO_ROOT, Release, prepare_namespace
 from tests.cluster.workloads import load_manifests, network_policy_selectors
-from tests.controlplane.nodes import INSTANCE_TYPE_LABEL
 
 VALUES = sorted((REPO_ROOT / "values").glob("*.yaml"))
 EVAL_VALUES = REPO_ROOT / "values" / "eval" / "eval.yaml"

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import yaml
-
-from tests.controlplane.nodes import INSTANCE_TYPE_LABEL
+from grpo_stack.localcluster.nodes import INSTANCE_TYPE_LABEL
 
 
 def load_manifests(text: str) -> list[dict[str, Any]]:

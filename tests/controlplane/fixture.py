@@ -10,11 +10,11 @@ import pytest
 
 @pytest.fixture(scope="session")
 def control_plane(kubectl_bin, tmp_path_factory):
-    """A started ControlPlane (tests/controlplane/cluster.py): `.kubeconfig`, `.server`, `.kubectl(*args)`,
+    """A started ControlPlane (grpo_stack/localcluster/cluster.py): `.kubeconfig`, `.server`, `.kubectl(*args)`,
     `.create_nodes(instance_type, count)`, `.env()` for helm. Skips when `make cluster-tools` has not been run,
     except under CI=true, where this tier never skips. Stopped when the session ends, also on failure."""
-    from tests.controlplane import binaries
-    from tests.controlplane.cluster import ControlPlane
+    from grpo_stack.localcluster import binaries
+    from grpo_stack.localcluster.cluster import ControlPlane
 
     try:
         ready = binaries.verified()

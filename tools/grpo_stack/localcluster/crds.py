@@ -1,10 +1,10 @@
-"""The KubeRay CRDs the control plane serves: the served operator's own, with the v1.7.0 schemas the chart targets.
+"""The KubeRay CRDs the local cluster serves: the served operator's own, with the v1.7.0 schemas the chart targets.
 
 The operator built here is the newest release the Go module proxy serves (v1.5.0); the chart targets v1.7.0,
 whose RayCluster schema has fields v1.5.0 lacks (`spec.upgradeStrategy`, added in v1.6.0). A cluster that runs
 v1.7.0 validates against the v1.7.0 schema, so the API server here does too (the schemas grpo-lint ships,
 grpo_stack/crds, taken from KubeRay's v1.7.0 Helm chart); the object names, scope, subresources and printer
-columns come from the operator module's config/crd/bases (v1.5.0, pinned by cluster-tools' go.sum).
+columns come from the operator module's config/crd/bases (v1.5.0, pinned by modules/kuberay/go.sum).
 The v1.5.0 operator reads what its own types know and ignores the rest.
 """
 
@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from grpo_stack.kuberay_crd import KUBERAY_VERSION as SCHEMA_VERSION
-from grpo_stack.kuberay_crd import shipped_path
+
+from ..kuberay_crd import KUBERAY_VERSION as SCHEMA_VERSION
+from ..kuberay_crd import shipped_path
 
 # CRD file in the operator module -> the kind whose shipped v1.7.0 schema replaces the module's (None: keep it).
 CRDS = {

@@ -6,6 +6,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+VALID_DAYS = 30  # a local cluster kept up for weeks of trying releases; `grpo-cluster up` makes new ones each start
+
 
 @dataclass(frozen=True)
 class Certs:
@@ -26,12 +28,12 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 
 def make_certs(directory: Path, service_ip: str) -> Certs:
-    """Everything the components need to talk TLS to each other; valid one day, EC P-256 keys (fast)."""
+    """Everything the components need to talk TLS to each other; EC P-256 keys (fast)."""
     d = directory
     d.mkdir(parents=True, exist_ok=True)
     for key in ("ca.key", "server.key", "admin.key", "sa.key"):
         _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", key, cwd=d)
-    _openssl("req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=grpo-stack-test-ca", "-days", "1",
+    _openssl("req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=grpo-stack-local-ca", "-days", str(VALID_DAYS),
              "-out", "ca.crt", cwd=d)
     (d / "server.ext").write_text(
         "subjectAltName=IP:127.0.0.1,IP:" + service_ip + ",DNS:localhost,DNS:kubernetes,"
@@ -41,7 +43,7 @@ def make_certs(directory: Path, service_ip: str) -> Certs:
     for name, subject in (("server", "/CN=kube-apiserver"), ("admin", "/O=system:masters/CN=grpo-stack-admin")):
         _openssl("req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr", cwd=d)
         _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                 "-days", "1", "-extfile", f"{name}.ext", "-out", f"{name}.crt", cwd=d)
+                 "-days", str(VALID_DAYS), "-extfile", f"{name}.ext", "-out", f"{name}.crt", cwd=d)
     _openssl("ec", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=d)
     return Certs(d / "ca.crt", d / "ca.key", d / "server.crt", d / "server.key", d / "admin.crt", d / "admin.key",
                  d / "sa.key", d / "sa.pub")

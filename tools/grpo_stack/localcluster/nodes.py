@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from grpo_stack.catalog.instances import lookup
+from ..catalog.instances import InstanceType, lookup
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -31,12 +31,12 @@ def karpenter_labels(instance_type: str) -> dict[str, str]:
 
 
 def node_object(name: str, instance_type: str, *, labels: dict[str, str] | None = None,
-                taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    """A Node kwok manages: the catalogue row's allocatable CPU, memory, GPUs and EFA, EKS's and Karpenter's
-    well-known labels.
+                taints: list[dict[str, str]] | None = None, row: InstanceType | None = None) -> dict[str, Any]:
+    """A Node kwok manages: the catalogue row's (or the given `row`'s) allocatable CPU, memory, GPUs and EFA, EKS's
+    and Karpenter's well-known labels.
 
     GPU types get the `nvidia.com/gpu` NoSchedule taint unless `taints` is given."""
-    row = lookup(instance_type)
+    row = row or lookup(instance_type)
     if row is None:
         raise ValueError(f"{instance_type} is not in the instance catalogue (tools/grpo_stack/catalog/instances.py)")
     resources = {"cpu": f"{row.allocatable_millicpu}m", "memory": f"{row.allocatable_memory_mib}Mi",

@@ -1,4 +1,4 @@
-"""Start and stop the control plane: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, KubeRay.
+"""Start and stop the local cluster: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, KubeRay.
 
 Every component listens on 127.0.0.1 only, on ports picked free at start. Nodes are kwok's (no kubelet, no
 container runtime): kwok sets their status and moves pods through Pending -> Running (Ready) -> Succeeded for Job
@@ -22,14 +22,15 @@ from typing import Any
 
 import yaml
 
-from tests.controlplane import nodes
-from tests.controlplane.certs import Certs, make_certs
+from . import nodes
+from .certs import Certs, make_certs
+from .crds import kuberay_crds
 
 HERE = Path(__file__).resolve().parent
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"  # the `kubernetes` Service's ClusterIP (first of SERVICE_CIDR)
 POD_CIDR = "10.244.0.0/16"  # kwok's pod IP bookkeeping
-# kwok's own stage files the build copies next to the binaries (tests/controlplane/binaries.py), plus ours.
+# kwok's own stage files the build copies next to the binaries (binaries.py), plus ours.
 KWOK_STAGES = ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
                "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml")
 OWN_STAGES = (HERE / "stages" / "helm-test-complete.yaml",)
@@ -40,7 +41,7 @@ class ControlPlaneError(RuntimeError):
 
 
 def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL when the test process dies, even by SIGKILL (Linux prctl)."""
+    """In the child before exec: SIGKILL when the process that started it dies, even by SIGKILL (Linux prctl)."""
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -80,8 +81,12 @@ def _get(url: str, timeout: float = 2.0) -> tuple[int, str]:
 class ControlPlane:
     """One control plane in `workdir`; `start()` returns once every component answers its health endpoint."""
 
-    def __init__(self, tools: Path, kubectl_bin: Path, workdir: Path, *, start_timeout: float = 240.0):
+    def __init__(self, tools: Path, kubectl_bin: Path, workdir: Path, *, start_timeout: float = 240.0,
+                 operator_lease: bool = False):
         self.tools = tools
+        # The operator runs as a local process, invisible to the API; with a lease (as a real one holds) the live
+        # preflight finds it as it finds an operator it cannot see the Deployment of.
+        self.operator_lease = operator_lease
         self.kubectl_bin = kubectl_bin
         self.workdir = workdir
         self.start_timeout = start_timeout
@@ -217,31 +222,31 @@ class ControlPlane:
         probe, metrics = free_port(), free_port()
         return Component("kuberay-operator", [
             self._bin("kuberay-operator"), f"--health-probe-bind-address=127.0.0.1:{probe}",
-            f"--metrics-addr=127.0.0.1:{metrics}", "--enable-leader-election=false", "--log-stdout-encoder=console",
+            f"--metrics-addr=127.0.0.1:{metrics}", "--log-stdout-encoder=console",
+            *(["--enable-leader-election=true", "--leader-election-namespace=kube-system"] if self.operator_lease
+              else ["--enable-leader-election=false"]),
         ], f"http://127.0.0.1:{probe}/readyz", env={"KUBECONFIG": str(self.kubeconfig)})
 
     def _write_kubeconfig(self) -> None:
         c = self.certs
         assert c is not None
         config = {
-            "apiVersion": "v1", "kind": "Config", "current-context": "grpo-stack-test",
-            "clusters": [{"name": "grpo-stack-test",
+            "apiVersion": "v1", "kind": "Config", "current-context": "grpo-stack-local",
+            "clusters": [{"name": "grpo-stack-local",
                           "cluster": {"server": self.server, "certificate-authority": str(c.ca)}}],
             "users": [{"name": "admin", "user": {"client-certificate": str(c.admin_cert),
                                                  "client-key": str(c.admin_key)}}],
-            "contexts": [{"name": "grpo-stack-test", "context": {"cluster": "grpo-stack-test", "user": "admin"}}],
+            "contexts": [{"name": "grpo-stack-local", "context": {"cluster": "grpo-stack-local", "user": "admin"}}],
         }
         self.kubeconfig.write_text(yaml.safe_dump(config))
 
     # --- CRDs -----------------------------------------------------------------------------------------------------
     def _install_crds(self) -> None:
-        from tests.controlplane.crds import kuberay_crds
-
         self.apply(kuberay_crds(self.tools / "kuberay-crds"))
         for crd in ("rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io"):
             self.kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
 
-    # --- helpers the tests use --------------------------------------------------------------------------------
+    # --- what `grpo-cluster` and the tests use ----------------------------------------------------------------
     def env(self) -> dict[str, str]:
         """Environment for helm/kubectl subprocesses that should talk to this API server."""
         return {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
@@ -263,15 +268,15 @@ class ControlPlane:
         self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", *args, input=json.dumps(docs))
 
     def create_nodes(self, instance_type: str, count: int = 1, *, labels: dict[str, str] | None = None,
-                     taints: list[dict[str, str]] | None = None, wait: bool = True) -> list[str]:
-        """`count` new kwok nodes of `instance_type` (tests/controlplane/nodes.py); waits until kwok marks them
+                     taints: list[dict[str, str]] | None = None, wait: bool = True, row=None) -> list[str]:
+        """`count` new kwok nodes of `instance_type` (nodes.py); waits until kwok marks them
         Ready. Names are unique within the control plane."""
         names, objects = [], []
         for _ in range(count):
             self._node_count += 1
             name = f"kwok-{instance_type.replace('.', '-')}-{self._node_count}"
             names.append(name)
-            objects.append(nodes.node_object(name, instance_type, labels=labels, taints=taints))
+            objects.append(nodes.node_object(name, instance_type, labels=labels, taints=taints, row=row))
         self.kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
         if wait:
             self.kubectl("wait", "--for=condition=Ready", *[f"node/{n}" for n in names], "--timeout=60s")

@@ -1,6 +1,7 @@
-"""The control plane's binaries, built from pinned Go modules with `go build` and cached per machine.
+"""The local cluster's binaries, built from pinned Go modules with `go build` and cached per machine.
 
-Each wrapper module under cluster-tools/ pins one upstream module by version (go.mod + go.sum):
+Each wrapper module under modules/ (beside this file, shipped in the package) pins one upstream module by version
+(go.mod + go.sum):
 
     kubernetes/  kube-apiserver, kube-controller-manager, kube-scheduler (k8s.io/kubernetes; its staging
                  modules replaced by their published releases)
@@ -8,8 +9,8 @@ Each wrapper module under cluster-tools/ pins one upstream module by version (go
     kwok/        kwok (sigs.k8s.io/kwok: fake nodes and the pod lifecycle, no kubelet)
     kuberay/     the KubeRay operator (github.com/ray-project/kuberay/ray-operator)
 
-    python -m tests.controlplane.binaries          # build what is missing (idempotent), print the directory
-    python -m tests.controlplane.binaries --check  # exit 1 unless a complete, verified build is cached
+    grpo-cluster build           # build what is missing (idempotent), print the directory
+    grpo-cluster build --check   # exit 1 unless a complete, verified build is cached
 
 The binaries land in $GRPO_CLUSTER_TOOLS_CACHE (default ~/.cache/grpo-stack/cluster-tools)/<key>/, the key made
 of the pinned versions and a hash of the wrapper modules, the Go version and this recipe, so a second clone and
@@ -31,8 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MODULES_DIR = REPO_ROOT / "cluster-tools"
+MODULES_DIR = Path(__file__).resolve().parent / "modules"
 # Bump when the build below changes in a way the wrapper modules do not show (flags, copied files).
 RECIPE = "3"
 SUMS = "SHA256SUMS"
@@ -42,7 +42,7 @@ STALE_WORK_S = 6 * 3600  # a build directory untouched this long belongs to a bu
 @dataclass(frozen=True)
 class Tool:
     name: str  # binary name
-    module_dir: str  # wrapper module under cluster-tools/
+    module_dir: str  # wrapper module under modules/
     package: str  # what `go build` builds, in that module
     upstream: str  # the pinned upstream module (its version goes into the cache key)
 
@@ -73,7 +73,7 @@ def pinned_version(module_dir: str, module: str) -> str:
     text = (MODULES_DIR / module_dir / "go.mod").read_text()
     match = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", text, re.M)
     if not match:
-        raise BuildError(f"cluster-tools/{module_dir}/go.mod requires no {module}")
+        raise BuildError(f"modules/{module_dir}/go.mod requires no {module}")
     return match.group(1)
 
 
@@ -87,7 +87,7 @@ def _go_version() -> str:
     try:
         return subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as exc:
-        raise BuildError(f"no usable Go toolchain on PATH ({exc}); the control-plane tier needs Go 1.26") from exc
+        raise BuildError(f"no usable Go toolchain on PATH ({exc}); the local cluster is built with Go 1.26") from exc
 
 
 def cache_key() -> str:
@@ -156,7 +156,7 @@ def _module_path(module_dir: str, module: str, env: dict[str, str]) -> Path:
                           capture_output=True, text=True, check=False)
     match = re.search(r'"Dir":\s*"([^"]+)"', proc.stdout)
     if proc.returncode != 0 or not match:
-        raise BuildError(f"go mod download {module} (cluster-tools/{module_dir}) failed: {proc.stderr[-800:]}")
+        raise BuildError(f"go mod download {module} (modules/{module_dir}) failed: {proc.stderr[-800:]}")
     return Path(match.group(1))
 
 
@@ -180,7 +180,7 @@ def build(log=sys.stderr) -> Path:
             proc = subprocess.run(cmd, cwd=MODULES_DIR / tool.module_dir, env=env, capture_output=True, text=True,
                                   check=False)
             if proc.returncode != 0:
-                raise BuildError(f"go build {tool.package} (cluster-tools/{tool.module_dir}) failed:\n"
+                raise BuildError(f"go build {tool.package} (modules/{tool.module_dir}) failed:\n"
                                  f"{proc.stderr[-3000:]}")
             print(f"built {tool.name} in {time.monotonic() - started:.0f}s", file=log)
         for module_dir, module, inner, name in DATA:
@@ -199,6 +199,7 @@ def build(log=sys.stderr) -> Path:
 
 
 def main(argv: list[str]) -> int:
+    """`grpo-cluster build [--check]`: 0 built (or already cached), 1 not built (--check), 2 the build failed."""
     try:
         if "--check" in argv:
             ok = verified()
@@ -207,12 +208,8 @@ def main(argv: list[str]) -> int:
         started = time.monotonic()
         path = build()
         print(f"GRPO_CLUSTER_TOOLS={path}")
-        print(f"cluster-tools ready in {time.monotonic() - started:.0f}s", file=sys.stderr)
+        print(f"cluster binaries ready in {time.monotonic() - started:.0f}s", file=sys.stderr)
     except BuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"grpo-cluster: {exc}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
