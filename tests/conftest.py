@@ -19,12 +19,18 @@ NAMESPACE = "team-a"
 # fixed default ports, the control plane's CPU): under `make test`'s two test processes (pytest-xdist,
 # --dist loadgroup) every test that uses one runs in the same process, so each starts once.
 SHARED_RESOURCES = {"control_plane": "control-plane", "ray_head": "ray"}
+# Tiers that start their own Ray or control plane however their fixtures are named (`ray stop --force` in one
+# tier's tear-down would end another's head).
+SHARED_BY_DIRECTORY = {"loop": "ray", "recipes": "ray", "startup": "ray"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
         groups = {group for fixture, group in SHARED_RESOURCES.items() if fixture in getattr(item, "fixturenames", ())}
+        parts = Path(str(item.path)).relative_to(REPO_ROOT).parts
+        if len(parts) > 1 and parts[0] == "tests" and parts[1] in SHARED_BY_DIRECTORY:
+            groups.add(SHARED_BY_DIRECTORY[parts[1]])
         if groups:
             item.add_marker(pytest.mark.xdist_group("+".join(sorted(groups))))
 
