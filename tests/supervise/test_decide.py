@@ -9,7 +9,7 @@ import pytest
 from grpo_stack.job.resume import TRACKER, resume_state
 from grpo_stack.supervise.decide import DONE, GIVE_UP, RESUBMIT, Outcome, Policy, decide
 from grpo_stack.supervise.records import Attempt
-from grpo_stack.supervise.steps import LoggedSteps, logged_steps
+from grpo_stack.supervise.steps import LoggedSteps, logged_steps, stated_total
 
 POLICY = Policy(total_steps=4, retries=2)
 
@@ -105,3 +105,18 @@ def test_verl_console_steps_are_read_with_ray_prefixes():
             "unrelated step:9 text\nstep:4 - timing_s/step:2.0\n")
     assert logged_steps(text, "verl") == LoggedSteps(3, 4)
     assert logged_steps(text, "miles") == LoggedSteps(None, None)
+
+
+def test_verl_states_its_total_at_start():
+    text = "(TaskRunner pid=7) Total training steps: 12\nstep:1 - x:1\n"
+    assert stated_total(text, "verl") == 12 and stated_total("step:1 - x:1", "verl") is None
+
+
+def test_an_exit_0_with_no_stated_total_is_done_but_says_it_was_not_verified(tmp_path):
+    d = decide(Policy(None, 2), [], Outcome(0, 0, LoggedSteps(1, 3)), state(checkpoints(tmp_path, 3)))
+    assert (d.action, d.reason) == (DONE, "finished at step 3 (the total was not stated: not verified)")
+
+
+def test_a_stopped_attempt_is_not_resubmitted(tmp_path):
+    d = decide(POLICY, [], Outcome(0, None, LoggedSteps(1, 2), stopped=True), state(checkpoints(tmp_path, 2)))
+    assert (d.action, d.reason) == (GIVE_UP, "attempt 1 was stopped (ray job stop): not resubmitted")

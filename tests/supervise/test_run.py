@@ -40,11 +40,11 @@ class Processes:
         return (None if self.proc.returncode == -signal.SIGKILL else self.proc.returncode), out
 
 
-def run(tmp_path: Path, script: list[str], retries: int = 2) -> tuple:
+def run(tmp_path: Path, script: list[str], retries: int = 2, total: int | None = TOTAL) -> tuple:
     root = tmp_path / "ckpt"
     transport = Processes(root, script)
     lines: list[str] = []
-    decision = supervise(transport, Policy(TOTAL, retries), str(root), "verl",
+    decision = supervise(transport, Policy(total, retries), str(root), "verl",
                          lambda: resume_state("verl", str(root), "auto", None), report=lines.append)
     return decision, records.read(root), lines, transport
 
@@ -92,3 +92,11 @@ def test_attempts_are_numbered_across_supervisions(tmp_path):
     run(tmp_path, ["exit0@1", "kill@2", "kill@2"], retries=1)
     decision, attempts, _, _ = run(tmp_path, ["ok"])
     assert decision.action == DONE and [a.attempt for a in attempts] == [1, 2, 3]
+
+
+def test_the_total_verl_states_is_the_one_checked(tmp_path):
+    """With no total known before the run, the attempt's own `Total training steps:` line sets it: an exit 0 at
+    step 2 is then a failure, not a finish."""
+    decision, attempts, lines, _ = run(tmp_path, ["exit0@2", "ok"], total=None)
+    assert lines[0].startswith("attempt 1: exited 0 at step 2 of 4: 2 step(s) left")
+    assert decision.reason == "finished: step 4 of 4"

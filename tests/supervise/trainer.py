@@ -18,6 +18,7 @@ TRACKER = "latest_checkpointed_iteration.txt"
 def main(root: Path, total: int, behaviour: str) -> None:
     tracker = root / TRACKER
     start = 0 if behaviour == "restart" or not tracker.exists() else int(tracker.read_text())
+    print(f"Total training steps: {total}", flush=True)
     for step in range(start + 1, total + 1):
         if behaviour == f"kill@{step}":
             os.kill(os.getpid(), signal.SIGKILL)  # mid-step, before its checkpoint: as a lost node leaves it

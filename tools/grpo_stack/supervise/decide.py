@@ -20,7 +20,7 @@ DONE, RESUBMIT, GIVE_UP = "done", "resubmit", "give-up"
 
 @dataclass(frozen=True)
 class Policy:
-    total_steps: int
+    total_steps: int | None  # None: not known before the run (verl states it at start; steps.stated_total)
     retries: int  # resubmissions allowed after the first attempt
     resume_mode: str = "auto"  # global.job.resume.mode: only auto resumes from the newest checkpoint
     stall_attempts: int = 2  # failed attempts in a row that saved no new checkpoint: give up
@@ -32,6 +32,7 @@ class Outcome:
     exit_status: int | None  # the driver's; None when the driver, its pod or its node was lost
     logged: LoggedSteps
     refused: str = ""  # the submit's refusal, when it refused before starting anything
+    stopped: bool = False  # stopped on purpose (`ray job stop`, a deadline): never resubmitted
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ def decide(policy: Policy, earlier: list[Attempt], outcome: Outcome, state: Resu
     number = len(earlier) + 1
     if outcome.refused:
         return Decision(GIVE_UP, f"the submit refused attempt {number}: {outcome.refused}")
+    if outcome.stopped:
+        return Decision(GIVE_UP, f"attempt {number} was stopped (ray job stop): not resubmitted")
     first, last = outcome.logged.first, outcome.logged.last
     if outcome.start_step and first is not None and first != outcome.start_step + 1:
         return Decision(GIVE_UP, f"attempt {number} was to resume from the step-{outcome.start_step} checkpoint but "
@@ -56,9 +59,12 @@ def decide(policy: Policy, earlier: list[Attempt], outcome: Outcome, state: Resu
                                  "stopped before it overwrites later checkpoints")
     saved = checkpoint_step(state)
     reached = max(s for s in (last, saved, outcome.start_step) if s is not None)
-    if outcome.exit_status == 0 and reached >= policy.total_steps:
-        return Decision(DONE, f"finished: step {reached} of {policy.total_steps}")
-    failure = _failure(outcome, reached, policy.total_steps)
+    total = policy.total_steps
+    if outcome.exit_status == 0 and total is None:
+        return Decision(DONE, f"finished at step {reached} (the total was not stated: not verified)")
+    if outcome.exit_status == 0 and total is not None and reached >= total:
+        return Decision(DONE, f"finished: step {reached} of {total}")
+    failure = _failure(outcome, reached, total)
     if state.kind == "unknown":
         return Decision(GIVE_UP, f"{failure}; cannot tell where a resubmission would start ({state.detail})")
     if number > policy.retries:
@@ -75,12 +81,13 @@ def decide(policy: Policy, earlier: list[Attempt], outcome: Outcome, state: Resu
                               f"{_where(saved)}")
 
 
-def _failure(outcome: Outcome, reached: int, total: int) -> str:
+def _failure(outcome: Outcome, reached: int, total: int | None) -> str:
+    of = f" of {total}" if total is not None else ""
     if outcome.exit_status == 0:
-        return f"exited 0 at step {reached} of {total}: {total - reached} step(s) left"
+        return f"exited 0 at step {reached}{of}: {total - reached} step(s) left"  # total is known here
     if outcome.exit_status is None:
-        return f"driver lost at step {reached} of {total} (its head, pod or node went away)"
-    return f"driver exited {outcome.exit_status} at step {reached} of {total}"
+        return f"driver lost at step {reached}{of} (its head, pod or node went away)"
+    return f"driver exited {outcome.exit_status} at step {reached}{of}"
 
 
 def _where(step: int | None) -> str:

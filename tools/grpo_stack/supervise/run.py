@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 from ..job.resume import ResumeState
 from . import records
 from .decide import RESUBMIT, Decision, Outcome, Policy, checkpoint_step, decide
-from .steps import logged_steps
+from .steps import logged_steps, stated_total
 
 
 class Refused(Exception):
     """The submit refused the attempt before starting anything (its message says why)."""
+
+
+class Stopped(Exception):
+    """The attempt was stopped on purpose (`ray job stop`): the message says by what."""
 
 
 class Transport(Protocol):
@@ -27,7 +32,8 @@ class Transport(Protocol):
         """Start one attempt through the in-pod submit; its job id. Raises Refused."""
 
     def wait(self, job_id: str) -> tuple[int | None, str]:
-        """Block until the attempt ends: (driver exit status or None when lost, console output)."""
+        """Block until the attempt ends: (driver exit status or None when lost, console output). Raises Stopped
+        when it was stopped on purpose."""
 
 
 def supervise(transport: Transport, policy: Policy, checkpoint_dir: str, framework: str,
@@ -37,14 +43,18 @@ def supervise(transport: Transport, policy: Policy, checkpoint_dir: str, framewo
     while True:
         number = len(records.read(checkpoint_dir)) + 1  # numbered across every supervision of the run
         start = checkpoint_step(read_state()) or 0
-        started, job_id, status, text, refused = clock(), "", None, "", ""
+        started, job_id, status, text, refused, stopped = clock(), "", None, "", "", False
         try:
             job_id = transport.submit()
             status, text = transport.wait(job_id)
         except Refused as exc:
             refused = str(exc)
+        except Stopped:
+            stopped = True
         after = read_state()
-        outcome = Outcome(start, status, logged_steps(text, framework), refused)
+        if policy.total_steps is None and (total := stated_total(text, framework)) is not None:
+            policy = replace(policy, total_steps=total)
+        outcome = Outcome(start, status, logged_steps(text, framework), refused, stopped)
         decision = decide(policy, earlier, outcome, after)
         attempt = records.Attempt(attempt=number, started=started, ended=clock(), start_step=start,
                                   last_step=outcome.logged.last, checkpoint=checkpoint_step(after),

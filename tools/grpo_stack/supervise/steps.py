@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass
 
 VERL_STEP = re.compile(r"^(?:\([^)]*\)\s+)?step:(\d+)(?: - |$)", re.M)  # Ray prefixes a worker's lines with "(pid=..)"
+# What verl states at start (verl/trainer/ppo/ray_trainer.py _create_dataloader): the dataloader's length times the
+# epochs, or trainer.total_training_steps when set.
+VERL_TOTAL = re.compile(r"^(?:\([^)]*\)\s+)?Total training steps: (\d+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,12 @@ class LoggedSteps:
     @property
     def any(self) -> bool:
         return self.last is not None
+
+
+def stated_total(text: str, framework: str) -> int | None:
+    """The total steps the framework said it will run, from its own start-up line (verl); None when unsaid."""
+    found = VERL_TOTAL.findall(text) if framework == "verl" else []
+    return int(found[-1]) if found else None
 
 
 def logged_steps(text: str, framework: str) -> LoggedSteps:
