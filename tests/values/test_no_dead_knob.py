@@ -44,6 +44,7 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.validation": {"n": 4, "temperature": 0.6, "topP": 0.95},
     "job.lora": {"rank": 32, "alpha": 64, "targetModules": "all-linear"},
     "job.offload": {"params": True, "optimizer": True},
+    "job.supervision": {"retries": 2},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
 }
 # Optional sections that are an alternative to a key the file sets (exactly one of the two): not varied here.
@@ -85,6 +86,9 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("miles", "global.job.backend"): DISCRIMINATOR,
     ("verl", "global.job.model.preset"): "describes the weights at model.path to grpo-lint's batch and parallelism "
     "rules (GRPO301-323 read its layers, heads and experts); verl reads the architecture from the weights",
+    ("verl", "global.job.supervision.retries"): "read by the in-pod submit when it follows the run (how many times it "
+    "resubmits a failed attempt, tests/recipes/test_supervised_submit.py); the command is the same for every attempt",
+    ("miles", "global.job.supervision.retries"): "as for verl",
     ("verl", "global.storage.capacity"): "the filesystem's size, an input of grpo-lint GRPO614 (checkpoints x "
     "retention + model + data must fit); no pod has anything to set from it",
     ("miles", "global.storage.capacity"): "as for verl",

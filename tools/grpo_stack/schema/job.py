@@ -293,6 +293,15 @@ class Resume(Strict):
         "(verl trainer.resume_from_path).")
 
 
+class Supervision(Strict):
+    """What the in-pod submit does after it submitted the run and follows it (`run-on-cluster.sh --follow`)."""
+
+    retries: int = Field(default=0, ge=0, le=100, description="Resubmissions after a failed attempt (the driver "
+                         "exited non-zero or was lost, or it exited 0 with steps left), each through the resume gate; "
+                         "the submit gives up sooner on a refusal, a resume that starts over, or two attempts that "
+                         "saved no checkpoint (docs/day-2.md, Supervision). 0: one attempt, its outcome still checked.")
+
+
 class Validation(Strict):
     """Sampling for validation runs (every trainer.testFreq steps). Absent keys keep the framework default."""
 
@@ -420,6 +429,7 @@ class JobBase(Variant):
                                       "actor.entropy_coeff, default 0; miles --entropy-coef).")
     clipRatio: ClipRatio | None = Field(default=None, description="PPO clip ratios; absent: 0.2 / 0.2 (verl).")
     resume: Resume | None = Field(default=None, description="Resume behaviour; absent: disable (fail closed).")
+    supervision: Supervision | None = Field(default=None, description="Retries of a followed run; absent: none.")
     validation: Validation | None = Field(default=None, description="Validation sampling; absent: verl defaults.")
     extraEnv: list[EnvVar] | None = Field(default=None, max_length=64, description="Extra variables on every Ray "
                                           "pod (the trainer's environment), e.g. MLFLOW_TRACKING_URI.")
