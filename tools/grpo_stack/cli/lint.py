@@ -53,7 +53,8 @@ def lint_parser() -> argparse.ArgumentParser:
                    "(correctness, security, hardening, cost) to run (default: all)")
     p.add_argument("--ignore", help="comma-separated codes, code prefixes, rule names or categories to leave out")
     p.add_argument("--model-config", metavar="CONFIG_JSON",
-                   help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
+                   help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model) "
+                   "and print the shape: block to paste; a file with neither preset nor shape is still refused")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the result cache ($GRPO_LINT_CACHE_DIR, else ~/.cache/grpo-stack/lint)")
     p.add_argument("--cluster", action="store_true",
@@ -167,10 +168,11 @@ def _lint(args) -> int:
     crd = kuberay_crd.resolve(args.kuberay_crd)
     if crd and not Path(crd).is_file():
         raise Usage(f"--kuberay-crd {crd}: no such file")
-    overlay = []
+    overlay, shape = [], None
     if args.model_config:
         try:
-            overlay = [_model_overlay(args.model_config)]
+            shape, model_overlay = _model_overlay(args.model_config)
+            overlay = [model_overlay]
         except InputError as exc:
             sys.stdout.write(FORMATTERS[fmt]([], [exc], colour=colour))
             return 2
@@ -182,6 +184,8 @@ def _lint(args) -> int:
     findings, errors = result.findings, result.input_errors
     if overlay:
         findings, errors = _at_model_config(findings, errors, overlay[0], args.model_config)
+        errors = errors + _without_model(paths, args.base, args.model_config)
+        _print_shape_block(shape, args.model_config)
     if args.cluster and not errors:
         findings = sorted(findings + _preflight(args, paths, overlay))
     unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
@@ -234,9 +238,10 @@ def _selection(select: str | None, ignore: str | None) -> frozenset[str] | None:
         raise Usage(f"--select/--ignore: {exc}") from None
 
 
-def _model_overlay(config_json: str) -> str:
-    """A values layer with global.job.model.shape from the config (and no preset), written beside nothing the
-    user owns: a temporary file named after the config, so findings name where the shape came from."""
+def _model_overlay(config_json: str) -> tuple[dict[str, int], str]:
+    """The shape the config gives, and a values layer with global.job.model.shape from it (and no preset),
+    written beside nothing the user owns: a temporary file named after the config, so findings name where the
+    shape came from."""
     import tempfile
 
     import yaml
@@ -248,7 +253,48 @@ def _model_overlay(config_json: str) -> str:
     out = folder / (Path(config_json).name + ".values.yaml")
     out.write_text(f"# global.job.model.shape from {config_json}\n"
                    + yaml.safe_dump({"global": {"job": {"model": {"preset": None, "shape": shape}}}}))
-    return str(out)
+    return shape, str(out)
+
+
+def _without_model(paths: list[str], bases: list[str], config_json: str) -> list[InputError]:
+    """The values files that state a run (global.job) with neither model.preset nor model.shape: grpo-render and
+    helm install refuse them whatever --model-config lints, so grpo-lint refuses them too (input error, exit 2),
+    at the file's own key, naming the block to paste."""
+    from ..lint.engine import looks_like_manifests
+    from ..values import load_values_file, locate, merge_user_values
+
+    out = []
+    for path in paths:
+        if looks_like_manifests(path):
+            continue
+        try:
+            files = [load_values_file(p) for p in [*bases, path]]
+        except InputError:
+            continue  # already reported by the lint itself
+        job = merge_user_values(files).get("global", {})
+        job = job.get("job") if isinstance(job, dict) else None
+        if not isinstance(job, dict):
+            continue
+        model = job.get("model")
+        model = model if isinstance(model, dict) else {}
+        if model.get("preset") is None and model.get("shape") is None:
+            key = "global.job.model" if isinstance(job.get("model"), dict) else "global.job"
+            file, line, col = locate(files, key, defaults=False)
+            out.append(InputError(file, "neither preset nor shape: grpo-render and helm install refuse this file "
+                                  f"(--model-config only lints as if {config_json} were in it); paste the "
+                                  "`shape:` block grpo-lint prints under global.job.model, or set preset",
+                                  line, col, key_path="global.job.model"))
+    return out
+
+
+def _print_shape_block(shape: dict[str, int] | None, config_json: str) -> None:
+    """The `shape:` block --model-config read, as values YAML to paste (stderr: stdout stays the findings)."""
+    if not shape:
+        return
+    body = "".join(f"        {key}: {value}\n" for key, value in shape.items())
+    print(f"grpo-lint: global.job.model.shape read from {printable(clip(config_json, 200))}; paste it into the "
+          f"values file (instead of preset):\nglobal:\n  job:\n    model:\n      shape:\n{body}", end="",
+          file=sys.stderr)
 
 
 def _at_model_config(findings, errors, overlay: str, config_json: str):
