@@ -343,7 +343,9 @@ def use_chart_option(chart: str) -> None:
 def _crd(argv: list[str]) -> int:
     p = Parser(prog="grpo-lint crd", description=f"the KubeRay {kuberay_crd.KUBERAY_VERSION} RayCluster CRD cache")
     sub = p.add_subparsers(dest="action", required=True)
-    fetch = sub.add_parser("fetch", help="download the pinned CRD once into the user cache")
+    fetch = sub.add_parser("fetch", help="download the pinned CRD once into the user cache (a download is "
+                           "recognized by its schema's pinned sha256; any other is cached as custom and used "
+                           "only with --kuberay-crd)")
     fetch.add_argument("--url", default=kuberay_crd.CRD_URL, help="where to download it from (a mirror)")
     fetch.add_argument("--force", action="store_true", help="download again even when cached")
     sub.add_parser("path", help="print the CRD file grpo-lint would use")
@@ -351,6 +353,7 @@ def _crd(argv: list[str]) -> int:
     if args.action == "fetch":
         dest, downloaded = kuberay_crd.fetch(args.url, force=args.force)
         print(f"{'downloaded' if downloaded else 'already cached'}: {dest}")
+        _say_which_crd(dest)
         return 0
     found = kuberay_crd.resolve(os.environ.get("GRPO_KUBERAY_CRD") or None)
     if not found:
@@ -358,6 +361,22 @@ def _crd(argv: list[str]) -> int:
         return 1
     print(found)
     return 0
+
+
+def _say_which_crd(dest: Path) -> None:
+    """Which KubeRay release the cached CRD is (by its schema's digest), and whether grpo-lint uses it."""
+    release = dest.parent.name
+    if release == kuberay_crd.KUBERAY_VERSION:
+        print(f"KubeRay {release} RayCluster CRD (recognized by its schema's sha256); grpo-lint validates against it")
+        return
+    import json
+
+    digest = kuberay_crd.schema_digest(json.loads(dest.read_text()))
+    what = (f"the KubeRay {release} RayCluster CRD (recognized by its schema's sha256), not the "
+            f"{kuberay_crd.KUBERAY_VERSION} the chart targets" if release != kuberay_crd.CUSTOM else
+            f"custom: its schema (sha256 {digest[:16]}…) is no KubeRay release grpo-lint knows")
+    print(f"grpo-lint: note: {what}; cached apart and not used by default: pass --kuberay-crd {dest} to validate "
+          "RayClusters against it (findings then come from that schema, not the chart's target)", file=sys.stderr)
 
 
 def _rules(argv: list[str]) -> int:
