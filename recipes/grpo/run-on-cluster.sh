@@ -12,6 +12,9 @@
 # grpo-lint's job checks (batch math, lengths, parallelism) have passed on it there: values given with
 # `helm install --set` or a hand-edited ConfigMap meet the same rules. An error is refused with grpo-lint's finding
 # and exit status 1; --skip-check CODE skips one check (as a grpo-lint suppression in the values file does).
+# Exit statuses (docs/submit.md): 0 submitted (--follow: succeeded); 1 grpo-lint's job checks found an error;
+# 2 refused before anything was submitted (usage, a cluster that cannot be reached, no RayCluster for the release,
+# pods not Ready, a stale job spec, an unclear resume state); otherwise the failed job's status.
 set -euo pipefail
 
 usage() {
@@ -39,16 +42,19 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tools="$(cd "$here/../../tools" && pwd)"
 ns=(--namespace "$namespace")
 
-die() { echo "run-on-cluster: $*" >&2; exit 1; }
+# Everything refused here happens before anything is submitted: exit 2 (1 is grpo-lint's findings, in the pod).
+die() { echo "run-on-cluster: $*" >&2; exit 2; }
 
 clusters="$(kubectl "${ns[@]}" get rayclusters.ray.io -l "app.kubernetes.io/instance=${release}" \
-  -o jsonpath='{.items[*].metadata.name}')" || die "cannot list RayClusters in namespace ${namespace}"
+  -o jsonpath='{.items[*].metadata.name}')" \
+  || die "cannot list RayClusters in namespace ${namespace} (is the cluster reachable, and KubeRay installed?)"
 read -r -a cluster_list <<< "$clusters"
 [ "${#cluster_list[@]}" -eq 1 ] || die "expected one RayCluster for release ${release} in ${namespace}, found ${#cluster_list[@]}: ${clusters:-none}"
 cluster="${cluster_list[0]}"
 selector="ray.io/cluster=${cluster}"
 
-want_workers="$(kubectl "${ns[@]}" get rayclusters.ray.io "$cluster" -o jsonpath='{.spec.workerGroupSpecs[*].replicas}')"
+want_workers="$(kubectl "${ns[@]}" get rayclusters.ray.io "$cluster" -o jsonpath='{.spec.workerGroupSpecs[*].replicas}')" \
+  || die "cannot read RayCluster ${cluster} in namespace ${namespace}"
 want=0
 for n in $want_workers; do want=$((want + n)); done
 
@@ -57,10 +63,12 @@ if ! kubectl "${ns[@]}" wait --for=condition=Ready pod -l "$selector" --timeout=
   kubectl "${ns[@]}" get pods -l "$selector" >&2 || true
   die "Ray pods of ${cluster} are not Ready after ${wait_timeout}"
 fi
-have="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=worker" -o jsonpath='{.items[*].metadata.name}' | wc -w)"
+have="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=worker" -o jsonpath='{.items[*].metadata.name}' | wc -w)" \
+  || die "cannot list the worker pods of ${cluster}"
 [ "$have" -eq "$want" ] || die "${cluster} has ${have} Ready workers, the RayCluster asks for ${want}"
 
-head="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=head" -o jsonpath='{.items[*].metadata.name}')"
+head="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=head" -o jsonpath='{.items[*].metadata.name}')" \
+  || die "cannot list the head pod of ${cluster}"
 [ "$(wc -w <<< "$head")" -eq 1 ] || die "expected one head pod for ${cluster}, found: ${head:-none}"
 
 # The job's first reward and code-run calls follow the submit within minutes, and verl's reward client gives up
@@ -87,9 +95,9 @@ spec_sha="$(kubectl "${ns[@]}" get configmap "${cm_list[0]}" -o 'jsonpath={.data
   || die "cannot read job.json from ConfigMap ${cm_list[0]}"
 
 # The builder and grpo-lint's job rules import only the standard library; ship them with the in-pod submit script.
-kubectl "${ns[@]}" exec "$head" -- mkdir -p /tmp/grpo-stack
-kubectl "${ns[@]}" cp "$tools/grpo_stack" "${head}:/tmp/grpo-stack/grpo_stack"
-kubectl "${ns[@]}" cp "$here/submit.sh" "${head}:/tmp/grpo-stack/submit.sh"
+kubectl "${ns[@]}" exec "$head" -- mkdir -p /tmp/grpo-stack || die "cannot exec in head pod ${head}"
+kubectl "${ns[@]}" cp "$tools/grpo_stack" "${head}:/tmp/grpo-stack/grpo_stack" || die "cannot copy the builder into ${head}"
+kubectl "${ns[@]}" cp "$here/submit.sh" "${head}:/tmp/grpo-stack/submit.sh" || die "cannot copy submit.sh into ${head}"
 
 args=(--expect-spec-sha256 "$spec_sha")
 [ "$dry_run" -eq 1 ] && args+=(--dry-run)

@@ -206,3 +206,17 @@ def test_prepared_rows_the_reward_service_would_refuse(run, tmp_path, changes, w
     code, _, err = run("prepare", "--from-file", str(path), "--output", str(tmp_path / "o.parquet"))
     assert code == 2 and f"{path}: row 0: {word}" in _one_line(err), err
     assert not (tmp_path / "o.parquet").exists()
+
+
+@pytest.mark.parametrize("endpoint", ["::::", "ftp://hub.example", "huggingface.co", "http://", "http://[::1",
+                                      "https://hub.example:port", "https://hub example.com"])
+@pytest.mark.parametrize("command", ["prepare", "holdout"])
+def test_endpoint_that_is_no_http_url(run, tmp_path, command, endpoint):
+    """`--endpoint '::::'` ended in the HTTP client's traceback: one line naming the option, exit 2, before any
+    source is read."""
+    where = ["--output", str(tmp_path / "o.parquet")] if command == "prepare" else \
+        ["--train", str(tmp_path / "train.parquet"), "--output", str(tmp_path / "val.parquet")]
+    code, _, err = run(command, "--dataset", "gsm8k", *where, "--endpoint", endpoint)
+    assert code == 2
+    assert f"--endpoint {endpoint!r}: not an http(s) URL with a host" in _one_line(err)
+    assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "val.parquet").exists()

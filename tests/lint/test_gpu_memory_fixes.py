@@ -44,3 +44,58 @@ def test_offloaded_states_above_the_node_memory_are_an_error():
     roomy = replace(run, node_ram_bytes=2048 * 2**30)
     assert not [h for h in gpu_memory.findings_for_run(roomy, "big", FIX_KEYS["verl"], lambda k: {"key_path": k})
                 if "host RAM" in h.message]
+
+
+FSDP_BASE = str(REPO_ROOT / "values" / "qwen3-8b.yaml")
+FSDP_BAD = str(REPO_ROOT / "tests" / "lint" / "rules" / "fixtures" / "GRPO920" / "bad-fsdp-train-phase.yaml")
+
+
+def _overlay(tmp_path, name: str, key_path: str, value) -> str:
+    """A values file setting one dotted key (global.job.verl.overrides.<verl key> keeps its verl key whole)."""
+    import yaml
+
+    head, sep, verl_key = key_path.partition(".overrides.")
+    parts = head.split(".") + (["overrides", verl_key] if sep else [])
+    doc = value
+    for part in reversed(parts):
+        doc = {part: doc}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def _fix_values(label: str) -> list[tuple[str, object]]:
+    """`job.verl.batch.ppoMicroBatchSizePerGpu 4 + job.offload params+optimizer on` -> [(values key, value)]."""
+    import yaml
+
+    out = []
+    for part in label.split(" + "):
+        key, _, value = part.partition(" ")
+        key = "global." + key
+        out.append((key, {"params": True, "optimizer": True} if key.endswith(".offload") else yaml.safe_load(value)))
+    return out
+
+
+def test_an_fsdp_run_is_reported_and_fixed_with_keys_fsdp_has(tmp_path):
+    """An FSDP run's GRPO920 named global.job.parallel.tensor (a Megatron size the values refuse under fsdp) and
+    offered Megatron's recompute_granularity, which FSDP never reads. The reported key and every fix are set in
+    the values here: each is accepted under the file's backend, and each fix removes the error."""
+    errors = [f for f in _memory([FSDP_BASE, FSDP_BAD]) if f.severity.value == "error"]
+    assert len(errors) == 1, [f.message for f in errors]
+    [finding] = errors
+    phase = finding.message.split(" phase")[0]
+    result = lint_values([FSDP_BASE, FSDP_BAD], release="grpo", namespace="grpo")
+    current = result.context.get(finding.key_path) if result.context else None
+    reported = _overlay(tmp_path, "reported", finding.key_path, 1 if current is None else current)
+    refused = lint_values([FSDP_BASE, FSDP_BAD, reported], release="grpo", namespace="grpo").input_errors
+    assert not refused, f"{finding.key_path}: {[str(e) for e in refused]}"
+    labels = finding.message.split("nearest fixes: ", 1)[1].split(", ")
+    assert len(labels) >= 2, finding.message
+    for n, label in enumerate(labels):
+        files = [FSDP_BASE, FSDP_BAD] + [_overlay(tmp_path, f"fix{n}-{i}", key, value)
+                                         for i, (key, value) in enumerate(_fix_values(label))]
+        fixed = lint_values(files, release="grpo", namespace="grpo")
+        assert not fixed.input_errors, f"{label}: {[str(e) for e in fixed.input_errors]}"
+        still = [f.message for f in fixed.findings if f.code == "GRPO920" and f.severity.value == "error"
+                 and f.message.startswith(phase)]
+        assert not still, f"{label} was predicted to fit: {still}"

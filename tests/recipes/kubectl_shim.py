@@ -4,7 +4,8 @@ runs `exec` commands locally. It is NOT a cluster: it implements only the calls 
 
 State file ($KUBECTL_SHIM_STATE): {"rayclusters": [{"name", "namespace", "labels", "replicas"}],
 "pods": [{"name", "namespace", "labels", "ready"}], "configmaps": [{"name", "namespace", "labels", "data"}],
-"deployments": [{"name", "namespace", "labels", "available"}]}.
+"deployments": [{"name", "namespace", "labels", "available"}]}; "unreachable": true makes every call fail as
+kubectl does when no API server answers.
 Every call is appended to $KUBECTL_SHIM_LOG as JSON.
 Pod paths under /tmp/grpo-stack map to $KUBECTL_SHIM_ROOT/tmp/grpo-stack.
 """
@@ -50,6 +51,10 @@ def main(argv: list[str]) -> int:
     with open(os.environ["KUBECTL_SHIM_LOG"], "a") as log:
         log.write(json.dumps(argv) + "\n")
     state = json.load(open(os.environ["KUBECTL_SHIM_STATE"]))
+    if state.get("unreachable"):  # what kubectl prints when no API server answers at the kubeconfig's address
+        print("The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?",
+              file=sys.stderr)
+        return 1
     ns = "default"
     args = []
     it = iter(argv)

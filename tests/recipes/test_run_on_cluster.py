@@ -175,8 +175,19 @@ def test_wrong_namespace_finds_no_cluster(tmp_path):
     """A namespace typo must not fall back to `default` or to another head: it stops before any exec."""
     state, spec = cluster_state("qwen3-8b.yaml")
     proc, calls = run_recipe(tmp_path, state, spec, namespace="default")
-    assert proc.returncode == 1
+    assert proc.returncode == 2, proc.stderr  # refused before submission (docs/submit.md); 1 is lint findings
     assert "expected one RayCluster for release grpo in default, found 0" in proc.stderr
+    assert not [c for c in calls if "exec" in c]
+
+
+def test_unreachable_cluster_is_a_refusal_before_submission(tmp_path):
+    """No API server answers: exit 2 as docs/submit.md says for every refusal before submission (1 is reserved
+    for grpo-lint's findings), naming the namespace; nothing is exec'd."""
+    state, spec = cluster_state("qwen3-8b.yaml")
+    state["unreachable"] = True
+    proc, calls = run_recipe(tmp_path, state, spec)
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot list RayClusters in namespace {NAMESPACE}" in proc.stderr
     assert not [c for c in calls if "exec" in c]
 
 
@@ -199,7 +210,7 @@ def test_pending_worker_stops_the_submission(tmp_path):
     """A Pending worker passed the predecessor's head-only precondition and the run never started."""
     state, spec = cluster_state("qwen3-30b.yaml", ready_workers=1)
     proc, calls = run_recipe(tmp_path, state, spec, "--wait-timeout", "1s")
-    assert proc.returncode == 1
+    assert proc.returncode == 2, proc.stderr
     assert "are not Ready" in proc.stderr
     assert not [c for c in calls if "exec" in c]
 
@@ -207,11 +218,11 @@ def test_pending_worker_stops_the_submission(tmp_path):
 @pytest.mark.parametrize("component", ["reward-service", "sandbox-fusion"])
 def test_reward_or_sandbox_not_available_stops_the_submission(tmp_path, component):
     """The job's first reward calls follow the submit within minutes and verl's reward client gives up after six
-    attempts: a release whose reward service or sandbox is not Available yet is not submitted (exit 1, naming the
+    attempts: a release whose reward service or sandbox is not Available yet is not submitted (exit 2, naming the
     component; nothing exec'd in the head pod). Recording kubectl shim, not a cluster."""
     state, spec = cluster_state("qwen3-235b.yaml", unavailable=(component,))
     proc, calls = run_recipe(tmp_path, state, spec, "--dry-run", "--wait-timeout", "1s")
-    assert proc.returncode == 1, proc.stdout
+    assert proc.returncode == 2, proc.stdout
     assert f"{component} of release {RELEASE} is not Available after 1s" in proc.stderr
     assert not [c for c in calls if "exec" in c]
 
@@ -422,6 +433,6 @@ def test_missing_job_configmap_stops_before_exec(tmp_path):
     cm_text = state["configmaps"][0]["data"]["job.json"]
     state["configmaps"] = []
     proc, calls = run_recipe(tmp_path, state, spec, "--dry-run", mounted=cm_text)
-    assert proc.returncode == 1
+    assert proc.returncode == 2, proc.stderr  # a refusal before submission (docs/submit.md)
     assert "expected one job ConfigMap for release grpo in team-a, found 0" in proc.stderr
     assert not [c for c in calls if "exec" in c]

@@ -19,8 +19,9 @@ _SPECIAL_FLOATS = {**dict.fromkeys((".nan", ".NaN", ".NAN"), math.nan),
                    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), math.inf),
                    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), -math.inf)}
 _YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
-# Go's strconv.ParseFloat on text starting with '.': decimal digits, optional exponent (no underscores).
-_GO_DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?")
+# Go's strconv.ParseFloat on text starting with '.': decimal digits, optional exponent; an underscore only
+# between two digits (strconv's underscoreOK: `.5_0` is 0.5, `._5` and `.5_` are strings).
+_GO_DOT_FLOAT = re.compile(r"\.[0-9]+(_[0-9]+)*([eE][-+]?[0-9]+(_[0-9]+)*)?")
 _DIGITS = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
 INT64, UINT64 = 2**63, 2**64
 
@@ -38,8 +39,8 @@ def plain_scalar(text: str) -> tuple[str, object]:
     if text in _SPECIAL_FLOATS:
         return "float", _SPECIAL_FLOATS[text]
     if hint == ".":
-        if _GO_DOT_FLOAT.fullmatch(text) and math.isfinite(float(text)):
-            return "float", float(text)
+        if _GO_DOT_FLOAT.fullmatch(text) and math.isfinite(float(text.replace("_", ""))):
+            return "float", float(text.replace("_", ""))
         return "str", text
     if hint == "D":  # digit or sign
         plain = text.replace("_", "")

@@ -56,7 +56,7 @@ def fetch(url: str = CRD_URL, force: bool = False) -> tuple[Path, bool]:
     import urllib.request
 
     dest = cache_path()
-    if dest.is_file() and not force:
+    if dest.is_file() and not force and _cached_source(dest) in (url, None):
         return dest, False
     try:
         with urllib.request.urlopen(url, timeout=TIMEOUT_S) as resp:  # noqa: S310 - https or a test's loopback
@@ -66,6 +66,8 @@ def fetch(url: str = CRD_URL, force: bool = False) -> tuple[Path, bool]:
     if len(raw) > MAX_CRD_BYTES:
         raise InputError(url, f"larger than {MAX_CRD_BYTES // (1024 * 1024)} MiB; not a CRD")
     reduced = reduce_crd(raw, url)
+    # A CRD file names no release: only a schema whose digest is the targeted release's becomes the default.
+    dest = release_cache_path(known_version(reduced) or CUSTOM)
     dest.parent.mkdir(parents=True, exist_ok=True)
     # Written whole or not at all: a cut download never becomes the cached schema.
     with tempfile.NamedTemporaryFile("w", dir=dest.parent, delete=False, suffix=".part") as tmp:
@@ -94,3 +96,43 @@ def reduce_crd(raw: bytes, source: str) -> dict[str, Any]:
     if kind != "RayCluster" or group != "ray.io" or not isinstance(versions.get("v1"), dict):
         raise InputError(source, f"expected the ray.io RayCluster CRD with a v1 schema, got {kind} in {group}")
     return {"source": source, "kind": kind, "group": group, "versions": {"v1": versions["v1"]}}
+
+
+# The RayCluster v1 schema of each KubeRay release grpo-lint recognizes, by the sha256 of that schema as canonical
+# JSON (sorted keys, no spaces, UTF-8): a CRD file carries no version, so a download is known by its content,
+# whether it is the release's CRD YAML or an already reduced file. v1.7.0:
+# helm-chart/kuberay-operator/crds/ray.io_rayclusters.yaml at that tag; v1.5.0: the Go module's
+# ray-operator/config/crd/bases/ray.io_rayclusters.yaml (the operator the tests' control plane runs).
+KNOWN_SCHEMAS = {
+    "b71a02806a7c9eccf6cc4b71c299c6720c520858ac116ba3446c75f1502c9dc7": "v1.7.0",
+    "54c205bfae76f793aa208c3942b8913fc36715d1ad3996996401519b2b133831": "v1.5.0",
+}
+CUSTOM = "custom"  # the cache folder of a CRD no pinned digest recognizes: used only when named (--kuberay-crd)
+
+
+def schema_digest(reduced: dict[str, Any]) -> str:
+    import hashlib
+
+    canonical = json.dumps(reduced["versions"]["v1"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def known_version(reduced: dict[str, Any]) -> str | None:
+    """The KubeRay release whose RayCluster schema this is, by pinned digest; None for any other schema."""
+    return KNOWN_SCHEMAS.get(schema_digest(reduced))
+
+
+def release_cache_path(version: str) -> Path:
+    """Where `crd fetch` keeps a download: the targeted release's cache path (the default grpo-lint reads), or a
+    folder named after another recognized release or `custom`, which grpo-lint reads only when named."""
+    if version == KUBERAY_VERSION:
+        return cache_path()
+    return cache_path().parent.parent / version / cache_path().name
+
+
+def _cached_source(path: Path) -> str | None:
+    try:
+        source = json.loads(path.read_text()).get("source")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return source if isinstance(source, str) else None

@@ -7,9 +7,11 @@ goes through `read_text` and `load_documents`, so one place decides what input i
   FIFO cannot block and /dev/zero is not read whole);
 - YAML tags outside the core schema (map, seq, str, int, float, bool, null, plus YAML 1.1 merge keys) are
   input errors, and so is a core tag whose value does not fit it (`!!int "abc"`, `!!map [1, 2]`);
-- every plain scalar and key must read as Helm reads it (go-yaml v2, restated in goyaml.py): where the two readers
-  disagree (`y`, `1:30`, `08`, `1e3`, the non-specific tag `! 8`) the scalar is refused with the spelling both
-  read alike, and so is every leading-zero integer (`010` is octal 8 to both, never what was meant);
+- every plain scalar and key must read as Helm reads it (go-yaml v2, restated in goyaml.py): a value Helm reads
+  as a number is read as Helm reads it (`1e-6`, `1E6`, `+.5`, `0o17` are strings to YAML 1.1 alone); where the
+  two readers disagree otherwise (`y`, `1:30`, the non-specific tag `! 8`, a key Helm reads as a number) the
+  scalar is refused with the spelling both read alike, and so is every leading-zero integer (`010` is octal 8,
+  `08` the decimal 8 to Helm: never a reliable spelling);
 - every value must survive Helm's JSON round trip unchanged: no NaN/Infinity, integers within ±MAX_INT, no
   control characters in strings (Helm writes them raw into manifests that no YAML reader accepts), string keys;
 - at most MAX_NODES nodes after alias expansion and MAX_DEPTH levels of nesting.
@@ -261,18 +263,20 @@ class _Converter:
             self._tags = _explicit_tags(self.text)
         return self._tags.get((node.start_mark.line, node.start_mark.column))
 
-    def check_helm_reading(self, node: ScalarNode, value: Any, path: str, what: str = "value") -> None:
-        """Refuse a scalar Helm reads differently from PyYAML, and every leading-zero integer."""
+    def check_helm_reading(self, node: ScalarNode, value: Any, path: str, what: str = "value") -> Any:
+        """The value of a plain scalar as Helm reads it: PyYAML's where both agree, Helm's number where only
+        Helm reads one (`1e-6`, `1E6`, `+.5`, `0o17`: YAML 1.1 reads a string); refuse every other disagreement
+        (`y`, `1:30`, `! 8`, a number key) and every leading-zero integer."""
         if node.style not in ("", None) or (not self.helm and _OCTAL.fullmatch(node.value or "")):
-            return  # quoted or block scalars are strings to both readers
+            return value  # quoted or block scalars are strings to both readers
         text = node.value
         if self._tags is None and text and (
                 (text[0] not in _HELM_HINTS and isinstance(value, str))
                 or (type(value) is int and text.isdigit() and (text[0] != "0" or text == "0"))):
-            return  # the common cases, decided without the restated resolver: a word, a plain decimal
+            return value  # the common cases, decided without the restated resolver: a word, a plain decimal
         if self._tags is not None and self.explicit_tag(node) == "!":
             if isinstance(value, str) and value == text:
-                return
+                return value
             raise self.error(node, f"the non-specific tag `!` makes {excerpt(text)} a string to Helm but "
                              f"{_describe(_kind_of(value), value)} here; drop the `!` and quote the value for a "
                              "string, or drop it alone for the number", path)
@@ -282,10 +286,12 @@ class _Converter:
             or (kind == "null" and value is None) or (kind in ("int", "float") and _kind_of(value) == "number"
                                                       and helm == value)
         if agree and not leading_zero:
-            return
+            return value
         tag = self.explicit_tag(node)
         if tag is not None and tag != "!" and not (leading_zero and tag in (_T + "int", _T + "float")):
-            return  # an explicit core tag (`!!str y`, `!!int 8`) reads alike in both
+            return value  # an explicit core tag (`!!str y`, `!!int 8`) reads alike in both
+        if kind in ("int", "float") and not leading_zero and what != "key":
+            return helm  # a number to Helm (`1e-6`, verl's own spelling): read as Helm reads it
         if leading_zero:
             digits = text.replace("_", "").lstrip("+-").lstrip("0") or "0"
             sign = "-" if text.startswith("-") else ""
@@ -360,7 +366,7 @@ class _Converter:
             value = self.loader.construct_object(node, deep=True)
         except (ValueError, KeyError, TypeError, OverflowError, yaml.YAMLError):
             raise self.error(node, f"{excerpt(node.value)} is not a valid {_short(node.tag)}", path) from None
-        self.check_helm_reading(node, value, path)
+        value = self.check_helm_reading(node, value, path)
         if isinstance(value, bool) or value is None:
             return value
         if isinstance(value, int):

@@ -19,6 +19,24 @@ class Parser(argparse.ArgumentParser):
         raise Usage(message)
 
 
+def check_endpoint(endpoint: str | None) -> None:
+    """--endpoint as the Hub clients need it: an http(s) URL with a host (a Usage error names the option; `::::`
+    used to end in the HTTP client's traceback)."""
+    if endpoint is None:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        url = urlsplit(endpoint)
+        _ = url.port  # a port that is not a number raises here
+        ok = url.scheme in ("http", "https") and bool(url.hostname) and not any(
+            c.isspace() or not c.isprintable() for c in endpoint)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise Usage(f"--endpoint {endpoint[:200]!r}: not an http(s) URL with a host (e.g. https://huggingface.co)")
+
+
 def tools_version() -> str:
     try:
         return version("grpo-stack")

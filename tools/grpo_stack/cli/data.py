@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..data.errors import DataInputError
 from ..errors import printable
-from .conventions import Parser, Usage, command, tools_version
+from .conventions import Parser, Usage, check_endpoint, command, tools_version
 
 # The data modules import datasets and pyarrow (seconds); `version` (the pod's readiness probe) must not.
 
@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             return _version(args.expect)
         if args.command == "datasets":
             return _list()
+        check_endpoint(args.endpoint)  # before any source is read: `::::` is a usage error, not a traceback
         if getattr(args, "no_progress", False):
             import datasets
 

@@ -53,7 +53,8 @@ def lint_parser() -> argparse.ArgumentParser:
                    "(correctness, security, hardening, cost) to run (default: all)")
     p.add_argument("--ignore", help="comma-separated codes, code prefixes, rule names or categories to leave out")
     p.add_argument("--model-config", metavar="CONFIG_JSON",
-                   help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model)")
+                   help="a Hugging Face config.json: lint with global.job.model.shape filled from it (any model) "
+                   "and print the shape: block to paste; a file with neither preset nor shape is still refused")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write the result cache ($GRPO_LINT_CACHE_DIR, else ~/.cache/grpo-stack/lint)")
     p.add_argument("--cluster", action="store_true",
@@ -167,10 +168,11 @@ def _lint(args) -> int:
     crd = kuberay_crd.resolve(args.kuberay_crd)
     if crd and not Path(crd).is_file():
         raise Usage(f"--kuberay-crd {crd}: no such file")
-    overlay = []
+    overlay, shape = [], None
     if args.model_config:
         try:
-            overlay = [_model_overlay(args.model_config)]
+            shape, model_overlay = _model_overlay(args.model_config)
+            overlay = [model_overlay]
         except InputError as exc:
             sys.stdout.write(FORMATTERS[fmt]([], [exc], colour=colour))
             return 2
@@ -182,6 +184,8 @@ def _lint(args) -> int:
     findings, errors = result.findings, result.input_errors
     if overlay:
         findings, errors = _at_model_config(findings, errors, overlay[0], args.model_config)
+        errors = errors + _without_model(paths, args.base, args.model_config)
+        _print_shape_block(shape, args.model_config)
     if args.cluster and not errors:
         findings = sorted(findings + _preflight(args, paths, overlay))
     unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
@@ -234,9 +238,10 @@ def _selection(select: str | None, ignore: str | None) -> frozenset[str] | None:
         raise Usage(f"--select/--ignore: {exc}") from None
 
 
-def _model_overlay(config_json: str) -> str:
-    """A values layer with global.job.model.shape from the config (and no preset), written beside nothing the
-    user owns: a temporary file named after the config, so findings name where the shape came from."""
+def _model_overlay(config_json: str) -> tuple[dict[str, int], str]:
+    """The shape the config gives, and a values layer with global.job.model.shape from it (and no preset),
+    written beside nothing the user owns: a temporary file named after the config, so findings name where the
+    shape came from."""
     import tempfile
 
     import yaml
@@ -248,7 +253,48 @@ def _model_overlay(config_json: str) -> str:
     out = folder / (Path(config_json).name + ".values.yaml")
     out.write_text(f"# global.job.model.shape from {config_json}\n"
                    + yaml.safe_dump({"global": {"job": {"model": {"preset": None, "shape": shape}}}}))
-    return str(out)
+    return shape, str(out)
+
+
+def _without_model(paths: list[str], bases: list[str], config_json: str) -> list[InputError]:
+    """The values files that state a run (global.job) with neither model.preset nor model.shape: grpo-render and
+    helm install refuse them whatever --model-config lints, so grpo-lint refuses them too (input error, exit 2),
+    at the file's own key, naming the block to paste."""
+    from ..lint.engine import looks_like_manifests
+    from ..values import load_values_file, locate, merge_user_values
+
+    out = []
+    for path in paths:
+        if looks_like_manifests(path):
+            continue
+        try:
+            files = [load_values_file(p) for p in [*bases, path]]
+        except InputError:
+            continue  # already reported by the lint itself
+        job = merge_user_values(files).get("global", {})
+        job = job.get("job") if isinstance(job, dict) else None
+        if not isinstance(job, dict):
+            continue
+        model = job.get("model")
+        model = model if isinstance(model, dict) else {}
+        if model.get("preset") is None and model.get("shape") is None:
+            key = "global.job.model" if isinstance(job.get("model"), dict) else "global.job"
+            file, line, col = locate(files, key, defaults=False)
+            out.append(InputError(file, "neither preset nor shape: grpo-render and helm install refuse this file "
+                                  f"(--model-config only lints as if {config_json} were in it); paste the "
+                                  "`shape:` block grpo-lint prints under global.job.model, or set preset",
+                                  line, col, key_path="global.job.model"))
+    return out
+
+
+def _print_shape_block(shape: dict[str, int] | None, config_json: str) -> None:
+    """The `shape:` block --model-config read, as values YAML to paste (stderr: stdout stays the findings)."""
+    if not shape:
+        return
+    body = "".join(f"        {key}: {value}\n" for key, value in shape.items())
+    print(f"grpo-lint: global.job.model.shape read from {printable(clip(config_json, 200))}; paste it into the "
+          f"values file (instead of preset):\nglobal:\n  job:\n    model:\n      shape:\n{body}", end="",
+          file=sys.stderr)
 
 
 def _at_model_config(findings, errors, overlay: str, config_json: str):
@@ -297,7 +343,9 @@ def use_chart_option(chart: str) -> None:
 def _crd(argv: list[str]) -> int:
     p = Parser(prog="grpo-lint crd", description=f"the KubeRay {kuberay_crd.KUBERAY_VERSION} RayCluster CRD cache")
     sub = p.add_subparsers(dest="action", required=True)
-    fetch = sub.add_parser("fetch", help="download the pinned CRD once into the user cache")
+    fetch = sub.add_parser("fetch", help="download the pinned CRD once into the user cache (a download is "
+                           "recognized by its schema's pinned sha256; any other is cached as custom and used "
+                           "only with --kuberay-crd)")
     fetch.add_argument("--url", default=kuberay_crd.CRD_URL, help="where to download it from (a mirror)")
     fetch.add_argument("--force", action="store_true", help="download again even when cached")
     sub.add_parser("path", help="print the CRD file grpo-lint would use")
@@ -305,6 +353,7 @@ def _crd(argv: list[str]) -> int:
     if args.action == "fetch":
         dest, downloaded = kuberay_crd.fetch(args.url, force=args.force)
         print(f"{'downloaded' if downloaded else 'already cached'}: {dest}")
+        _say_which_crd(dest)
         return 0
     found = kuberay_crd.resolve(os.environ.get("GRPO_KUBERAY_CRD") or None)
     if not found:
@@ -312,6 +361,22 @@ def _crd(argv: list[str]) -> int:
         return 1
     print(found)
     return 0
+
+
+def _say_which_crd(dest: Path) -> None:
+    """Which KubeRay release the cached CRD is (by its schema's digest), and whether grpo-lint uses it."""
+    release = dest.parent.name
+    if release == kuberay_crd.KUBERAY_VERSION:
+        print(f"KubeRay {release} RayCluster CRD (recognized by its schema's sha256); grpo-lint validates against it")
+        return
+    import json
+
+    digest = kuberay_crd.schema_digest(json.loads(dest.read_text()))
+    what = (f"the KubeRay {release} RayCluster CRD (recognized by its schema's sha256), not the "
+            f"{kuberay_crd.KUBERAY_VERSION} the chart targets" if release != kuberay_crd.CUSTOM else
+            f"custom: its schema (sha256 {digest[:16]}…) is no KubeRay release grpo-lint knows")
+    print(f"grpo-lint: note: {what}; cached apart and not used by default: pass --kuberay-crd {dest} to validate "
+          "RayClusters against it (findings then come from that schema, not the chart's target)", file=sys.stderr)
 
 
 def _rules(argv: list[str]) -> int:

@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from .conventions import Parser, Usage, command
+from .conventions import Parser, Usage, check_endpoint, command
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,18 +80,7 @@ def check_stage_args(args) -> None:
     if args.name is not None and (not args.name or "/" in args.name or "\\" in args.name
                                   or args.name in (".", "..") or "\0" in args.name):
         raise Usage(f"--name {args.name!r}: one directory name under <mount>/models (no '/', '.' or '..')")
-    if args.endpoint is not None:
-        from urllib.parse import urlsplit
-
-        try:
-            url = urlsplit(args.endpoint)
-            _ = url.port  # a port that is not a number raises here
-            ok = url.scheme in ("http", "https") and bool(url.hostname) and not any(c.isspace() for c in args.endpoint)
-        except ValueError:
-            ok = False
-        if not ok:
-            raise Usage(f"--endpoint {args.endpoint[:200]!r}: not an http(s) URL with a host "
-                        "(e.g. https://huggingface.co)")
+    check_endpoint(args.endpoint)
 
 
 def _manifest_problems(body: dict) -> list[str]:

@@ -33,6 +33,7 @@ class LintContext:
     built: BuiltJob | None = None
     build_error: BuildError | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    user: dict[str, Any] | None = None  # the user's values files merged, without the chart's defaults
     _value_strings: list[tuple[str, str]] | None = field(default=None, init=False, repr=False, compare=False)
     _pod_templates: tuple[list, list] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -73,6 +74,10 @@ class LintContext:
             release = spec.get("release") if isinstance(spec.get("release"), dict) else {}
             node = node_at(release.get("values"), key_path)
         return default if node is None else node
+
+    def user_value(self, key_path: str) -> Any:
+        """A key as the user's own values files set it (None where only a chart default, or nothing, does)."""
+        return node_at(self.user, key_path) if self.user is not None else None
 
     def component_enabled(self, component: str) -> bool:
         return bool(self.get(f"global.components.{component}", False))

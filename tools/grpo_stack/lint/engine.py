@@ -178,7 +178,7 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     files, opts = checked.files, checked.opts
     locator = Locator(files)
     ctx = LintContext(files[-1].path, opts.release, opts.namespace, list(rendered.objects), values_file=files[-1],
-                      merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings))
+                      merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings), user=checked.user)
     try:
         attach_job(ctx, job_spec(rendered))
     except RenderError:

@@ -53,6 +53,15 @@ FIX_KEYS = {
               "gmu": "global.job.rollout.gpuMemoryUtilization", "rolloutTensor": "global.job.rollout.tensorParallel",
               "nodes": "global.cluster.nodes"},
 }
+# verl under backend fsdp: no Megatron parallel sizes (the values refuse parallel.tensor/pipeline there), and
+# recompute is FSDP's gradient checkpointing, a verl key the overrides take.
+FIX_KEYS["verl-fsdp"] = {**{k: v for k, v in FIX_KEYS["verl"].items() if k not in ("tensor", "pipeline")},
+                         "recompute": f"global.job.verl.overrides.{AR}.model.enable_gradient_checkpointing"}
+
+
+def fix_keys(framework: str, engine: str) -> dict[str, str]:
+    """The values keys a GRPO920 fix may name for a run of `framework` on `engine` (its training backend)."""
+    return FIX_KEYS["verl-fsdp" if framework == "verl" and engine == "fsdp" else framework]
 
 
 def _int(values: dict, key: str, default: Any) -> Any:

@@ -134,6 +134,27 @@ class Worker(Strict):
 
 class Nccl(Strict):
     debug: Literal["VERSION", "WARN", "INFO", "TRACE"] = Field(description="NCCL_DEBUG on every Ray container.")
+    socketIfname: Annotated[str, StringConstraints(pattern=r"^[\^=]?[A-Za-z0-9_.:@-]+(,[A-Za-z0-9_.:@-]+)*$",
+                                                   max_length=256)] = Field(
+        description="NCCL_SOCKET_IFNAME on every Ray container: the interfaces NCCL's bootstrap and socket traffic "
+        "use, NCCL's syntax (`^` excludes prefixes, `=` names exact interfaces). The default excludes docker, "
+        "loopback and veth rather than naming one, which holds on EFA nodes; name yours (`eth0`, `ens5`) where "
+        "the pod interface differs."
+    )
+    netGdrLevel: Literal["LOC", "PIX", "PXB", "PHB", "SYS"] = Field(
+        description="NCCL_NET_GDR_LEVEL on every Ray container: how far apart NIC and GPU may be for GPUDirect RDMA "
+        "(PHB: through the CPU's PCIe host bridge)."
+    )
+
+
+class Libfabric(Strict):
+    provider: Annotated[str, StringConstraints(pattern=r"^\^?[A-Za-z0-9_;]+(,[A-Za-z0-9_;]+)*$", max_length=128)] = (
+        Field(description="FI_PROVIDER on every Ray container: the libfabric provider NCCL's OFI plugin uses "
+              "(`efa` on EFA nodes)."))
+    efaUseDeviceRdma: bool = Field(
+        description="FI_EFA_USE_DEVICE_RDMA on every Ray container (1/0): GPUDirect RDMA over EFA (p4d, p5 and "
+        "later; false on instance types whose EFA has no RDMA read)."
+    )
 
 
 class Dashboard(Strict):
@@ -161,6 +182,7 @@ class Raycluster(Strict):
     head: Head
     worker: Worker
     nccl: Nccl
+    libfabric: Libfabric
     dashboard: Dashboard
 
 

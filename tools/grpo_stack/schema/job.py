@@ -383,10 +383,24 @@ class Miles(Strict):
 
 
 # Variables the chart already sets on the Ray pods (charts/.../raycluster/templates/_helpers.tpl): a second
-# entry of the same name would silently replace or be replaced by the chart's.
-CHART_ENV = ("NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "NCCL_NET_GDR_LEVEL",
-             "GRPO_JOB_SPEC", "GRPO_REWARD_URL", "HF_TOKEN", "TENSORBOARD_DIR", "WANDB_API_KEY",
-             "MLFLOW_TRACKING_TOKEN")
+# entry of the same name would silently replace or be replaced by the chart's. Each names the key that sets it.
+_TRACKING = ("a secret: the chart sets it from the Secret key global.secrets.tracking ({name: <secret>, key: %s}); "
+             "create the Secret and set that key, never the token in the values")
+CHART_ENV = {
+    "NCCL_SOCKET_IFNAME": "set by the chart from raycluster.nccl.socketIfname; set that key",
+    "NCCL_DEBUG": "set by the chart from raycluster.nccl.debug; set that key",
+    "NCCL_NET_GDR_LEVEL": "set by the chart from raycluster.nccl.netGdrLevel; set that key",
+    "FI_PROVIDER": "set by the chart from raycluster.libfabric.provider; set that key",
+    "FI_EFA_USE_DEVICE_RDMA": "set by the chart from raycluster.libfabric.efaUseDeviceRdma (true/false); set that key",
+    "GRPO_JOB_SPEC": "set by the chart itself (the job spec it mounts)",
+    "GRPO_REWARD_URL": "set by the chart from global.job.reward (kind external: url) or the reward service",
+    "HF_TOKEN": "a secret: the chart sets it from the Secret key global.secrets.hfToken ({name: hf-token, key: "
+                "HF_TOKEN}); create the Secret (`kubectl create secret generic hf-token --from-literal=HF_TOKEN=...`) "
+                "and set that key, never the token in the values",
+    "TENSORBOARD_DIR": "set by the chart under global.job.trainer.checkpointDir when trainer.logger has tensorboard",
+    "WANDB_API_KEY": _TRACKING % "WANDB_API_KEY",
+    "MLFLOW_TRACKING_TOKEN": _TRACKING % "MLFLOW_TRACKING_TOKEN",
+}
 
 
 class SecretSource(Strict):
@@ -395,8 +409,10 @@ class SecretSource(Strict):
 
 def _env_var_schema(schema: dict) -> None:
     schema["oneOf"] = [{"required": ["value"]}, {"required": ["valueFrom"]}]
-    schema["allOf"] = [{"properties": {"name": {"not": {"enum": list(CHART_ENV)}, "x-grpo-reason":
-                                                "name: set by the chart itself (use its typed key instead)"}}}]
+    schema["allOf"] = [{"if": {"properties": {"name": {"const": name}}, "required": ["name"]},
+                        "then": {"properties": {"name": {"not": {"const": name}, "x-grpo-reason":
+                                                         f"name: {name} is {why}"}}}}
+                       for name, why in CHART_ENV.items()]
 
 
 class EnvVar(Strict):

@@ -43,8 +43,10 @@ raycluster:
   image: {repository: grpo-stack/miles, tag: dec268f7-ray2.56.1-r1}
 ```
 
-A digest alone hides which image it is: the chart's default tag stays in the values while `repository@digest`
-runs, so a miles image pinned by digest passed under `framework: verl` before this rule read the reference.
+A digest is read by the tag your values write beside it (`grpo-images` writes both into `images.lock.yaml`):
+`tag: 0.9.1-ray2.53.0-r2` with `digest: sha256:…` is the verl build, pinned. A digest alone (no tag in your
+values) hides which image it is: the chart's default tag stays in the values while `repository@digest` runs,
+so a miles image pinned by digest passed under `framework: verl` before this rule read the reference.
 
 ## Fix
 Build the framework's image from `images/` (`grpo-images build`, images/README.md) and set
@@ -75,6 +77,15 @@ def check(ctx) -> Iterator[Hit]:
               f"{image.rollout_engine}; {image.dockerfile})")
     declared = ctx.get("raycluster.image.build") or ""
     _, tag, digest = split(ref)
+    tag_key = "raycluster.image.repository" if tag is not None else "raycluster.image.tag"
+    if tag is None and digest:
+        # The chart renders repository@digest; the tag the user wrote beside the digest (what `grpo-images` writes
+        # in images.lock.yaml) still names the build. The chart's default tag does not: it stays in the values
+        # whatever image the digest is.
+        stated = ctx.user_value("raycluster.image.tag")
+        tag = stated if isinstance(stated, str) and stated else None
+    elif tag is not None and not digest and tag == ctx.get("raycluster.image.tag"):
+        tag_key = "raycluster.image.tag"
     if declared:
         if declared != image.tag:
             yield Hit("raycluster.image.build", f"raycluster.image.build declares {declared!r}, but {wanted}",
@@ -82,14 +93,13 @@ def check(ctx) -> Iterator[Hit]:
                       related=("global.job.framework",))
     elif tag is None:
         yield Hit("raycluster.image.digest",
-                  f"{ref} is pinned by digest alone, so its build cannot be read from it; {wanted}: the framework "
-                  "version is unknown",
-                  remediation=f"set raycluster.image.build: {image.tag} when this digest is that build (grpo-images "
-                  "writes it), or name the image by that tag", related=("global.job.framework",))
+                  f"{ref} is pinned by digest alone (no tag in your values), so its build cannot be read from it; "
+                  f"{wanted}: the framework version is unknown",
+                  remediation=f"set raycluster.image.tag: {image.tag} beside the digest when this digest is that "
+                  f"build (grpo-images writes both), or raycluster.image.build: {image.tag}",
+                  related=("global.job.framework",))
     elif tag != image.tag:
-        key = "raycluster.image.repository" if digest or tag != ctx.get("raycluster.image.tag") else \
-            "raycluster.image.tag"
-        yield Hit(key, f"{ref} has tag {tag!r}, but {wanted}: the framework version is unknown",
+        yield Hit(tag_key, f"{ref} has tag {tag!r}, but {wanted}: the framework version is unknown",
                   remediation=f"set raycluster.image.tag: {image.tag}, or for an image rebuilt from "
                   f"{image.dockerfile} under your own tag raycluster.image.build: {image.tag}",
                   related=("global.job.framework",))

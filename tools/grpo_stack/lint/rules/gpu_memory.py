@@ -71,19 +71,26 @@ to fit on real GPUs may suppress the finding only with a reason carrying the mea
 GIB = 2**30
 RISKY = 0.90  # reference d5: fits <= 90 %, risky 90-100 %
 KV_KEY = "global.job.rollout.gpuMemoryUtilization"
-# The phase -> the values key a finding points at when no fix names one.
-PHASE_KEYS = {"rollout": "global.job.rollout.gpuMemoryUtilization", "log-prob": "global.job.parallel.tensor",
-              "train": "global.job.parallel.tensor", "weight-sync": "global.job.parallel.tensor"}
+# The phase -> the knobs (FIX_KEYS fields) whose values key a finding points at, the first the run's backend has:
+# the Megatron tensor size, else (FSDP) the micro batch or token budget of that phase.
+PHASE_FIELDS = {"rollout": ("gmu",), "log-prob": ("tensor", "logProbMicro", "micro"),
+                "train": ("tensor", "tokenBudget", "micro"), "weight-sync": ("tensor", "gmu")}
+
+
+def phase_key(run, phase: str, keys: dict[str, str]) -> str:
+    fields = [f for f in PHASE_FIELDS[phase] if f != "tokenBudget" or run.token_budget]
+    return next((keys[f] for f in fields if f in keys), keys.get("nodes", "global.cluster.nodes"))
 
 
 def check(ctx) -> Iterator[Hit]:
-    from ...memory.resolve import FIX_KEYS, run_for
+    from ...memory.resolve import fix_keys, run_for
 
     if ctx.spec is not None and ctx.built is not None:
         run = run_for(ctx.spec, ctx.built)
         if run is not None:  # None: an uncatalogued GPU type (GRPO613's warning) or a shape without vocab
             instance = ctx.spec.cluster.get("gpuInstanceType")
-            yield from findings_for_run(run, instance, FIX_KEYS[ctx.built.framework], lambda kind: {"key_path": kind})
+            keys = fix_keys(ctx.built.framework, run.engine)
+            yield from findings_for_run(run, instance, keys, lambda kind: {"key_path": kind})
         return
     yield from _manifests(ctx)
 
@@ -123,10 +130,10 @@ def findings_for_run(run, instance, keys: dict[str, str], where) -> Iterator[Hit
         over = [p for p in report.phases if p.name == "rollout"] + over
     if over:
         worst = max(over, key=lambda p: p.total)
-        yield _oom(run, report, worst, over, gpu, keys, where(PHASE_KEYS[worst.name]))
+        yield _oom(run, report, worst, over, gpu, keys, where(phase_key(run, worst.name, keys)))
     elif report.fraction(report.peak) > RISKY:
         p = report.peak
-        yield Hit(**where(PHASE_KEYS[p.name]), message=f"{p.name} phase peaks at {p.total / GIB:.1f} GiB = "
+        yield Hit(**where(phase_key(run, p.name, keys)), message=f"{p.name} phase peaks at {p.total / GIB:.1f} GiB = "
                   f"{100 * report.fraction(p):.0f} % of the {gpu} ({_top(p)}): within 10 % of the GPU, where CUDA "
                   "graphs and fragmentation decide", severity=Severity.WARNING,
                   remediation=_fix_text(run, keys) or "leave more headroom")
@@ -163,6 +170,8 @@ def _label(key: str, value) -> str:
     if key.endswith("+optimizer_offload"):  # a Hydra pair
         base = key.rsplit(".", 1)[0]
         return f"{base}.param_offload=True {base}.optimizer_offload=True"
+    if key.endswith(".enable_gradient_checkpointing"):  # FSDP's recompute: switched on, not a granularity
+        value = "True" if key.startswith("actor_rollout_ref.") else "true"
     if key.startswith(("actor_rollout_ref.", "trainer.")):
         return f"{key}={value}"
     return f"{key} {value}"

@@ -25,7 +25,9 @@ Looks for credentials in two places: any string in the values that looks like a 
 instead of `valueFrom.secretKeyRef` — an empty string included: a pod that starts with an empty credential fails
 authentication hours into the run. A value that cannot be a credential (a switch such as `true`, an absolute file
 path naming a mounted key) is not reported; a placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in
-would put the credential in the pod spec.
+would put the credential in the pod spec. A credential in `global.job.extraEnv` is reported once, at its line
+in the values file (not at each Ray pod the chart copies it into), with the Secret to create for that variable
+and the `valueFrom.secretKeyRef` that replaces its `value`.
 Container `command`/`args` and the commands of inline scripts are read for credential flags with a literal value
 (`--api-key sk-…`, `--password=…`, `--redis-password …`, `--hf-token hf_…`, `--token=…`; a `$(VAR)` / `$VAR`
 reference is what it should be), and for token-shaped words; so are KubeRay `rayStartParams` (`redis-password`)
@@ -127,7 +129,37 @@ def check(ctx) -> Iterator[Hit]:
     # The values' own tokens are reported at their keys above, not again where the chart renders them.
     fresh = [*_command_lines(ctx), *_crd_fields(ctx), *_configmaps(ctx)] if not seen else []
     yield from fresh
-    yield from _env_literals(ctx, seen)
+    written: set[tuple[str, str]] = set()
+    yield from _extra_env(ctx, seen, written)
+    yield from _env_literals(ctx, seen, written)
+
+
+def _extra_env(ctx, seen: set[str], written: set[tuple[str, str]]) -> Iterator[Hit]:
+    """A literal credential in global.job.extraEnv: reported once, at the user's values line, with the fix for that
+    variable; the chart copies the entry into every Ray pod, where it is not reported again (`written`)."""
+    if not ctx.has_values:
+        return
+    entries = ctx.get("global.job.extraEnv")
+    for k, env in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(env, dict) or not isinstance(env.get("value"), str):
+            continue
+        name, value = str(env.get("name", "")), env["value"]
+        written.add((name, value))
+        if value in seen or not (SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name)):
+            continue  # a token already reported at this key; a name that holds no secret (the pass below reads it)
+        if NOT_A_CREDENTIAL.match(value) and value.strip():
+            continue
+        secret = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "credentials"
+        fix = (f"create the Secret out of band (`kubectl create secret generic {secret} --from-literal={name}=...`) "
+               f"and replace this entry's `value` with `valueFrom: {{secretKeyRef: {{name: {secret}, key: {name}}}}}`")
+        state = ("is empty: every Ray pod starts without the credential" if not value.strip() else
+                 f"is a placeholder ({_mask(value)}): filled in, the credential is written into every Ray pod spec"
+                 if PLACEHOLDER.match(value) else
+                 f"has a literal value ({_mask(value)}): the chart writes it into every Ray pod spec, readable with "
+                 "`get pod`")
+        yield Hit(f"global.job.extraEnv.{k}.value", f"env {name} {state}; reference a Secret instead",
+                  remediation=fix,
+                  severity=Severity.WARNING if value.strip() and PLACEHOLDER.match(value) else None)
 
 
 def _real(value: str) -> bool:
@@ -209,14 +241,14 @@ def _configmaps(ctx) -> Iterator[Hit]:
                     break
 
 
-def _env_literals(ctx, seen: set[str]) -> Iterator[Hit]:
+def _env_literals(ctx, seen: set[str], written: set[tuple[str, str]] = frozenset()) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
             for j, env in enumerate(c.get("env") or []):
                 if not isinstance(env, dict):
                     continue  # the object schema reports it
                 name, value = str(env.get("name", "")), env.get("value")
-                if value is None or str(value) in seen:
+                if value is None or str(value) in seen or (name, str(value)) in written:
                     continue
                 sensitive = SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name)
                 if sensitive and str(value).strip() == "":

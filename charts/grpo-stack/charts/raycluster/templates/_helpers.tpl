@@ -1,19 +1,20 @@
 {{/*
 Environment every Ray container needs. It is set on the pods themselves: the submit host's shell never
-reaches the workers. NCCL_SOCKET_IFNAME excludes interfaces rather than naming one, which breaks on EFA nodes.
+reaches the workers. The fabric settings come from typed keys (nccl.*, libfabric.*); by default
+NCCL_SOCKET_IFNAME excludes interfaces rather than naming one, which would break on EFA nodes.
 Usage: {{- include "raycluster.env" $ | nindent 12 }}
 */}}
 {{- define "raycluster.env" -}}
 - name: NCCL_SOCKET_IFNAME
-  value: "^docker,lo,veth"
+  value: {{ .Values.nccl.socketIfname | quote }}
 - name: NCCL_DEBUG
   value: {{ .Values.nccl.debug | quote }}
 - name: FI_PROVIDER
-  value: "efa"
+  value: {{ .Values.libfabric.provider | quote }}
 - name: FI_EFA_USE_DEVICE_RDMA
-  value: "1"
+  value: {{ ternary "1" "0" .Values.libfabric.efaUseDeviceRdma | quote }}
 - name: NCCL_NET_GDR_LEVEL
-  value: "PHB"
+  value: {{ .Values.nccl.netGdrLevel | quote }}
 - name: GRPO_JOB_SPEC
   value: "/etc/grpo-stack/job.json"
 {{- with include "raycluster.rewardUrl" . }}
