@@ -93,3 +93,43 @@ def test_from_path(tmp_path):
     assert resume_state("verl", "/x", "fromPath", str(root / "global_step_9")).kind == "unknown"
     assert resume_state("miles", "/x", "fromPath", str(root)).step == 4
     assert resume_state("miles", "/x", "fromPath", str(tmp_path / "nowhere")).kind == "unknown"
+
+
+def verl_step(root, step: int, world_size: int, ranks: int | None = None):
+    actor = root / f"global_step_{step}" / "actor"
+    actor.mkdir(parents=True)
+    for rank in range(world_size if ranks is None else ranks):
+        (actor / f"model_world_size_{world_size}_rank_{rank}.pt").write_bytes(b"")
+    (actor / "huggingface").mkdir()
+    return actor
+
+
+def test_verl_checkpoint_names_the_world_size_that_wrote_it(tmp_path):
+    """verl's FSDP shards are model_world_size_<W>_rank_<r>.pt (verl/utils/checkpoint/fsdp_checkpoint_manager.py)."""
+    root = ckpt(tmp_path, b"4\n")
+    verl_step(root, 4, 2)
+    s = resume_state("verl", str(root), "auto", None)
+    assert (s.kind, s.step, s.world_size) == ("resume", 4, 2)
+    assert s.step_path("verl") == str(root / "global_step_4")
+
+
+def test_from_path_reads_the_named_steps_world_size(tmp_path):
+    root = ckpt(tmp_path)
+    verl_step(root, 3, 8)
+    s = resume_state("verl", str(root / "global_step_3"), "fromPath", str(root / "global_step_3"))
+    assert (s.kind, s.world_size) == ("resume", 8)
+
+
+@pytest.mark.parametrize("layout", ["megatron", "mixed", "empty"])
+def test_world_size_unknown_when_the_files_do_not_say(tmp_path, layout):
+    """Megatron's distributed checkpoint reshards on load; a step holding two sizes or none says nothing."""
+    root = ckpt(tmp_path, b"5\n")
+    actor = root / "global_step_5" / "actor"
+    actor.mkdir(parents=True)
+    if layout == "megatron":
+        (actor / "dist_ckpt").mkdir()
+    elif layout == "mixed":
+        (actor / "model_world_size_1_rank_0.pt").write_bytes(b"")
+        (actor / "model_world_size_2_rank_0.pt").write_bytes(b"")
+    s = resume_state("verl", str(root), "auto", None)
+    assert (s.kind, s.world_size) == ("resume", None)

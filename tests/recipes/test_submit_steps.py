@@ -99,3 +99,48 @@ def test_unstaged_model_is_refused_before_any_job(miles_spec, monkeypatch):
     with pytest.raises(submit.Refused, match="config.json"):
         run(path, monkeypatch, fake)
     assert fake.jobs == []
+
+
+@pytest.fixture
+def verl_spec(tmp_path):
+    data = load_values_file(REPO_ROOT / "values" / "qwen3-8b.yaml").data
+    data["global"].setdefault("storage", {})["mountPath"] = str(tmp_path / "fsx")
+    data["global"]["job"]["resume"] = {"mode": "auto"}
+    spec = job_spec(render(data, release="grpo", namespace="grpo"))
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(spec))
+    return path, spec
+
+
+def save_verl_step(spec, step: int, world_size: int) -> Path:
+    root = Path(spec["storage"]["mountPath"]) / spec["job"]["trainer"]["checkpointDir"]
+    actor = root / f"global_step_{step}" / "actor"
+    actor.mkdir(parents=True)
+    for rank in range(world_size):
+        (actor / f"model_world_size_{world_size}_rank_{rank}.pt").write_bytes(b"")
+    (root / "latest_checkpointed_iteration.txt").write_text(str(step))
+    return root
+
+
+def test_resume_onto_another_world_size_is_refused_before_any_job(verl_spec, monkeypatch):
+    """verl FSDP checkpoints load only onto the world size that wrote them (verl issue 2265): the submit names
+    both shapes and submits nothing."""
+    path, spec = verl_spec
+    assert spec["cluster"]["nodes"] * spec["cluster"]["gpusPerNode"] == 8
+    root = save_verl_step(spec, 6, 4)
+    fake = FakeRay()
+    with pytest.raises(submit.Refused) as exc:
+        run(path, monkeypatch, fake)
+    text = str(exc.value)
+    assert fake.jobs == []
+    assert f"{root}/global_step_6 was written by 4 ranks (world size 4)" in text
+    assert "1 node(s) x 8 GPUs (world size 8)" in text and "verl issue 2265" in text
+
+
+def test_resume_onto_the_same_world_size_is_submitted(verl_spec, monkeypatch, capsys):
+    path, spec = verl_spec
+    root = save_verl_step(spec, 6, 8)
+    fake = FakeRay()
+    assert run(path, monkeypatch, fake) == 0
+    assert len(fake.jobs) == 1
+    assert f"resumes from step 6 in {root}" in capsys.readouterr().out

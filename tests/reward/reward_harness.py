@@ -26,7 +26,8 @@ def free_port() -> int:
 
 
 # The routing table every test server gets unless a test passes its own REWARD_ROUTES.
-TEST_ROUTES = {"test_math": "math", "openai/gsm8k": "math", "numina_olympiads": "math", "test_exact": "exact_match"}
+TEST_ROUTES = {"test_math": "math", "openai/gsm8k": "math", "numina_olympiads": "math", "test_exact": "exact_match",
+               "test_chrf": "chrf"}
 # Payloads posted through ServiceProcess.post without a data_source are scored as this (math) source.
 DEFAULT_SOURCE = "test_math"
 

@@ -195,3 +195,14 @@ def test_bad_routing_table_stops_the_service(routes, sandbox_url, problem):
         Settings.from_env({"REWARD_ROUTES": json.dumps(routes), "REWARD_SANDBOX_URL": sandbox_url})
     with pytest.raises(ConfigError, match="REWARD_ROUTES is not set"):
         Settings.from_env({})
+
+
+def test_graded_custom_scorer_route(coding_service):
+    """chrf gives partial credit: a near miss scores between a miss and a match, so a group's rewards differ."""
+    def score(response):
+        return coding_service.post({"data_source": "test_chrf", "response": response, "label": "Ouagadougou"}).json()
+
+    match, near, far, empty = score("  ouaga dougou "), score("Ouagadugu"), score("Lyon"), score(" ")
+    assert (match["reward"], match["status"], match["scorer"]) == (1.0, "ok", "chrf")
+    assert 0.0 < far["reward"] < near["reward"] < 1.0 and near["status"] == "wrong"
+    assert (empty["reward"], empty["status"]) == (0.0, "no_answer")

@@ -18,6 +18,11 @@ TRACKER = "latest_checkpointed_iteration.txt"
 STEP_DIR = {"verl": (re.compile(r"^global_step_(\d+)$"), "global_step_{}"),
             "miles": (re.compile(r"^iter_(\d{7})$"), "iter_{:07d}")}
 MAX_TRACKER_BYTES = 64
+# verl's FSDP checkpoint manager writes one shard per rank, named for the world size that wrote it, and loads the
+# shard named for the world size it runs on (verl/utils/checkpoint/fsdp_checkpoint_manager.py:
+# model_world_size_{world_size}_rank_{rank}.pt): another world size finds no file, hours of start-up later
+# (verl issue 2265). The submit compares the two before anything starts.
+VERL_SHARD = re.compile(r"^model_world_size_(\d+)_rank_(\d+)\.pt$")
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,16 @@ class ResumeState:
     directory: str
     step: int | None = None
     detail: str = ""
+    world_size: int | None = None  # the ranks that wrote the checkpoint resumed from, where its files say
+
+    def step_path(self, framework: str) -> str | None:
+        """The step directory this run resumes from (fromPath names it; auto reads it from the tracker)."""
+        if self.kind != "resume" or self.step is None:
+            return None
+        _, fmt = STEP_DIR[framework]
+        if os.path.basename(self.directory.rstrip("/")) == fmt.format(self.step):
+            return self.directory
+        return os.path.join(self.directory, fmt.format(self.step))
 
     def line(self) -> str:
         if self.kind == "resume":
@@ -96,7 +111,27 @@ def from_root(directory: str, framework: str, mode: str) -> ResumeState:
     return ResumeState("resume", directory, step=step)
 
 
+def saved_world_size(step_path: str) -> int | None:
+    """The world size whose ranks wrote a verl FSDP checkpoint step (its actor/ shard names); None when its files
+    do not say (no FSDP shards: Megatron's distributed checkpoint, an empty or unreadable directory)."""
+    try:
+        names = os.listdir(os.path.join(step_path, "actor"))
+    except OSError:
+        return None
+    sizes = {int(m.group(1)) for m in map(VERL_SHARD.match, names) if m}
+    return sizes.pop() if len(sizes) == 1 else None
+
+
 def resume_state(framework: str, checkpoint_dir: str, mode: str, path: str | None) -> ResumeState:
+    state = _resume_state(framework, checkpoint_dir, mode, path)
+    if framework == "verl" and (where := state.step_path(framework)) is not None:
+        size = saved_world_size(where)
+        if size is not None:
+            state = ResumeState(state.kind, state.directory, state.step, state.detail, size)
+    return state
+
+
+def _resume_state(framework: str, checkpoint_dir: str, mode: str, path: str | None) -> ResumeState:
     if mode == "disable":
         # Step 0 again in a directory that holds another run's steps: its saves overwrite them step by step, and
         # a later `auto` resume would mix the two runs. The submit refuses unless told to overwrite.

@@ -9,7 +9,8 @@
    ConfigMap never met grpo-lint. An error finding refuses the submit with grpo-lint's text and exit status (1);
    `--skip-check CODE` skips one (what an inline grpo-lint suppression does for the lint).
 3. Builds the command with the one builder and prints a banner: framework and build, model, cluster shape, batch
-   sizes, and where the run starts (fresh / resumes from step N in DIR / cannot tell -> refused).
+   sizes, and where the run starts (fresh / resumes from step N in DIR / cannot tell -> refused). A verl FSDP
+   checkpoint written by another world size than the values' is refused too (it loads only onto its own).
 4. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
    holds a matching manifest, each as a Ray job waited for.
 5. Submits the training job and prints its Ray job id; with --follow streams its logs and exits with its status.
@@ -231,6 +232,14 @@ def run(opts: argparse.Namespace) -> int:
     if state.kind == "unknown":
         raise Refused(f"cannot tell where the run would start ({state.detail}). Fix or remove the tracker, or set "
                       "global.job.resume.mode: disable (start fresh) or fromPath (resume from a named checkpoint)")
+    if state.world_size is not None and state.world_size != spec.world_size:
+        c = spec.cluster
+        raise Refused(f"{state.step_path(built.framework)} was written by {state.world_size} ranks (world size "
+                      f"{state.world_size}) but the values ask for {c.get('nodes')} node(s) x {c.get('gpusPerNode')} "
+                      f"GPUs (world size {spec.world_size}): verl's FSDP checkpoints load only onto the world size "
+                      "that wrote them (one shard per rank, verl issue 2265). Resume with global.cluster back at "
+                      f"{state.world_size} GPUs in all, or start a new run (a new global.job.trainer.checkpointDir) "
+                      "from a model merged out of that checkpoint")
     if state.kind == "overwrite" and not opts.overwrite_checkpoints:
         raise Refused(f"{state.directory} holds an earlier run's checkpoints and resume.mode: disable would start at "
                       "step 0 and overwrite them. Set global.job.resume.mode: auto to continue that run, point "

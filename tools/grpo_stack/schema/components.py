@@ -243,7 +243,7 @@ class SandboxFusion(Strict):
 DataSource = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^\S(.*\S)?$")]
 # The scorers images/reward-service offers: math (math-verify), code (SandboxFusion /run_code) and the named custom
 # scorers registered in reward_service/custom.py. tests/reward checks this list against the image's registry.
-RewardScorer = Literal["math", "code", "exact_match"]
+RewardScorer = Literal["math", "code", "exact_match", "chrf"]
 
 
 class RewardSandbox(Strict):
