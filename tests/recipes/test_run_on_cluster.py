@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -25,50 +24,6 @@ from grpo_stack.values import load_values_file
 RELEASE, NAMESPACE = "grpo", "team-a"
 SCRIPT = REPO_ROOT / "recipes" / "grpo" / "run-on-cluster.sh"
 VENV_BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def fake_verl(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("fake-verl")
-    pkg = root / "verl" / "trainer"
-    pkg.mkdir(parents=True)
-    (root / "verl" / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "main_ppo.py").write_text(
-        "import json, sys\nprint('GRPO-ARGV ' + json.dumps(sys.argv[1:]), flush=True)\n"
-        "sys.exit(3 if 'trainer.experiment_name=fail-3' in sys.argv else 0)\n"
-    )
-    return root
-
-
-@pytest.fixture(scope="module")
-def ray_head(fake_verl, tmp_path_factory):
-    """A real Ray head on loopback; the stand-in verl is on its PYTHONPATH so the driver can import it."""
-    port, dash = free_port(), free_port()
-    env = {**os.environ, "PYTHONPATH": str(fake_verl), "RAY_USAGE_STATS_ENABLED": "0",
-           "PATH": f"{VENV_BIN}:{os.environ['PATH']}"}
-    temp = tmp_path_factory.mktemp("ray")
-    subprocess.run([str(VENV_BIN / "ray"), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
-                    f"--dashboard-port={dash}", "--dashboard-host=127.0.0.1", "--num-cpus=4", "--num-gpus=8",
-                    "--include-dashboard=true", "--disable-usage-stats", f"--temp-dir={temp}"],
-                   env=env, check=True, capture_output=True, timeout=180)
-    address = f"http://127.0.0.1:{dash}"
-    # Ready means a job can be submitted: the head's job agent registers after the dashboard answers `job list`
-    # (a minute or more on a loaded machine), and until then every submit is refused with "No available agent".
-    deadline = time.time() + 240
-    while time.time() < deadline:
-        if subprocess.run([str(VENV_BIN / "ray"), "job", "submit", "--address", address, "--", "true"],
-                          capture_output=True, env=env, timeout=120).returncode == 0:
-            break
-        time.sleep(2)
-    yield address, env
-    subprocess.run([str(VENV_BIN / "ray"), "stop", "--force"], env=env, capture_output=True, timeout=120)
 
 
 def cluster_state(values: str, *, ready_workers=None, extra=(), storage=None, job=None,

@@ -120,3 +120,16 @@ def test_an_exit_0_with_no_stated_total_is_done_but_says_it_was_not_verified(tmp
 def test_a_stopped_attempt_is_not_resubmitted(tmp_path):
     d = decide(POLICY, [], Outcome(0, None, LoggedSteps(1, 2), stopped=True), state(checkpoints(tmp_path, 2)))
     assert (d.action, d.reason) == (GIVE_UP, "attempt 1 was stopped (ray job stop): not resubmitted")
+
+
+def test_a_signal_exit_is_named(tmp_path):
+    d = decide(POLICY, [], Outcome(0, 137, LoggedSteps(1, 2)), state(checkpoints(tmp_path, 2)))
+    assert d.reason.startswith("driver killed by SIGKILL (exit 137) at step 2 of 4; resubmitting")
+
+
+def test_the_validation_before_training_is_not_a_training_step():
+    """verl validates before training (val_before_train) and logs it at the step it resumed from."""
+    resumed = ("step:2 - val-core/openai/gsm8k/reward/mean@1:0.25 - val-aux/num_turns/min:2\n"
+               "step:3 - actor/pg_loss:0.01 - val-core/x:0.2\nstep:4 - actor/pg_loss:0.02\n")
+    assert logged_steps(resumed, "verl") == LoggedSteps(3, 4)
+    assert logged_steps("step:0 - val-core/x:0.1\n", "verl") == LoggedSteps(None, None)

@@ -19,6 +19,7 @@ def main(root: Path, total: int, behaviour: str) -> None:
     tracker = root / TRACKER
     start = 0 if behaviour == "restart" or not tracker.exists() else int(tracker.read_text())
     print(f"Total training steps: {total}", flush=True)
+    print(f"step:{start} - val-core/gsm8k/reward/mean@1:0.25", flush=True)  # val_before_train
     for step in range(start + 1, total + 1):
         if behaviour == f"kill@{step}":
             os.kill(os.getpid(), signal.SIGKILL)  # mid-step, before its checkpoint: as a lost node leaves it

@@ -155,3 +155,22 @@ def _resume_state(framework: str, checkpoint_dir: str, mode: str, path: str | No
             return ResumeState("unknown", path, detail=f"resume.path: {state.detail}")
         return state
     return from_root(checkpoint_dir, framework, mode)
+
+
+def start_refusal(state: ResumeState, framework: str, world_size: int, shape: str, overwrite_ok: bool) -> str | None:
+    """Why a run must not start from `state` (the submit refuses it, before the first attempt and before every
+    resubmission), or None."""
+    if state.kind == "unknown":
+        return (f"cannot tell where the run would start ({state.detail}). Fix or remove the tracker, or set "
+                "global.job.resume.mode: disable (start fresh) or fromPath (resume from a named checkpoint)")
+    if state.world_size is not None and state.world_size != world_size:
+        return (f"{state.step_path(framework)} was written by {state.world_size} ranks (world size "
+                f"{state.world_size}) but the values ask for {shape} (world size {world_size}): verl's FSDP "
+                "checkpoints load only onto the world size that wrote them (one shard per rank, verl issue 2265). "
+                f"Resume with global.cluster back at {state.world_size} GPUs in all, or start a new run (a new "
+                "global.job.trainer.checkpointDir) from a model merged out of that checkpoint")
+    if state.kind == "overwrite" and not overwrite_ok:
+        return (f"{state.directory} holds an earlier run's checkpoints and resume.mode: disable would start at step 0 "
+                "and overwrite them. Set global.job.resume.mode: auto to continue that run, point "
+                "global.job.trainer.checkpointDir at a new directory, or pass --overwrite-checkpoints")
+    return None

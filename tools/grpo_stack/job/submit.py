@@ -13,9 +13,12 @@
    checkpoint written by another world size than the values' is refused too (it loads only onto its own).
 4. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
    holds a matching manifest, each as a Ray job waited for.
-5. Submits the training job and prints its Ray job id; with --follow streams its logs and exits with its status.
-Exit status: 0 submitted (or succeeded with --follow); 1 the job (or a preparation step) failed, or grpo-lint's job
-checks found an error (nothing submitted); 2 refused.
+5. Submits the training job and prints its Ray job id. With --follow it streams the logs and supervises the run
+   (job/supervised.py): a run is done only at the total steps verl states at start; a failed attempt is
+   resubmitted through this resume gate up to global.job.supervision.retries times; every attempt is recorded on
+   the run's storage; the exit status is the run's.
+Exit status: 0 submitted (or finished with --follow); 1 the job (or a preparation step) failed or ended with steps
+left, or grpo-lint's job checks found an error (nothing submitted), or the driver's own exit code; 2 refused.
 """
 
 from __future__ import annotations
@@ -24,20 +27,19 @@ import argparse
 import hashlib
 import json
 import os
-import secrets
 import shlex
 import sys
-import time
 from typing import Any
 
+from ..supervise.decide import Policy
 from . import BuildError
 from .args import BuiltJob, PrepareStep
 from .miles import resume_mode
-from .resume import TRACKER, ResumeState, resume_state, tracker_text
+from .rayjobs import Ray
+from .resume import TRACKER, ResumeState, resume_state, start_refusal, tracker_text
 from .spec import Spec
 
 MANIFEST = "grpo-stack-manifest.json"
-TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
 
 
 class Refused(Exception):
@@ -102,6 +104,10 @@ def banner(spec: Spec, built: BuiltJob, state: ResumeState) -> list[str]:
     return ["submit: " + x for x in lines]
 
 
+def shape(spec: Spec) -> str:
+    return f"{spec.cluster.get('nodes')} node(s) x {spec.cluster.get('gpusPerNode')} GPUs"
+
+
 def checkpoint_state(spec: Spec, built: BuiltJob) -> ResumeState:
     mode, path = resume_mode(spec)
     return resume_state(built.framework, spec.on_storage(spec.get("trainer.checkpointDir")), mode, path)
@@ -142,57 +148,6 @@ def prepared(step: PrepareStep, want: dict[str, Any]) -> tuple[bool, str]:
     return True, "matching manifest"
 
 
-AGENT_WAIT_SECONDS = 120
-
-
-class Ray:
-    """The Ray job API of the head this pod runs (imported here: the builder itself stays stdlib-only)."""
-
-    def __init__(self, address: str):
-        from ray.job_submission import JobSubmissionClient
-
-        self.client = JobSubmissionClient(address)
-
-    def submit(self, argv: list[str], env: dict[str, str], num_gpus: int, label: str) -> str:
-        job_id = f"{label}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
-        kwargs: dict[str, Any] = {"entrypoint_num_cpus": 1}
-        if num_gpus:
-            kwargs["entrypoint_num_gpus"] = num_gpus
-        # A head that has just started answers "No available agent" until its job agent registers: retry that
-        # (bounded), nothing else.
-        deadline = time.monotonic() + AGENT_WAIT_SECONDS
-        while True:
-            try:
-                return self.client.submit_job(entrypoint=shlex.join(argv), submission_id=job_id,
-                                              runtime_env={"env_vars": env} if env else None, **kwargs)
-            except RuntimeError as exc:
-                if "No available agent" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(2)
-
-    def follow(self, job_id: str) -> None:
-        import asyncio
-
-        async def tail() -> None:
-            async for chunk in self.client.tail_job_logs(job_id):
-                sys.stdout.write(chunk)
-                sys.stdout.flush()
-
-        asyncio.run(tail())
-
-    def wait(self, job_id: str, poll: float = 2.0) -> tuple[str, int]:
-        """(status, exit status for this script): 0 when SUCCEEDED, the driver's exit code when Ray has one."""
-        while True:
-            info = self.client.get_job_info(job_id)
-            status = str(getattr(info.status, "value", info.status))
-            if status in TERMINAL:
-                if status == "SUCCEEDED":
-                    return status, 0
-                code = getattr(info, "driver_exit_code", None)
-                return status, code if isinstance(code, int) and 0 < code < 256 else 1
-            time.sleep(poll)
-
-
 def gate(path: str, data: dict[str, Any], skip: list[str]) -> BuiltJob | None:
     """grpo-lint's job checks over the spec: the built job, or None when an error finding refuses it (printed)."""
     from .. import jobgate
@@ -229,21 +184,9 @@ def run(opts: argparse.Namespace) -> int:
     state = checkpoint_state(spec, built)
     for line in banner(spec, built, state):
         print(line)
-    if state.kind == "unknown":
-        raise Refused(f"cannot tell where the run would start ({state.detail}). Fix or remove the tracker, or set "
-                      "global.job.resume.mode: disable (start fresh) or fromPath (resume from a named checkpoint)")
-    if state.world_size is not None and state.world_size != spec.world_size:
-        c = spec.cluster
-        raise Refused(f"{state.step_path(built.framework)} was written by {state.world_size} ranks (world size "
-                      f"{state.world_size}) but the values ask for {c.get('nodes')} node(s) x {c.get('gpusPerNode')} "
-                      f"GPUs (world size {spec.world_size}): verl's FSDP checkpoints load only onto the world size "
-                      "that wrote them (one shard per rank, verl issue 2265). Resume with global.cluster back at "
-                      f"{state.world_size} GPUs in all, or start a new run (a new global.job.trainer.checkpointDir) "
-                      "from a model merged out of that checkpoint")
-    if state.kind == "overwrite" and not opts.overwrite_checkpoints:
-        raise Refused(f"{state.directory} holds an earlier run's checkpoints and resume.mode: disable would start at "
-                      "step 0 and overwrite them. Set global.job.resume.mode: auto to continue that run, point "
-                      "global.job.trainer.checkpointDir at a new directory, or pass --overwrite-checkpoints")
+    refusal = start_refusal(state, built.framework, spec.world_size, shape(spec), opts.overwrite_checkpoints)
+    if refusal:
+        raise Refused(refusal)
     env = dict(built.env)
     ray = None if opts.dry_run else Ray(opts.address)
     for i, step in enumerate(built.prepare, 1):
@@ -280,15 +223,31 @@ def run(opts: argparse.Namespace) -> int:
     if ray is None:
         print("submit: dry run, nothing submitted")
         return 0
-    job_id = ray.submit(argv, env, 0, f"grpo-{built.framework}")
-    print(f"submit: Ray job id {job_id}", flush=True)
+    label = f"grpo-{built.framework}"
     if not opts.follow:
+        job_id = ray.submit(argv, env, 0, label)
+        print(f"submit: Ray job id {job_id}", flush=True)
         print(f"submit: follow with: ray job logs --follow {job_id}")
         return 0
-    ray.follow(job_id)
-    status, code = ray.wait(job_id)
-    print(f"submit: Ray job {job_id} ended {status}", file=sys.stderr if code else sys.stdout)
-    return code
+    from .supervised import RayAttempts, follow
+
+    first_sha = spec_sha256(data)
+
+    def regate() -> str | None:
+        """Before a resubmission: the spec the release holds now is the one this run started with, and the resume
+        gate passes again on the checkpoints the last attempt left."""
+        now = load_spec(opts.spec)
+        if spec_sha256(now) != first_sha:
+            return (f"{opts.spec} changed since this run was submitted (a helm upgrade): not resubmitted under the "
+                    "old supervision; submit again to run the new spec")
+        again = checkpoint_state(spec, built)
+        return start_refusal(again, built.framework, spec.world_size, shape(spec), opts.overwrite_checkpoints)
+
+    policy = Policy(total_steps=None, retries=int(spec.opt("supervision.retries", 0) or 0),
+                    resume_mode=resume_mode(spec)[0])
+    return follow(RayAttempts(ray, argv, env, label, regate), policy,
+                  spec.on_storage(spec.get("trainer.checkpointDir")), built.framework,
+                  lambda: checkpoint_state(spec, built))
 
 
 def main(argv: list[str] | None = None) -> int:

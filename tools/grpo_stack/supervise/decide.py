@@ -9,13 +9,22 @@ spent, or attempts keep failing without saving a new checkpoint (a crash loop).
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
+from typing import Protocol
 
-from ..job.resume import ResumeState
 from .records import Attempt
 from .steps import LoggedSteps
 
 DONE, RESUBMIT, GIVE_UP = "done", "resubmit", "give-up"
+
+
+class CheckpointState(Protocol):
+    """Where a resubmission would start, as the submit's resume gate reads it (grpo_stack.job.resume.ResumeState)."""
+
+    kind: str  # fresh | resume | unknown | overwrite
+    step: int | None
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -41,11 +50,11 @@ class Decision:
     reason: str
 
 
-def checkpoint_step(state: ResumeState) -> int | None:
+def checkpoint_step(state: CheckpointState) -> int | None:
     return state.step if state.kind == "resume" else None
 
 
-def decide(policy: Policy, earlier: list[Attempt], outcome: Outcome, state: ResumeState) -> Decision:
+def decide(policy: Policy, earlier: list[Attempt], outcome: Outcome, state: CheckpointState) -> Decision:
     """`earlier`: the attempts before this one; `state`: where a resubmission would start, read now."""
     number = len(earlier) + 1
     if outcome.refused:
@@ -87,6 +96,12 @@ def _failure(outcome: Outcome, reached: int, total: int | None) -> str:
         return f"exited 0 at step {reached}{of}: {total - reached} step(s) left"  # total is known here
     if outcome.exit_status is None:
         return f"driver lost at step {reached}{of} (its head, pod or node went away)"
+    if outcome.exit_status > 128:  # a shell's report of a signal (Ray's driver_exit_code of a killed driver)
+        try:
+            name = signal.Signals(outcome.exit_status - 128).name
+        except ValueError:
+            name = f"signal {outcome.exit_status - 128}"
+        return f"driver killed by {name} (exit {outcome.exit_status}) at step {reached}{of}"
     return f"driver exited {outcome.exit_status} at step {reached}{of}"
 
 

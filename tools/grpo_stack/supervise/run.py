@@ -13,9 +13,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
 
-from ..job.resume import ResumeState
 from . import records
-from .decide import RESUBMIT, Decision, Outcome, Policy, checkpoint_step, decide
+from .decide import RESUBMIT, CheckpointState, Decision, Outcome, Policy, checkpoint_step, decide
 from .steps import logged_steps, stated_total
 
 
@@ -37,7 +36,7 @@ class Transport(Protocol):
 
 
 def supervise(transport: Transport, policy: Policy, checkpoint_dir: str, framework: str,
-              read_state: Callable[[], ResumeState], clock: Callable[[], float] = time.time,
+              read_state: Callable[[], CheckpointState], clock: Callable[[], float] = time.time,
               report: Callable[[str], None] = print) -> Decision:
     earlier: list[records.Attempt] = []  # this supervision's attempts: the retry budget is per supervision
     while True:

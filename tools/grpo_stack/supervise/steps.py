@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERL_STEP = re.compile(r"^(?:\([^)]*\)\s+)?step:(\d+)(?: - |$)", re.M)  # Ray prefixes a worker's lines with "(pid=..)"
+# Ray prefixes a worker's lines with "(pid=..)". A line whose metrics are all validation ones (`val-core/...`,
+# `val-aux/...`) is the validation verl runs before training (trainer.val_before_train, default true), logged at the
+# step it resumed from (0 fresh): not a training step.
+VERL_STEP = re.compile(r"^(?:\([^)]*\)\s+)?step:(\d+)((?: - [^\n]*)?)$", re.M)
 # What verl states at start (verl/trainer/ppo/ray_trainer.py _create_dataloader): the dataloader's length times the
 # epochs, or trainer.total_training_steps when set.
 VERL_TOTAL = re.compile(r"^(?:\([^)]*\)\s+)?Total training steps: (\d+)$", re.M)
@@ -35,5 +38,10 @@ def stated_total(text: str, framework: str) -> int | None:
 def logged_steps(text: str, framework: str) -> LoggedSteps:
     if framework != "verl":
         return LoggedSteps(None, None)
-    steps = [int(m.group(1)) for m in VERL_STEP.finditer(text)]
+    steps = [int(m.group(1)) for m in VERL_STEP.finditer(text) if not _validation_only(m.group(2))]
     return LoggedSteps(steps[0], steps[-1]) if steps else LoggedSteps(None, None)
+
+
+def _validation_only(metrics: str) -> bool:
+    keys = [part.split(":", 1)[0] for part in metrics.split(" - ")[1:]]
+    return bool(keys) and all(k.startswith("val-") for k in keys)

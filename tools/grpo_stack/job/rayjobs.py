@@ -1,0 +1,72 @@
+"""The Ray job API of the head the in-pod submit runs in (imported by the submit only: the builder stays
+stdlib-only)."""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+import sys
+import time
+from typing import Any
+
+TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
+
+
+AGENT_WAIT_SECONDS = 120
+
+
+class Ray:
+    """The Ray job API of the head this pod runs (imported here: the builder itself stays stdlib-only)."""
+
+    def __init__(self, address: str):
+        from ray.job_submission import JobSubmissionClient
+
+        self.client = JobSubmissionClient(address)
+
+    def submit(self, argv: list[str], env: dict[str, str], num_gpus: int, label: str) -> str:
+        job_id = f"{label}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+        kwargs: dict[str, Any] = {"entrypoint_num_cpus": 1}
+        if num_gpus:
+            kwargs["entrypoint_num_gpus"] = num_gpus
+        # A head that has just started answers "No available agent" until its job agent registers: retry that
+        # (bounded), nothing else.
+        deadline = time.monotonic() + AGENT_WAIT_SECONDS
+        while True:
+            try:
+                return self.client.submit_job(entrypoint=shlex.join(argv), submission_id=job_id,
+                                              runtime_env={"env_vars": env} if env else None, **kwargs)
+            except RuntimeError as exc:
+                if "No available agent" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(2)
+
+    def follow(self, job_id: str) -> None:
+        import asyncio
+
+        async def tail() -> None:
+            async for chunk in self.client.tail_job_logs(job_id):
+                sys.stdout.write(chunk)
+                sys.stdout.flush()
+
+        asyncio.run(tail())
+
+    def wait(self, job_id: str, poll: float = 2.0) -> tuple[str, int]:
+        """(status, exit status for this script): 0 when SUCCEEDED, the driver's exit code when Ray has one."""
+        status, driver = self.outcome(job_id, poll)
+        if status == "SUCCEEDED":
+            return status, 0
+        return status, driver if driver is not None and 0 < driver < 256 else 1
+
+    def outcome(self, job_id: str, poll: float = 2.0) -> tuple[str, int | None]:
+        """(terminal status, the driver's exit code; None where Ray has none: the driver or its node was lost,
+        or the job was stopped)."""
+        while True:
+            info = self.client.get_job_info(job_id)
+            status = str(getattr(info.status, "value", info.status))
+            if status in TERMINAL:
+                code = getattr(info, "driver_exit_code", None)
+                return status, 0 if status == "SUCCEEDED" else (code if isinstance(code, int) else None)
+            time.sleep(poll)
+
+    def logs(self, job_id: str) -> str:
+        return self.client.get_job_logs(job_id)
