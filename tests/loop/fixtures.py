@@ -69,7 +69,9 @@ def main(argv: list[str]) -> int:
     model_dir = args.root / args.model
     model_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(model_dir)
-    assert len(tokenizer) <= shape["vocab"], len(tokenizer)
+    # verl masks the vocabulary past the tokenizer in vLLM only (vllm_async_server.py monkey_patch_model): a
+    # larger table would make rollout and actor log-probs differ by log(vocab / tokenizer) at random weights.
+    assert len(tokenizer) == shape["vocab"], (len(tokenizer), shape["vocab"])
     build_model(model_dir, shape, tokenizer.eos_token_id, tokenizer.pad_token_id)
     build_data(args.root / args.train, args.train_rows, "train", 0)
     build_data(args.root / args.val, args.val_rows, "val", args.train_rows)

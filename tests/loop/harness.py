@@ -229,7 +229,8 @@ class World:
         config = reward_service_env(release)
         (self.root / "reward").mkdir(exist_ok=True)
         self.reward = self._stack.enter_context(ServiceProcess(config, self.root / "reward"))
-        self.ray = RayHead(self.python, HEAD_GPUS, {**clean_env(), **cpu_set.env(self.reward.url + "/score", str(self.python.parent), os.environ["PATH"])})
+        head_env = cpu_set.env(self.reward.url + "/score", str(self.python.parent), os.environ["PATH"])
+        self.ray = RayHead(self.python, HEAD_GPUS, {**clean_env(), **head_env})
         self.ray.start()
         self._stack.callback(self.ray.stop)
         return self

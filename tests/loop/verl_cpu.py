@@ -249,6 +249,7 @@ def _no_onednn_packing(ops: ModuleType) -> None:
     empty parameter and the rollout keeps the first weights. With `_supports_onednn` false vLLM takes its fallback,
     torch.nn.functional.linear over the live weight."""
     ops._supports_onednn = False
+    print(f"grpo-loop cpu plugin: vLLM oneDNN weight packing off in pid {os.getpid()}", file=sys.stderr, flush=True)
 
 
 def install() -> None:
