@@ -1,7 +1,8 @@
-"""Fixtures for the loop tier: one World (storage, reward service, Ray head) and one scenario per session.
+"""Fixtures for the loop tier: one World (storage, reward service, Ray head) and one scenario for the package.
 
 The scenario is the tier's two launches and one refusal, serving every test (tests/loop/test_loop.py):
-  1. `first`: a fresh 4-step run; SIGKILL to its training processes while step 3 runs (after step 2's checkpoint);
+  1. `first`: a fresh 4-step run that holds step 3 at its start (LOOP_EVENTS); SIGKILL to its training processes
+     there (after step 2's checkpoint);
   2. `resize`: the same values on 2 GPUs per node, submitted onto step 2's 1-rank checkpoint: refused, nothing runs;
   3. `resume`: the 1-GPU values again, with the weight sync after step 3 skipped (LOOP_EVENTS): resumes from the
      last checkpoint and ends at step 4; its step 4 is the negative control of the rollout/actor check.
@@ -39,15 +40,16 @@ class Scenario:
     first_dirs: list[int]
 
 
-@pytest.fixture(scope="session")
+# Package scope: the Ray head ends with tests/loop, before any other tier's Ray starts (or stops every Ray).
+@pytest.fixture(scope="package")
 def world(tmp_path_factory):
     with World(tmp_path_factory.mktemp("loop")) as w:
         yield w
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def scenario(world) -> Scenario:
-    first = world.start("first")
+    first = world.start("first", events={"hold_at_step": KILL_STEP})
     tracker, pids = world.kill_during_step(first, KILL_STEP, LAUNCH_TIMEOUT_S)
     world.wait(first, 120)
     deadline = time.monotonic() + 30

@@ -170,6 +170,7 @@ class Launch:
     log_path: Path
     proc: subprocess.Popen | None = None
     rc: int | None = None
+    started: float = 0.0
     elapsed: float = 0.0
     events: list[str] = field(default_factory=list)
 
@@ -177,11 +178,12 @@ class Launch:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def steps(self) -> dict[int, dict[str, float]]:
-        """step -> the metrics verl's console logger printed for it (`step:N - key:value - ...`)."""
+        """training step -> the metrics verl's console logger printed for it (`step:N - key:value - ...`; the
+        validation lines, logged at the step they follow, are left out)."""
         out: dict[int, dict[str, float]] = {}
         for line in self.text().splitlines():
             m = STEP_LINE.search(line)
-            if not m:
+            if not m or "training/global_step:" not in line:
                 continue
             metrics = {}
             for part in m.group(2).split(" - "):
@@ -230,8 +232,14 @@ class World:
         (self.root / "reward").mkdir(exist_ok=True)
         self.reward = self._stack.enter_context(ServiceProcess(config, self.root / "reward"))
         head_env = cpu_set.env(self.reward.url + "/score", str(self.python.parent), os.environ["PATH"])
-        self.ray = RayHead(self.python, HEAD_GPUS, {**clean_env(), **head_env})
-        self.ray.start()
+        for attempt in (1, 2):  # a `ray stop --force` elsewhere on the machine ends every Ray head, ours included
+            self.ray = RayHead(self.python, HEAD_GPUS, {**clean_env(), **head_env})
+            try:
+                self.ray.start()
+                break
+            except RuntimeError:
+                if attempt == 2:
+                    raise
         self._stack.callback(self.ray.stop)
         return self
 
@@ -307,17 +315,15 @@ class World:
 
     # -- events from outside -----------------------------------------------------------------------------------
     def kill_during_step(self, launch: Launch, step: int, timeout: float) -> tuple[int, list[int]]:
-        """Wait until step `step - 1` is logged and checkpointed (so `step` is running), then SIGKILL the run's
-        training processes: its driver, its actors and their children. Returns (tracker at the kill, pids)."""
+        """SIGKILL the run's training processes (its driver, its actors and their children) while step `step` runs:
+        the launch must hold that step (LOOP_EVENTS hold_at_step). Returns (tracker at the kill, pids)."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while f"loop-event: holding step {step}" not in launch.text():
             if launch.proc.poll() is not None:
                 raise AssertionError(f"{launch.name} ended before step {step}:\n{launch.tail()}")
-            if (step - 1) in launch.steps() and (self.tracker() or 0) >= step - 1:
-                break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{launch.name}: step {step} not reached within {timeout} s:\n{launch.tail()}")
             time.sleep(1)
-        else:
-            raise AssertionError(f"{launch.name}: step {step - 1} not logged within {timeout} s:\n{launch.tail()}")
         tracker = self.tracker()
         pids = self.training_pids(launch)
         for pid in pids:
