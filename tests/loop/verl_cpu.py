@@ -177,7 +177,7 @@ def _register_platform() -> None:
 
         def is_ipc_supported(self) -> bool:
             # No CUDA IPC: verl's weight sync takes its shared-memory path (verl/workers/rollout/vllm_rollout/
-            # bucketed_weight_transfer.py, chosen on is_ipc_supported()).
+            # vllm_rollout.py:143 `self.use_shm = not is_support_ipc()`).
             return False
 
         def cudart(self):
