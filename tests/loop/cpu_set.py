@@ -34,9 +34,9 @@ class Entry:
 
 CPU_SET: tuple[Entry, ...] = (
     Entry("override", "actor_rollout_ref.actor.strategy", "fsdp2",
-          "FSDP1 cannot run on a CPU: verl wraps it with sync_module_states=True (verl/workers/engine/fsdp/"
-          "transformer_impl.py:444), a device broadcast; FSDP2 (fully_shard) runs on gloo. The shipped files "
-          "leave verl's default, FSDP1"),
+          "FSDP1 did not run on a CPU in issue 31's trial (verl wraps it with sync_module_states=True, verl/workers/"
+          "engine/fsdp/transformer_impl.py:444; not probed here); FSDP2 (fully_shard) runs on gloo. The shipped "
+          "files leave verl's default, FSDP1"),
     Entry("override", "+actor_rollout_ref.model.override_config.attn_implementation", "sdpa",
           "verl asks transformers for flash_attention_2 unless told otherwise (verl/workers/config/model.py:185), "
           "a CUDA kernel package; sdpa is PyTorch's own"),
