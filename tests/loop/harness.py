@@ -128,8 +128,9 @@ class RayHead:
                "--include-dashboard=true", "--num-cpus=16", f"--num-gpus={self.gpus}", "--disable-usage-stats",
                f"--temp-dir={self.temp_dir}", "--object-store-memory=600000000"]
         self.log = (self.temp_dir / "head.log").open("wb")
+        # Job drivers start in the head's working directory, where verl writes Hydra's outputs/ and tensorboard_log/.
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=self.env)
+                                     env=self.env, cwd=self.temp_dir)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
