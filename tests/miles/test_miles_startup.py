@@ -8,7 +8,9 @@ first step that needs GPUs). The one stub is torch.cuda's device queries (is_ava
 get_device_properties, get_device_capability, current_device), answering as the values' GPU (an H200) for the
 validation code that asks them (tests/miles/miles_worker.py). Model flags: MODEL_ARGS of the model script the
 builder names (job/miles.py MODEL_SCRIPTS), recorded from radixark/miles at the pinned commit in
-tests/miles/model_scripts.json because the wheel carries no scripts/.
+tests/miles/model_scripts.json because the wheel carries no scripts/. No CPU run goes further: the training actor
+calls torch.cuda.set_device at init (miles/ray/train_actor.py:66) and Megatron's get_model moves the model with
+.cuda() (megatron/training/training.py:1259); verl's real GRPO steps on a CPU are the loop tier's (docs/loop.md).
 """
 
 from __future__ import annotations
