@@ -92,9 +92,9 @@ tiers: setup
 
 # The whole suite, the control-plane tier (tests/cluster: a real API server, scheduler, controller manager, kwok
 # and the KubeRay operator) included, in two test processes (both cores; tests/conftest.py keeps the tests of one
-# control plane or one Ray head in one process).
+# control plane, one Ray head or one wheel build in one process).
 test: tiers
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
+	$(BIN)/python -m pytest -q -n 2 tests
 
 # The control-plane tier alone (docs/control-plane.md).
 test-cluster: setup helm cluster-tools

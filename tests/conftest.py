@@ -15,24 +15,30 @@ RELEASE = "grpo"
 NAMESPACE = "team-a"
 
 
-# Session resources that are costly to start twice, or that contend for one machine-wide thing (a Ray head's
-# fixed default ports, the control plane's CPU): under `make test`'s two test processes (pytest-xdist,
-# --dist loadgroup) every test that uses one runs in the same process, so each starts once.
-SHARED_RESOURCES = {"control_plane": "control-plane", "ray_head": "ray"}
-# Tiers that start their own Ray or control plane however their fixtures are named (`ray stop --force` in one
-# tier's tear-down would end another's head).
-SHARED_BY_DIRECTORY = {"loop": "ray", "recipes": "ray", "startup": "ray"}
+# What must run in one test process under `make test`'s two (pytest-xdist): the tiers that start a Ray head
+# (tests/rayhead.py: one head at a time, so a verl run on 2 cores never shares them with another head's jobs), the
+# control-plane tier (one control plane, not one per process), the wheel builds (setuptools' build/ in the source
+# tree). Everything else is spread test by test.
+SHARED_BY_PATH = {"tests/cluster/": "control-plane", "tests/loop/": "ray", "tests/recipes/": "ray",
+                  "tests/startup/": "ray", "tests/packaging/test_wheel.py": "wheel-build"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the markers
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        groups = {group for fixture, group in SHARED_RESOURCES.items() if fixture in getattr(item, "fixturenames", ())}
-        parts = Path(str(item.path)).relative_to(REPO_ROOT).parts
-        if len(parts) > 1 and parts[0] == "tests" and parts[1] in SHARED_BY_DIRECTORY:
-            groups.add(SHARED_BY_DIRECTORY[parts[1]])
-        if groups:
-            item.add_marker(pytest.mark.xdist_group("+".join(sorted(groups))))
+def scheduling_unit(nodeid: str) -> str:
+    """The scheduling unit of a test: its shared resource's name, else the test itself."""
+    return next((group for prefix, group in SHARED_BY_PATH.items() if nodeid.startswith(prefix)), nodeid)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's load scheduling with our units. (Its own `xdist_group` marker is a no-op under pytest 9.2: xdist
+    3.8.0 renames a test by setting an attribute pytest no longer reads.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedResourceScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scheduling_unit(nodeid)
+
+    return SharedResourceScheduling(config, log)
 
 
 def pytest_generate_tests(metafunc):

@@ -25,8 +25,6 @@ from grpo_stack.localcluster.nodes import EFA_RESOURCE, GPU_RESOURCE, GPU_TAINT,
 
 from tests.conftest import REPO_ROOT
 
-pytestmark = pytest.mark.xdist_group("control-plane")  # with the session's control plane: one at a time
-
 VALUES = REPO_ROOT / "values" / "qwen3-8b.yaml"
 NS = "grpo"
 BIN = Path(sys.executable).parent

@@ -130,7 +130,7 @@ def test_waits_for_every_worker(two_releases, tmp_path):
     with unschedulable(ours.cp, gpu_type, [one_worker]):
         _wait_for_pending(ours.cp, f"ray.io/cluster={cluster},ray.io/node-type=worker")
         proc, shim_calls = run_script(ours, tmp_path / "pending", "--dry-run", "--wait-timeout", "5s")
-        assert proc.returncode == 1, proc.stdout
+        assert proc.returncode == 2, proc.stdout
         assert "are not Ready after 5s" in proc.stderr
         assert not shim_calls
     ours.wait_running()
@@ -152,7 +152,7 @@ def test_waits_for_reward_and_sandbox_deployments(two_releases, tmp_path, compon
         ours.cp.kubectl("-n", NAMESPACE, "wait", "--for=condition=Available=False", "deployment", "-l", selector,
                         "--timeout=60s")
         proc, shim_calls = run_script(ours, tmp_path / component, "--dry-run", "--wait-timeout", "5s")
-        assert proc.returncode == 1, proc.stdout
+        assert proc.returncode == 2, proc.stdout
         assert f"{component} of release grpo is not Available after 5s" in proc.stderr
         assert not shim_calls
     ours.wait_running()

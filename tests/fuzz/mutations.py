@@ -28,8 +28,10 @@ CONTROL = ['"a\\x7fb"', '"\\x1b[31mred"', '"nul\\0byte"', '"\\x85next"', '"bell\
 HYDRA = ['"run=2"', '"run (v2)"', '"it\'s"', '"café"', '"two\\nlines"', '"a,b"', '"-1e309"', '"${oc.env:HF_TOKEN}"',
          '"???"', '"[x]"', '"{a: 1}"', "'back\\'", "'\\${x}'", '"true"', '"null"', '"1:30"']
 # Plain scalars Helm's go-yaml and YAML 1.1 read differently, leading-zero integers, the non-specific tag.
-# Scalars Helm reads otherwise than YAML 1.1 and grpo-lint refuses (a number to Helm alone, `1e3`, is accepted).
-HELM_SCALARS = ["y", "n", "Y", "N", "1:30", "08", "010", "._5", "! 8", "! true", "-010", "0_7"]
+# Scalars Helm reads otherwise than YAML 1.1 and grpo-lint refuses wherever they stand (a number to Helm alone,
+# `1e3`, is accepted; `._5`, a string to Helm and 0.5 to YAML 1.1, is read as Helm reads it, so a string key takes
+# it: tests/values/test_helm_scalar_reading.py).
+HELM_SCALARS = ["y", "n", "Y", "N", "1:30", "08", "010", "! 8", "! true", "-010", "0_7"]
 SWAPS = ['"a string"', "0", "-1", "1", "true", "false", "null", "[]", "{}", "[1, 2]", "{a: 1}", "1.5", '""',
          "[[]]", "{metadata: true}", "true"]
 

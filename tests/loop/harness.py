@@ -15,13 +15,13 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from ..rayhead import RayHead
 from . import cpu_set
 
 HERE = Path(__file__).resolve().parent
@@ -102,64 +102,22 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class RayHead:
-    """`ray start --head --block` on 127.0.0.1 with a dashboard (the job API the submit uses) and `gpus` logical
-    GPUs, in its own process group; the CPU set's `env` entries are its environment. Ended by signalling that
-    process group, never `ray stop` (which would end every Ray on the machine)."""
+class LoopHead(RayHead):
+    """The loop's Ray head (tests/rayhead.py) with a dashboard (the job API the submit uses) and `gpus` logical
+    GPUs; the CPU set's `env` entries are its environment. Job drivers start in its temp dir, where verl writes
+    Hydra's outputs/ and tensorboard_log/."""
 
     def __init__(self, python: Path, gpus: int, env: dict[str, str]):
-        self.python, self.gpus, self.env = python, gpus, env
-        self.port, self.dashboard_port = free_port(), free_port()
-        self.address = f"http://127.0.0.1:{self.dashboard_port}"
-        self.temp_dir = Path(tempfile.mkdtemp(prefix="rl", dir="/tmp"))  # AF_UNIX paths must stay short
-        self.proc: subprocess.Popen | None = None
+        super().__init__(python.parent / "ray", gpus=gpus, cpus=16, env=env,
+                         extra=("--object-store-memory=600000000",))
+        self.python = python
 
-    def start(self, timeout: float = 180) -> None:
-        cmd = [str(self.python.parent / "ray"), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
-               f"--port={self.port}", f"--dashboard-port={self.dashboard_port}", "--dashboard-host=127.0.0.1",
-               "--include-dashboard=true", "--num-cpus=16", f"--num-gpus={self.gpus}", "--disable-usage-stats",
-               f"--temp-dir={self.temp_dir}", "--object-store-memory=600000000"]
-        self.log = (self.temp_dir / "head.log").open("wb")
-        # Job drivers start in the head's working directory, where verl writes Hydra's outputs/ and tensorboard_log/.
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=self.env, cwd=self.temp_dir)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"ray head exited with {self.proc.returncode}:\n{self.log_tail()}")
-            if self.helper("ready", timeout=60).returncode == 0:
-                return
-            time.sleep(2)
-        self.stop()
-        raise RuntimeError(f"ray head not accepting jobs within {timeout} s:\n{self.log_tail()}")
+    def start(self, timeout: float = 180) -> None:  # type: ignore[override]
+        super().start(lambda: self.helper("ready", timeout=60).returncode == 0, timeout=timeout)
 
     def helper(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         return subprocess.run([str(self.python), str(HERE / "ray_query.py"), self.address, *args], text=True,
                               capture_output=True, env=clean_env(), timeout=timeout)
-
-    def log_tail(self) -> str:
-        path = self.temp_dir / "head.log"
-        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-        import shutil
-
-        shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
 @dataclass
@@ -233,15 +191,9 @@ class World:
         (self.root / "reward").mkdir(exist_ok=True)
         self.reward = self._stack.enter_context(ServiceProcess(config, self.root / "reward"))
         head_env = cpu_set.env(self.reward.url + "/score", str(self.python.parent), os.environ["PATH"])
-        for attempt in (1, 2):  # a `ray stop --force` elsewhere on the machine ends every Ray head, ours included
-            self.ray = RayHead(self.python, HEAD_GPUS, {**clean_env(), **head_env})
-            try:
-                self.ray.start()
-                break
-            except RuntimeError:
-                if attempt == 2:
-                    raise
+        self.ray = LoopHead(self.python, HEAD_GPUS, {**clean_env(), **head_env})
         self._stack.callback(self.ray.stop)
+        self.ray.start()
         return self
 
     def __exit__(self, *exc) -> None:

@@ -20,8 +20,6 @@ import pytest
 from tests.conftest import REPO_ROOT, VALUES_FILES
 
 PIP = [sys.executable, "-m", "pip"]
-# Both builds below write setuptools' build/ and egg-info in the source tree: one test process runs them all.
-pytestmark = pytest.mark.xdist_group("wheel-build")
 
 
 def build_wheel(source: Path, out: Path) -> Path:

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
+from ..rayhead import RayHead
 from ..tier_venvs import venv_path
 
 HERE = Path(__file__).resolve().parent
@@ -43,62 +38,6 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "startup: real verl start-up against a local Ray head (.venv-startup)")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class RayHead:
-    """`ray start --head --block` on 127.0.0.1 in its own process group, advertising `gpus` logical GPUs.
-
-    Ended by signalling that process group (never `ray stop`, which would end every Ray on the machine).
-    """
-
-    def __init__(self, python: Path, gpus: int):
-        self.python = python
-        self.gpus = gpus
-        self.port = free_port()
-        self.address = f"127.0.0.1:{self.port}"
-        # Ray's socket paths must stay short (AF_UNIX limit), hence a short temp dir of our own.
-        self.temp_dir = Path(tempfile.mkdtemp(prefix="rs", dir="/tmp"))
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        ray = self.python.parent / "ray"
-        cmd = [str(ray), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={self.port}",
-               "--num-cpus=64", f"--num-gpus={self.gpus}", "--include-dashboard=false",
-               "--disable-usage-stats", f"--temp-dir={self.temp_dir}", "--object-store-memory=600000000"]
-        self.log = (self.temp_dir / "head.log").open("wb")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=ray_env())
-        deadline = time.monotonic() + RAY_START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"ray head exited with {self.proc.returncode}:\n{self.log_tail()}")
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0 and (self.temp_dir / "session_latest").exists():
-                    time.sleep(2)  # the raylet registers just after the GCS port opens
-                    return
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"ray head not up within {RAY_START_TIMEOUT_S} s:\n{self.log_tail()}")
-
-    def log_tail(self) -> str:
-        path = self.temp_dir / "head.log"
-        return path.read_text(errors="replace")[-4000:] if path.exists() else ""
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-        shutil.rmtree(self.temp_dir, ignore_errors=True)
-
-
 def ray_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_", "VIRTUAL_ENV"))}
     env.update({"RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"})
@@ -108,7 +47,8 @@ def ray_env() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def ray_head():
     """One head for the session (8 logical GPUs: the per-node shape of every shipped verl values file)."""
-    head = RayHead(startup_python(), gpus=8)
-    head.start()
+    head = RayHead(startup_python().parent / "ray", gpus=8, cpus=64, env=ray_env(), dashboard=False,
+                   extra=("--object-store-memory=600000000",))
+    head.start(head.gcs_up, timeout=RAY_START_TIMEOUT_S)
     yield head
     head.stop()
