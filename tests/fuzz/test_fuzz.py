@@ -55,7 +55,7 @@ def draw_mutation(data, sources: dict[str, list]) -> Mutation:
     if index == 0 and path[0] in ("apiVersion", "kind") and len(docs) > 1:
         # The first document's apiVersion/kind make a file a manifest stream; without them it is read as a
         # values file, whose errors are about the whole document, not the key that was changed.
-        mutation = Mutation(mutation.kind, "", mutation.text)
+        mutation = Mutation(mutation.kind, "", mutation.text, mutation.snippet)
     return mutation
 
 

@@ -155,3 +155,18 @@ def test_the_set_never_hides_a_built_value(tmp_path, monkeypatch):
         monkeypatch.setattr(cpu_set, "CPU_SET", (*listed, bad))
         with pytest.raises(AssertionError, match=bad.key):
             cpu_set.extend(built, str(tmp_path))
+
+
+def test_the_supervisor_judged_each_attempt_from_verls_own_output(scenario):
+    """The submit's supervisor (grpo_stack.supervise, through `--follow`; the overlay leaves retries at 0) read
+    verl's own `Total training steps:` line and its console step lines: the killed attempt is recorded at the
+    tracker's step with the driver's signal and no resubmission, the resumed one as finished at the total; the
+    refused resize never started an attempt. The records lie on the run's storage, beside its checkpoints."""
+    from grpo_stack.supervise import records
+
+    n = scenario.tracker_at_kill
+    attempts = records.read(scenario.world.checkpoints)
+    assert [(a.start_step, a.checkpoint) for a in attempts] == [(0, n), (n, STEPS)], attempts
+    assert attempts[0].end == (f"driver killed by SIGKILL (exit 137) at step {n} of {STEPS}; retry budget of 0 "
+                               "resubmission(s) spent"), attempts[0]
+    assert attempts[1].end == f"finished: step {STEPS} of {STEPS}" and attempts[1].last_step == STEPS

@@ -133,3 +133,12 @@ def test_the_validation_before_training_is_not_a_training_step():
                "step:3 - actor/pg_loss:0.01 - val-core/x:0.2\nstep:4 - actor/pg_loss:0.02\n")
     assert logged_steps(resumed, "verl") == LoggedSteps(3, 4)
     assert logged_steps("step:0 - val-core/x:0.1\n", "verl") == LoggedSteps(None, None)
+
+
+def test_the_lines_of_verls_v1_trainer_as_its_ray_job_log_holds_them():
+    """As the loop tier's real run logged them: Ray's coloured actor prefix, verl's logging prefix on the total."""
+    text = ("\x1b[36m(TaskRunnerV1 pid=30478)\x1b[0m INFO:2026-12-03 08:08:42,541:Total training steps: 4\n"
+            "\x1b[36m(TaskRunnerV1 pid=30478)\x1b[0m step:0 - val-core/x:0.5\n"
+            "\x1b[36m(TaskRunnerV1 pid=30478)\x1b[0m step:1 - global_seqlen/min:409.0 - actor/pg_loss:0.1\n")
+    assert stated_total(text, "verl") == 4
+    assert logged_steps(text, "verl") == LoggedSteps(1, 1)

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 # step it resumed from (0 fresh): not a training step.
 VERL_STEP = re.compile(r"^(?:\([^)]*\)\s+)?step:(\d+)((?: - [^\n]*)?)$", re.M)
 # What verl states at start (verl/trainer/ppo/ray_trainer.py _create_dataloader): the dataloader's length times the
-# epochs, or trainer.total_training_steps when set.
-VERL_TOTAL = re.compile(r"^(?:\([^)]*\)\s+)?Total training steps: (\d+)$", re.M)
+# epochs, or trainer.total_training_steps when set. verl 0.9.1's v1 trainer says it through `logging`
+# ("INFO:<date> <time>:Total training steps: 4").
+VERL_TOTAL = re.compile(r"^(?:\([^)]*\)\s+)?(?:[A-Z]+:.*:)?Total training steps: (\d+)$", re.M)
+# Ray colours the "(TaskRunner pid=..)" prefix of an actor's lines in the job's log.
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -31,14 +34,14 @@ class LoggedSteps:
 
 def stated_total(text: str, framework: str) -> int | None:
     """The total steps the framework said it will run, from its own start-up line (verl); None when unsaid."""
-    found = VERL_TOTAL.findall(text) if framework == "verl" else []
+    found = VERL_TOTAL.findall(ANSI.sub("", text)) if framework == "verl" else []
     return int(found[-1]) if found else None
 
 
 def logged_steps(text: str, framework: str) -> LoggedSteps:
     if framework != "verl":
         return LoggedSteps(None, None)
-    steps = [int(m.group(1)) for m in VERL_STEP.finditer(text) if not _validation_only(m.group(2))]
+    steps = [int(m.group(1)) for m in VERL_STEP.finditer(ANSI.sub("", text)) if not _validation_only(m.group(2))]
     return LoggedSteps(steps[0], steps[-1]) if steps else LoggedSteps(None, None)
 
 
