@@ -43,6 +43,8 @@ def parser() -> argparse.ArgumentParser:
         s.add_argument("--dir", type=Path, default=None, help=dir_help)
     b = sub.add_parser("build", help="build the binaries from the pinned Go modules (idempotent)")
     b.add_argument("--check", action="store_true", help="exit 1 unless a complete, verified build is cached")
+    b.add_argument("--toolset", default="control-plane",
+                   help="which binaries: control-plane (default) or an add-on's (grpo_stack.localcluster.binaries)")
     return top
 
 
@@ -55,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "build":
             from ..localcluster import binaries
 
-            return binaries.main(["--check"] if args.check else [])
+            return binaries.main(["--check"] if args.check else [], args.toolset)
         directory = args.dir or _default_dir()
         if args.command == "up":
             return _up(args, directory)

@@ -12,9 +12,11 @@ Each wrapper module under modules/ (beside this file, shipped in the package) pi
     grpo-cluster build           # build what is missing (idempotent), print the directory
     grpo-cluster build --check   # exit 1 unless a complete, verified build is cached
 
-The binaries land in $GRPO_CLUSTER_TOOLS_CACHE (default ~/.cache/grpo-stack/cluster-tools)/<key>/, the key made
-of the pinned versions and a hash of the wrapper modules, the Go version and this recipe, so a second clone and
-CI on the same machine reuse one build. SHA256SUMS is written last, after every binary: a directory without it,
+The binaries come in toolsets (TOOLSETS: the control plane; add-ons each in their own), each cached on its own so
+that adding one never rebuilds another. A toolset lands in $GRPO_CLUSTER_TOOLS_CACHE (default
+~/.cache/grpo-stack/cluster-tools)/<key>/, the key made of the pinned versions and a hash of its wrapper modules,
+the Go version and this recipe, so a second clone and CI on the same machine reuse one build. SHA256SUMS is
+written last, after every binary: a directory without it,
 or whose binaries no longer match it, is a half build and is built again. Next to the binaries, the build keeps
 the operator module's CRDs and kwok's stage files (read from the module cache), which the fixture uses.
 """
@@ -45,6 +47,7 @@ class Tool:
     module_dir: str  # wrapper module under modules/
     package: str  # what `go build` builds, in that module
     upstream: str  # the pinned upstream module (its version goes into the cache key)
+    tags: str = ""  # go build -tags
 
 
 TOOLS = (
@@ -64,8 +67,32 @@ DATA = (
 )
 
 
+
+
+@dataclass(frozen=True)
+class Toolset:
+    name: str
+    tools: tuple[Tool, ...]
+    data: tuple[tuple[str, str, str, str], ...] = ()  # as DATA
+
+    @property
+    def module_dirs(self) -> list[str]:
+        return sorted({t.module_dir for t in self.tools} | {d[0] for d in self.data})
+
+
+CONTROL_PLANE = Toolset("control-plane", TOOLS, DATA)
+TOOLSETS = {t.name: t for t in (CONTROL_PLANE,)}
+
+
 class BuildError(RuntimeError):
     pass
+
+
+def toolset(name: str) -> Toolset:
+    try:
+        return TOOLSETS[name]
+    except KeyError:
+        raise BuildError(f"no toolset {name!r}; known: {', '.join(TOOLSETS)}") from None
 
 
 def pinned_version(module_dir: str, module: str) -> str:
@@ -77,9 +104,9 @@ def pinned_version(module_dir: str, module: str) -> str:
     return match.group(1)
 
 
-def versions() -> dict[str, str]:
-    """Short name -> pinned version of each upstream module."""
-    seen = {(t.module_dir, t.upstream) for t in TOOLS}
+def versions(name: str = CONTROL_PLANE.name) -> dict[str, str]:
+    """Short name -> pinned version of each upstream module of the toolset."""
+    seen = {(t.module_dir, t.upstream) for t in toolset(name).tools}
     return {d: pinned_version(d, m) for d, m in sorted(seen)}
 
 
@@ -90,14 +117,17 @@ def _go_version() -> str:
         raise BuildError(f"no usable Go toolchain on PATH ({exc}); the local cluster is built with Go 1.26") from exc
 
 
-def cache_key() -> str:
+def cache_key(name: str = CONTROL_PLANE.name) -> str:
     digest = hashlib.sha256(f"recipe {RECIPE}\n{_go_version()}\n".encode())
-    for path in sorted(MODULES_DIR.glob("*/*")):
+    for path in sorted(p for d in toolset(name).module_dirs for p in (MODULES_DIR / d).glob("*")):
         if path.suffix in (".mod", ".sum", ".go"):
             digest.update(f"{path.relative_to(MODULES_DIR)}\n".encode() + path.read_bytes())
-    vers = versions()
-    return (f"k8s-{vers['kubernetes']}_etcd-{vers['etcd']}_kwok-{vers['kwok']}_kuberay-{vers['kuberay']}"
-            f"_{digest.hexdigest()[:12]}")
+    vers = versions(name)
+    if name == CONTROL_PLANE.name:  # the control plane's key predates toolsets: kept, so its cache stays valid
+        label = f"k8s-{vers['kubernetes']}_etcd-{vers['etcd']}_kwok-{vers['kwok']}_kuberay-{vers['kuberay']}"
+    else:
+        label = "_".join(f"{d}-{v}" for d, v in vers.items())
+    return f"{label}_{digest.hexdigest()[:12]}"
 
 
 def cache_root() -> Path:
@@ -105,8 +135,8 @@ def cache_root() -> Path:
     return Path(os.environ.get("GRPO_CLUSTER_TOOLS_CACHE") or default)
 
 
-def tools_dir() -> Path:
-    return cache_root() / cache_key()
+def tools_dir(name: str = CONTROL_PLANE.name) -> Path:
+    return cache_root() / cache_key(name)
 
 
 def _sha256(path: Path) -> str:
@@ -117,14 +147,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def verified(directory: Path | None = None) -> bool:
-    """True when `directory` holds a complete build: SHA256SUMS present and every binary matching it."""
-    directory = directory or tools_dir()
+def verified(directory: Path | None = None, name: str = CONTROL_PLANE.name) -> bool:
+    """True when `directory` (default: the toolset's) holds a complete build of toolset `name`: SHA256SUMS
+    present and every binary matching it."""
+    directory = directory or tools_dir(name)
     sums = directory / SUMS
     if not sums.is_file():
         return False
     listed = dict(reversed(line.split(None, 1)) for line in sums.read_text().splitlines() if line.strip())
-    if set(listed) != {t.name for t in TOOLS}:
+    if set(listed) != {t.name for t in toolset(name).tools}:
         return False
     return all((directory / name).is_file() and _sha256(directory / name) == digest
                for name, digest in listed.items())
@@ -160,12 +191,12 @@ def _module_path(module_dir: str, module: str, env: dict[str, str]) -> Path:
     return Path(match.group(1))
 
 
-def build(log=sys.stderr) -> Path:
-    """Build every binary into a fresh directory beside the cache entry, then move it into place."""
-    target = tools_dir()
-    if verified(target):
+def build(log=sys.stderr, name: str = CONTROL_PLANE.name) -> Path:
+    """Build every binary of the toolset into a fresh directory beside its cache entry, then move it into place."""
+    target, chosen = tools_dir(name), toolset(name)
+    if verified(target, name):
         return target
-    vers, env = versions(), _go_env()
+    vers, env = versions(name), _go_env()
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.name}.*"):  # left by a build that was killed
         if time.time() - stale.stat().st_mtime > STALE_WORK_S:
@@ -173,9 +204,10 @@ def build(log=sys.stderr) -> Path:
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     work.chmod(0o755)
     try:
-        for tool in TOOLS:
+        for tool in chosen.tools:
             started = time.monotonic()
-            cmd = ["nice", "-n", "10", "go", "build", "-ldflags", _ldflags(tool, vers), "-o",
+            tags = ["-tags", tool.tags] if tool.tags else []
+            cmd = ["nice", "-n", "10", "go", "build", *tags, "-ldflags", _ldflags(tool, vers), "-o",
                    str(work / tool.name), tool.package]
             proc = subprocess.run(cmd, cwd=MODULES_DIR / tool.module_dir, env=env, capture_output=True, text=True,
                                   check=False)
@@ -183,12 +215,12 @@ def build(log=sys.stderr) -> Path:
                 raise BuildError(f"go build {tool.package} (modules/{tool.module_dir}) failed:\n"
                                  f"{proc.stderr[-3000:]}")
             print(f"built {tool.name} in {time.monotonic() - started:.0f}s", file=log)
-        for module_dir, module, inner, name in DATA:
-            shutil.copytree(_module_path(module_dir, module, env) / inner, work / name)
-            for path in (work / name).rglob("*"):
+        for module_dir, module, inner, copied in chosen.data:
+            shutil.copytree(_module_path(module_dir, module, env) / inner, work / copied)
+            for path in (work / copied).rglob("*"):
                 path.chmod(0o755 if path.is_dir() else 0o644)
         (work / "VERSIONS").write_text("".join(f"{k} {v}\n" for k, v in vers.items()) + f"go {_go_version()}\n")
-        (work / SUMS).write_text("".join(f"{_sha256(work / t.name)}  {t.name}\n" for t in TOOLS))
+        (work / SUMS).write_text("".join(f"{_sha256(work / t.name)}  {t.name}\n" for t in chosen.tools))
         if target.exists():  # a half build left by an interrupted run
             shutil.rmtree(target)
         work.rename(target)
@@ -198,16 +230,16 @@ def build(log=sys.stderr) -> Path:
     return target
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], name: str = CONTROL_PLANE.name) -> int:
     """`grpo-cluster build [--check]`: 0 built (or already cached), 1 not built (--check), 2 the build failed."""
     try:
         if "--check" in argv:
-            ok = verified()
-            print(tools_dir() if ok else f"missing or incomplete: {tools_dir()}")
+            ok = verified(name=name)
+            print(tools_dir(name) if ok else f"missing or incomplete: {tools_dir(name)}")
             return 0 if ok else 1
         started = time.monotonic()
-        path = build()
-        print(f"GRPO_CLUSTER_TOOLS={path}")
+        path = build(name=name)
+        print(f"GRPO_CLUSTER_TOOLS={path}" if name == CONTROL_PLANE.name else f"{name}: {path}")
         print(f"cluster binaries ready in {time.monotonic() - started:.0f}s", file=sys.stderr)
     except BuildError as exc:
         print(f"grpo-cluster: {exc}", file=sys.stderr)
