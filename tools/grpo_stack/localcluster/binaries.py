@@ -16,8 +16,8 @@ The binaries come in toolsets (TOOLSETS: the control plane; add-ons each in thei
 that adding one never rebuilds another. A toolset lands in $GRPO_CLUSTER_TOOLS_CACHE (default
 ~/.cache/grpo-stack/cluster-tools)/<key>/, the key made of the pinned versions and a hash of its wrapper modules,
 the Go version and this recipe, so a second clone and CI on the same machine reuse one build. SHA256SUMS is
-written last, after every binary: a directory without it,
-or whose binaries no longer match it, is a half build and is built again. Next to the binaries, the build keeps
+written last, after every binary: a directory without it, or whose binaries no longer match it, is a half build
+and is built again. Next to the binaries, the build keeps
 the operator module's CRDs and kwok's stage files (read from the module cache), which the fixture uses.
 """
 
