@@ -7,58 +7,25 @@ beside the checkout."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 
 import pytest
 from grpo_stack.cli.lint import main
 
 from tests.conftest import REPO_ROOT
+from tests.lint.conftest import crd_wrapping
 
 VALUES = str(REPO_ROOT / "values" / "qwen3-8b.yaml")
 NOTE = "not checked against the KubeRay CRD"
 
 
 @pytest.fixture
-def crd_file(raycluster_crd):
-    return raycluster_crd
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv("GRPO_KUBERAY_CRD", raising=False)
-    return tmp_path / "cache"
-
-
-@pytest.fixture
-def server(crd_file):
+def server(crd_file, serve):
     """127.0.0.1 only: /reduced.json is the reference file as it is, /crd.yaml the same schema wrapped in a
     CustomResourceDefinition like the release's file; every request is counted."""
     reduced = crd_file.read_bytes()
-    schema = json.loads(reduced)["versions"]["v1"]
-    crd = json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                      "spec": {"group": "ray.io", "names": {"kind": "RayCluster"},
-                               "versions": [{"name": "v1", "schema": {"openAPIV3Schema": schema}}]}}).encode()
-    bodies = {"/reduced.json": reduced, "/crd.yaml": crd, "/not-a-crd.yaml": b"kind: ConfigMap\n"}
-    hits: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            hits.append(self.path)
-            body = bodies.get(self.path)
-            self.send_response(200 if body else 404)
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def log_message(self, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    httpd.shutdown()
+    crd = crd_wrapping(json.loads(reduced)["versions"]["v1"])
+    return serve({"/reduced.json": reduced, "/crd.yaml": crd, "/not-a-crd.yaml": b"kind: ConfigMap\n"})
 
 
 def lint(capsys, *argv):

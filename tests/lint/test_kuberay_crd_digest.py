@@ -5,53 +5,31 @@ apart, said so, and used only when named with --kuberay-crd. Loopback HTTP serve
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 
 import pytest
 from grpo_stack import kuberay_crd
 
-from tests.lint.test_kuberay_crd import cache, crd_file, lint  # noqa: F401 - fixtures shared with the CRD tests
-
-
-def _crd(schema: dict) -> bytes:
-    return json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                       "spec": {"group": "ray.io", "names": {"kind": "RayCluster"},
-                                "versions": [{"name": "v1", "schema": {"openAPIV3Schema": schema}}]}}).encode()
+from tests.lint.conftest import crd_wrapping
+from tests.lint.test_kuberay_crd import lint
 
 
 @pytest.fixture
-def served(crd_file):  # noqa: F811
+def served(crd_file, serve):
     """/v170.yaml: the targeted release's schema; /custom.yaml: the same with one field more (a fork's CRD)."""
     schema = json.loads(crd_file.read_text())["versions"]["v1"]
     forked = json.loads(json.dumps(schema))
     forked["properties"]["spec"]["properties"]["forkOnlyField"] = {"type": "string"}
-    bodies = {"/v170.yaml": _crd(schema), "/custom.yaml": _crd(forked)}
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            body = bodies.get(self.path)
-            self.send_response(200 if body else 404)
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def log_message(self, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    return serve({"/v170.yaml": crd_wrapping(schema), "/custom.yaml": crd_wrapping(forked)})[0]
 
 
-def test_the_targeted_release_is_recognized_by_its_digest(capsys, cache, served):  # noqa: F811
+def test_the_targeted_release_is_recognized_by_its_digest(capsys, cache, served):
     code, out, _ = lint(capsys, "crd", "fetch", "--url", f"{served}/v170.yaml")
     assert code == 0 and f"KubeRay {kuberay_crd.KUBERAY_VERSION} RayCluster CRD (recognized" in out, out
     assert out.startswith(f"downloaded: {kuberay_crd.cache_path()}")
 
 
-def test_any_other_schema_is_cached_as_custom_and_said_so(capsys, cache, served):  # noqa: F811
+def test_any_other_schema_is_cached_as_custom_and_said_so(capsys, cache, served):
     code, out, err = lint(capsys, "crd", "fetch", "--url", f"{served}/custom.yaml")
     assert code == 0, err
     stored = kuberay_crd.release_cache_path(kuberay_crd.CUSTOM)
@@ -65,7 +43,7 @@ def test_any_other_schema_is_cached_as_custom_and_said_so(capsys, cache, served)
     assert code == 0 and out.startswith(f"downloaded: {kuberay_crd.cache_path()}"), out
 
 
-def test_another_known_release_is_named_and_kept_apart(capsys, cache, tmp_path):  # noqa: F811
+def test_another_known_release_is_named_and_kept_apart(capsys, cache, tmp_path):
     """A reduced schema whose digest is another pinned release's (v1.5.0 here by construction of the table)."""
     reduced = {"kind": "RayCluster", "group": "ray.io", "versions": {"v1": {"type": "object"}}}
     digest = kuberay_crd.schema_digest(reduced)
