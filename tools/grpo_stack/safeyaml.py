@@ -16,15 +16,22 @@ goes through `read_text` and `load_documents`, so one place decides what input i
   control characters in strings (Helm writes them raw into manifests that no YAML reader accepts), string keys;
 - at most MAX_NODES nodes after alias expansion and MAX_DEPTH levels of nesting.
 
+Inside `ledger()`, `read_text` notes the sha256 of the exact bytes it returned for each path, so the lint cache
+keys a result by what was linted, not by what the file holds afterwards (a file renamed over mid-run).
+
 Errors are `InputError`s with file, line, column, key path and a bounded excerpt of the bad value.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
 import stat
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +55,31 @@ MAP_TAG, SEQ_TAG, MERGE_TAG, TIMESTAMP_TAG = _T + "map", _T + "seq", _T + "merge
 _ALLOWED_CONTROL = frozenset("\t\n\r")
 
 BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+
+
+_ledger: dict[str, set[str]] | None = None  # absolute path -> sha256 of each content read there
+_ledger_lock = threading.Lock()  # a module global, not a context variable: reads in worker threads count too
+
+
+@contextmanager
+def ledger() -> Iterator[dict[str, set[str]]]:
+    """Record every `read_text` while inside: absolute path -> the sha256 of each distinct content it returned
+    (two digests for one path: the file changed between two reads of one run)."""
+    global _ledger
+    with _ledger_lock:
+        outer, _ledger = _ledger, {}
+        mine = _ledger
+    try:
+        yield mine
+    finally:
+        with _ledger_lock:
+            _ledger = outer
+
+
+def _note_read(name: str, raw: bytes) -> None:
+    with _ledger_lock:
+        if _ledger is not None:
+            _ledger.setdefault(os.path.abspath(name), set()).add(hashlib.sha256(raw).hexdigest())
 
 
 def read_text(path: str | Path, max_bytes: int = MAX_BYTES) -> str:
@@ -83,9 +115,11 @@ def read_text(path: str | Path, max_bytes: int = MAX_BYTES) -> str:
     if b"\0" in raw:
         raise InputError(name, "binary data (NUL byte); not a YAML file")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(name, f"not UTF-8 text (byte {exc.start})") from None
+    _note_read(name, raw)
+    return text
 
 
 def _file_kind(mode: int) -> str:

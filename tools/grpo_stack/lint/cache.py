@@ -6,7 +6,10 @@ An entry is keyed by the SHA-256 of everything its result depends on: the tool (
 chart (every file under the chart directory),
 the KubeRay CRD file, the config file, `--release/--namespace/--select`, the base files, and the unit's own files
 (path and content). A unit is one values file, or all manifest files of the run together (one release). Any
-changed byte changes the key: a changed input always misses. Entries live in `$GRPO_LINT_CACHE_DIR`, else
+changed byte changes the key: a changed input always misses. The key holds the bytes that were linted: the reader
+notes what it read (safeyaml.ledger), so a file replaced while grpo-lint runs never files the old verdict under
+the new content; an input read twice with two contents in one run, or a base, config or CRD file that changed
+between its hashing and its reading, stores nothing. Entries live in `$GRPO_LINT_CACHE_DIR`, else
 `$XDG_CACHE_HOME/grpo-stack/lint` (`~/.cache` when unset); `grpo-lint --no-cache` bypasses it. A cache that
 cannot be read or written is skipped, never an error.
 """
@@ -27,7 +30,7 @@ from typing import Any
 from .. import __version__
 from ..errors import InputError
 from ..paths import PACKAGE_DIR, chart_dir
-from ..safeyaml import read_text
+from ..safeyaml import ledger, read_text
 from .finding import Finding, Severity
 
 FORMAT = 1  # bump when the entry layout changes
@@ -94,8 +97,9 @@ def file_digest(path: str) -> str:
 
 
 class ResultCache:
-    def __init__(self, root: Path, common: str):
+    def __init__(self, root: Path, common: str, inputs: dict[str, str] | None = None):
         self.root, self.common = root, common
+        self.inputs = inputs or {}  # the shared input files (base, config, CRD) -> the digest in `common`
 
     def key(self, *parts: Any) -> str:
         return _sha(json.dumps([FORMAT, self.common, *parts]).encode())
@@ -154,14 +158,15 @@ def _assemble(computed: tuple[list, dict[tuple[str, ...], dict]] | None, found: 
 
 def _open(base, release, namespace, crd, config_path, select) -> ResultCache | None:
     try:
-        common = [tool_digest(), tree_digest(chart_dir()), crd and file_digest(crd), config_path,
-                  config_path and file_digest(config_path), release, namespace,
+        inputs = {p: file_digest(p) for p in [*base, crd, config_path] if p}
+        common = [tool_digest(), tree_digest(chart_dir()), crd and inputs[crd], config_path,
+                  config_path and inputs[config_path], release, namespace,
                   None if select is None else sorted(select),
-                  [(b, file_digest(b)) for b in base], _overlay_digest()]
+                  [(b, inputs[b]) for b in base], _overlay_digest()]
         root = cache_dir()
     except (InputError, OSError, RuntimeError):  # RuntimeError: no home directory to put the cache in
         return None  # an unreadable input: the linter reports it, uncached
-    return ResultCache(root, _sha(json.dumps(common).encode()))
+    return ResultCache(root, _sha(json.dumps(common).encode()), inputs)
 
 
 def _overlay_digest() -> str | None:
@@ -242,25 +247,48 @@ def _compute(paths, base, release, namespace, crd, config_path, select, cache: R
     from .suppress import LintConfig, load_config
 
     config_errors = []
-    try:
-        config = load_config(config_path) if config_path else LintConfig()
-    except InputError as exc:
-        config_errors.append(exc)
-        config = LintConfig()
-    if crd:
-        crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
-    units = lint_units(paths, base=base, release=release, namespace=namespace, kuberay_crd=crd, config=config,
-                       select=select, overlay=overlay)
+    before = _digests(paths) if cache is not None else None
+    with ledger() as reads:
+        try:
+            config = load_config(config_path) if config_path else LintConfig()
+        except InputError as exc:
+            config_errors.append(exc)
+            config = LintConfig()
+        if crd:
+            crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
+        units = lint_units(paths, base=base, release=release, namespace=namespace, kuberay_crd=crd, config=config,
+                           select=select, overlay=overlay)
     fresh = {unit: cache_entry(result) for _kind, unit, result in units}
-    digests = _digests(paths) if cache is not None else None
-    if cache is not None and digests is not None:
+    if cache is not None and before is not None and _shared_inputs_held(cache, reads):
+        digests = {p: d for p in paths if (d := _linted_digest(p, reads, before)) is not None}
         cache.put(cache.key("config"), [_error_entry(e) for e in config_errors])
         for kind, unit, _result in units:
-            for p in unit:
-                cache.put(cache.key("kind", digests[p]), kind)
-        for unit, entry in fresh.items():
-            cache.put(_unit_key(cache, unit, digests), entry)
+            if all(p in digests for p in unit):
+                for p in unit:
+                    cache.put(cache.key("kind", digests[p]), kind)
+                cache.put(_unit_key(cache, unit, digests), fresh[unit])
     return config_errors, fresh
+
+
+def _linted_digest(path: str, reads: dict[str, set[str]], before: dict[str, str]) -> str | None:
+    """The digest of the bytes the linter read at `path`; None when it read two contents there, or read nothing
+    and the file is no longer what it was before the run."""
+    seen = reads.get(os.path.abspath(path))
+    if seen:
+        return next(iter(seen)) if len(seen) == 1 else None
+    now = _digests([path])
+    return before[path] if now is not None and now[path] == before[path] else None
+
+
+def _shared_inputs_held(cache: ResultCache, reads: dict[str, set[str]]) -> bool:
+    """Whether the base, config and CRD files the linter read are the ones hashed into the cache's key."""
+    for path, digest in cache.inputs.items():
+        seen = reads.get(os.path.abspath(path))
+        if seen is not None and seen != {digest}:
+            return False
+        if seen is None and _digests([path]) != {path: digest}:
+            return False
+    return True
 
 
 def cache_entry(result) -> dict:
