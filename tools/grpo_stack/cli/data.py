@@ -154,7 +154,7 @@ def _check_unknown_pairs(args, names: list[str]) -> None:
 
 def _prepare(args) -> int:
     from ..data import prepare as P
-    from ..data.write import check_output, write, write_manifest
+    from ..data.write import check_output, claimed
 
     if not args.dataset and not args.from_file:
         raise Usage("prepare needs at least one --dataset or --from-file")
@@ -162,6 +162,14 @@ def _prepare(args) -> int:
         raise Usage("--min-pass-rate and --max-pass-rate must satisfy 0 <= min <= max <= 1")
     for out in args.output:
         check_output(out)
+    with claimed(args.output, [Path(P.parse_weighted(s)[0]) for s in args.from_file]):
+        return _prepare_claimed(args)
+
+
+def _prepare_claimed(args) -> int:
+    from ..data import prepare as P
+    from ..data.write import write, write_manifest
+
     specs = [P.parse_weighted(s) for s in args.dataset]
     for name, _ in specs:
         P.adapter_for(name)
@@ -196,9 +204,7 @@ def _prepare(args) -> int:
 
 
 def _holdout(args) -> int:
-    from ..data import holdout as H
-    from ..data import prepare as P
-    from ..data.write import check_output, write, write_manifest
+    from ..data.write import check_output, claimed
 
     if bool(args.val) == bool(args.dataset):
         raise Usage("holdout needs either --dataset (build the split) or --val (audit a file), not both")
@@ -210,6 +216,15 @@ def _holdout(args) -> int:
         raise Usage("--max-overlap is a percentage between 0 and 100")
     for out in args.output:
         check_output(out)
+    with claimed(args.output, [args.train, *([args.val] if args.val else [])]):
+        return _holdout_claimed(args)
+
+
+def _holdout_claimed(args) -> int:
+    from ..data import holdout as H
+    from ..data import prepare as P
+    from ..data.write import write, write_manifest
+
     train = H.read_prepared(args.train)
     if not train:
         raise DataInputError(f"{args.train}: empty training file")

@@ -188,7 +188,11 @@ def _stage(args) -> int:
         "commit": got.commit, "mutable": mutable, "source": str(args.from_dir) if args.from_dir else "hub",
         "files": table,
     }
-    manifest.write(dest, body)
+    try:
+        manifest.write(dest, body)
+    except OSError as exc:
+        print(f"grpo-models: {dest}: cannot write the manifest ({exc.strerror or exc}); NOT staged", file=sys.stderr)
+        return 2
     note = " (MUTABLE revision: recorded as such)" if mutable else ""
     print(f"staged {args.repo}@{args.revision}{note} to {dest}: {len(table)} files, manifest {checks.MANIFEST}")
     return 0

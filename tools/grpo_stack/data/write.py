@@ -1,10 +1,19 @@
-"""Writing prepared files (verl parquet by suffix .parquet, miles JSONL by .jsonl) and their manifest."""
+"""Writing prepared files (verl parquet by suffix .parquet, miles JSONL by .jsonl) and their manifest.
+
+Each output is claimed for the whole run (`claimed`: an exclusive flock on `.<name>.lock` beside it), so a second
+`grpo-data` writing the same file is refused at once instead of interleaving with the first; every file is written
+to a temporary file of its own and renamed into place, and the manifest records the sha256 of the bytes written.
+"""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +52,64 @@ def check_output(path: Path) -> None:
         raise DataInputError(f"{path}: is a directory")
 
 
-def write(examples: list[Example], path: Path) -> dict[str, Any]:
-    tmp = path.with_name(f".{path.name}.partial")
+@contextmanager
+def claimed(outputs: list[Path], inputs: list[Path]) -> Iterator[None]:
+    """Hold every output for the run; refuse an output that is also an input, named twice, or being written by
+    another grpo-data now."""
+    seen: dict[Path, Path] = {}
+    for out in outputs:
+        where = out.resolve()
+        if where in seen:
+            raise DataInputError(f"--output {out}: given twice (also as {seen[where]})")
+        seen[where] = out
+        for source in inputs:
+            same = source.resolve() == where or (source.exists() and where.exists() and os.path.samefile(source, where))
+            if same:
+                raise DataInputError(f"--output {out}: is also an input ({source}); write to another file")
+    with ExitStack() as held:
+        for out in outputs:
+            held.enter_context(_lock(out))
+        yield
+
+
+@contextmanager
+def _lock(out: Path) -> Iterator[None]:
+    lock = out.with_name(f".{out.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()  # empty until the holder wrote it
+            who = f"another grpo-data ({holder})" if holder.startswith("pid ") else "another grpo-data"
+            raise DataInputError(f"--output {out}: {who} is writing it now; wait for it to finish or choose "
+                                 "another --output") from None
+        os.pwrite(fd, f"pid {os.getpid():<24}".encode(), 0)  # fixed width: a reader never sees half of two pids
+        yield
+    finally:
+        os.close(fd)  # releases the lock; the lock file stays (removing it would race a third writer)
+
+
+def _publish(path: Path, fill) -> tuple[str, int]:
+    """Write through `fill(tmp_path)` into a temporary file of this process beside `path`, rename it into place;
+    the sha256 and size of what was written."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        fill(tmp)
+        digest, size = sha256_file(tmp), tmp.stat().st_size
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DataInputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    return digest, size
+
+
+def write(examples: list[Example], path: Path) -> dict[str, Any]:
+    def fill(tmp: Path) -> None:
         if path.suffix == ".parquet":
             table = pa.Table.from_pylist([verl_row(e, i) for i, e in enumerate(examples)], schema=VERL_SCHEMA)
             pq.write_table(table, tmp)
@@ -53,11 +117,9 @@ def write(examples: list[Example], path: Path) -> dict[str, Any]:
             with open(tmp, "w", encoding="utf-8") as f:
                 for i, e in enumerate(examples):
                     f.write(json.dumps(miles_row(e, i), ensure_ascii=False, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise DataInputError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    return {"path": str(path), "rows": len(examples), "size": path.stat().st_size, "sha256": sha256_file(path)}
+
+    digest, size = _publish(path, fill)
+    return {"path": str(path), "rows": len(examples), "size": size, "sha256": digest}
 
 
 def manifest_path(output: Path) -> Path:
@@ -66,5 +128,6 @@ def manifest_path(output: Path) -> Path:
 
 def write_manifest(output: Path, body: dict[str, Any]) -> Path:
     mpath = manifest_path(output)
-    mpath.write_text(json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    _publish(mpath, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return mpath

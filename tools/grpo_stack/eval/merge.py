@@ -5,7 +5,8 @@ The conversion is verl's own model merger (`python -m verl.model_merger merge`) 
 run in the interpreter that has verl installed (`--python`, the training image's in the cluster). verl's merger
 writes a LoRA run's weights as base model + `lora_adapter/`; the adapter is checked against the values
 (rank, alpha, target modules) and then folded into the weights with PEFT's merge_and_unload. The result appears at
-the target only when complete (written to `<target>.partial`, then renamed).
+the target only when complete (written to a `.<target>.*.partial` directory of its own, then renamed; a second
+merge that finishes later finds the target taken and says so).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +67,9 @@ def merge(values_files: list[Path], step: int, storage_root: Path, python: str, 
     target = target or default_target
     if target.exists():
         raise MergeError(f"{target} already exists; a merged model is never overwritten (remove it first)")
-    work = target.with_name(target.name + ".partial")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # A work directory of this merge's own: two merges into one target never share (or delete) each other's.
+    work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial"))
     try:
         if adapter is not None:
             base = base or storage_root / job["model"]["path"]
@@ -94,7 +96,11 @@ def merge(values_files: list[Path], step: int, storage_root: Path, python: str, 
             source = {"kind": f"verl-{job['backend']}", "checkpoint": str(checkpoint), "step": step}
         source["merger"] = _verl_version(python)
         provenance.write(out, job, values_files, source, info, verified)
-        out.rename(target)
+        try:
+            out.rename(target)
+        except OSError as exc:  # another merge into the same target finished first
+            raise MergeError(f"{target}: cannot move the merged model into place ({exc.strerror or exc}); "
+                             "a merged model is never overwritten") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target

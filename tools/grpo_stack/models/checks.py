@@ -19,6 +19,8 @@ def model_files(root: Path) -> list[str]:
         rel = p.relative_to(root)
         if rel.parts[0] in IGNORED_DIRS or rel.as_posix() == MANIFEST or not p.is_file():
             continue
+        if len(rel.parts) == 1 and rel.name.startswith(f".{MANIFEST}.") and rel.name.endswith(".partial"):
+            continue  # a manifest being written (manifest.write)
         out.append(rel.as_posix())
     return out
 

@@ -4,6 +4,8 @@ byte-for-byte reproducibly (sorted keys, two-space indent, trailing newline) so 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +27,14 @@ def render(body: dict[str, Any]) -> bytes:
 
 def write(root: Path, body: dict[str, Any]) -> Path:
     path = root / MANIFEST
-    tmp = root / f".{MANIFEST}.partial"
-    tmp.write_bytes(render(body))
-    tmp.replace(path)
+    fd, name = tempfile.mkstemp(dir=root, prefix=f".{MANIFEST}.", suffix=".partial")  # one per writer
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(render(body))
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
     return path
 
 
