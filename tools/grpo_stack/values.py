@@ -228,6 +228,8 @@ def _plain_message(err: jsonschema.ValidationError) -> str:
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
         return f"unknown key(s) {excerpt(', '.join(extra), 200)} (allowed: {allowed})"
+    if err.validator == "not":
+        return f"{shown} is not allowed here"
     if err.validator == "enum":
         return f"{shown} is not one of {', '.join(map(repr, err.validator_value))}"
     if err.validator == "type":

@@ -197,7 +197,11 @@ class Reward(Strict):
 class Trainer(Variant):
     project: str = Field(min_length=1, max_length=128, description="Experiment tracker project.")
     experiment: str = Field(min_length=1, max_length=128, description="Run name in the tracker.")
-    saveFreq: int = Field(ge=-1, le=MAX_STEPS, description="Save a checkpoint every N steps; -1 = never.")
+    saveFreq: int = Field(
+        ge=-1, le=MAX_STEPS, description="Save a checkpoint every N steps; -1 = never.",
+        # verl tests `save_freq > 0`, so 0 silently never saves: a run that then fails restarts from step 0.
+        json_schema_extra={"not": {"const": 0}, "x-grpo-hint": "verl reads 0 as never save (the run could not "
+                           "resume after a failure); write -1 for never, N >= 1 to save every N steps"})
     testFreq: int = Field(ge=-1, le=MAX_STEPS, description="Validate every N steps; -1 = never.")
     checkpointDir: RelPath = Field(description="Checkpoint root, relative to `global.storage.mountPath`.")
     logger: list[Literal["console", "tensorboard", "mlflow", "wandb"]] = Field(
