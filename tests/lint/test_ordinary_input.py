@@ -34,7 +34,21 @@ def test_schema_error_under_a_merge_key_is_located(tmp_path, capsys):
     bad = write(tmp_path, "merge.yaml", 'defaults: &d\n  nodes: "x"\nglobal:\n  cluster:\n    <<: *d\n')
     code, text = run(["--no-cache", "--base", str(BASE), bad], capsys)
     assert code == 2, text
-    assert f"{bad}:2:3: global.cluster.nodes:" in text  # where the anchor defines the bad value
+    assert f"{bad}:5:5: global.cluster.nodes:" in text  # at the `<<` that brings the bad value here
+
+
+def test_schema_error_under_an_alias_is_located_where_the_alias_is_used(tmp_path, capsys):
+    """The key path is the alias's place (the anchor itself is fine where it stands)."""
+    bad = write(tmp_path, "alias.yaml", 'defaults: &d\n  mountPath: 5\nglobal:\n  storage: *d\n')
+    code, text = run(["--no-cache", "--base", str(BASE), bad], capsys)
+    assert code == 2, text
+    assert f"{bad}:4:3: global.storage.mountPath:" in text
+
+
+def test_a_recursive_anchor_is_located_without_looping(tmp_path, capsys):
+    bad = write(tmp_path, "loop.yaml", 'global: &g\n  storage:\n    mountPath: 5\n  self: *g\n')
+    code, text = run(["--no-cache", "--base", str(BASE), bad], capsys)
+    assert code == 2 and "internal error" not in text, text
 
 
 def test_null_preset_is_an_error_at_the_key(tmp_path, capsys):

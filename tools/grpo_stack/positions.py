@@ -2,8 +2,10 @@
 not a round-trip parser, so locating one error in a 1.6 MB file of 150,000 keys costs one pass of C.
 
 `load(text)` gives documents of `PosMap` (a dict) and `PosSeq` (a list), each with `.lc.key(k)` / `.lc.item(i)`
--> (line, column), 0-based, as ruamel's round-trip types spell it. A key a merge (`<<`) brings in is located
-where its anchor's mapping defines it. Scalars are kept as their text (positions never need the value).
+-> (line, column), 0-based, as ruamel's round-trip types spell it. What a merge (`<<`) or an alias (`*name`)
+brings in is located where it is used, at the `<<` or the aliased key, for every key under it: the key path a
+finding names is the one at that place (the anchor may be right where it is defined and wrong where it is
+merged). Scalars are kept as their text (positions never need the value).
 """
 
 from __future__ import annotations
@@ -67,25 +69,53 @@ def _convert(node: Any, memo: dict[int, Any]) -> Any:
         seq = PosSeq()
         memo[id(node)] = seq
         for i, item in enumerate(node.value):
-            seq.append(_convert(item, memo))
-            seq.lc.data[i] = (item.start_mark.line, item.start_mark.column)
+            at = (item.start_mark.line, item.start_mark.column)
+            seq.append(_used(item, at, memo))
+            seq.lc.data[i] = at
         return seq
     out = PosMap()
     memo[id(node)] = out
-    merged: list[Any] = []
+    merged: list[tuple[Any, tuple[int, int]]] = []
     for key_node, value_node in node.value if isinstance(node, MappingNode) else []:
+        at = (key_node.start_mark.line, key_node.start_mark.column)
         if key_node.tag == _MERGE or (isinstance(key_node, ScalarNode) and key_node.value == "<<"
                                       and key_node.style in ("", None)):
             sources = _convert(value_node, memo)
-            merged += sources if isinstance(sources, PosSeq) else [sources]
+            merged += [(s, at) for s in (sources if isinstance(sources, PosSeq) else [sources])]
             continue
         key = key_node.value if isinstance(key_node, ScalarNode) else repr(id(key_node))
-        out[key] = _convert(value_node, memo)
-        out.lc.data[key] = (key_node.start_mark.line, key_node.start_mark.column)
-    for source in merged:
+        out[key] = _used(value_node, at, memo)
+        out.lc.data[key] = at
+    for source, at in merged:
         if isinstance(source, PosMap):
             for k, v in source.items():
                 if k not in out:
-                    out[k] = v
-                    out.lc.data[k] = source.lc.data[k]
+                    out[k] = _relocated(v, at, set())
+                    out.lc.data[k] = at
+    return out
+
+
+def _used(node: Any, at: tuple[int, int], memo: dict[int, Any]) -> Any:
+    """The converted value of `node` placed at `at`; an alias's anchored container is located there too."""
+    alias = id(node) in memo
+    value = _convert(node, memo)
+    return _relocated(value, at, set()) if alias else value
+
+
+def _relocated(value: Any, at: tuple[int, int], seen: set[int]) -> Any:
+    """A copy of an anchored container with every position `at` (a recursive anchor is copied once)."""
+    if not isinstance(value, (PosMap, PosSeq)) or id(value) in seen:
+        return value
+    seen.add(id(value))
+    out: PosMap | PosSeq
+    if isinstance(value, PosMap):
+        out = PosMap()
+        for k, v in value.items():
+            out[k] = _relocated(v, at, seen)
+            out.lc.data[k] = at
+    else:
+        out = PosSeq()
+        for i, v in enumerate(value):
+            out.append(_relocated(v, at, seen))
+            out.lc.data[i] = at
     return out
