@@ -175,3 +175,11 @@ def test_empty_key_is_located_at_itself(tmp_path, capsys):
     bad = write(tmp_path, "empty.yaml", 'global:\n  cluster:\n    "": 1\n')
     code, out = run(["--no-cache", "--base", str(BASE), bad], capsys)
     assert code == 2 and f"{bad}:3:5:" in out, out
+
+
+def test_a_top_level_empty_key_is_located_at_itself_with_its_name(tmp_path, capsys):
+    """Issue: reported at 1:1 with no key path (the empty path read as the document itself)."""
+    bad = write(tmp_path, "empty.yaml", 'global: {}\n"": 1\n')
+    code, text = run(["--no-cache", bad], capsys)
+    assert code == 2, text
+    assert f'{bad}:2:1: unknown key "" (a key with an empty name; allowed here: ' in text

@@ -54,7 +54,7 @@ def _keys(node: Any, key_path: str) -> tuple[list[str | int], bool]:
     """The keys along `key_path` from `node` as deep as the path is present, and whether all of it is. A mapping
     key may itself hold dots (`c7i.4xlarge`, `node.kubernetes.io/instance-type`): the shortest run of parts that is
     a key is taken."""
-    parts = key_path.split(".") if key_path else []
+    parts = key_path.split(".")  # "" is the top-level empty key; the root itself has no key and stays at 1:1
     keys: list[str | int] = []
     i = 0
     while i < len(parts):
@@ -194,8 +194,12 @@ def _violations(path: list[str], err: jsonschema.ValidationError) -> list[Schema
         extra = [k for k in err.instance if k not in allowed]
         if len(extra) <= 20:  # each unknown key at its own line; a flood of them is one error
             shown = ", ".join(allowed) if len(", ".join(allowed)) < 300 else f"{len(allowed)} keys, see docs/values.md"
-            return [SchemaViolation(".".join([*path, k]), f"unknown key (allowed here: {shown})") for k in extra]
+            return [SchemaViolation(".".join([*path, k]), f"{EMPTY_KEY if k == '' else 'unknown key ('}allowed here: "
+                                    f"{shown})") for k in extra]
     return [SchemaViolation(".".join(path), _message(err))]
+
+
+EMPTY_KEY = 'unknown key "" (a key with an empty name; '
 
 
 def _leaves(err: jsonschema.ValidationError):
