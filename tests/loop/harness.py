@@ -217,8 +217,10 @@ class World:
         path.write_text(json.dumps(spec))
         return path
 
-    def start(self, name: str, *, gpus: int | None = None, events: dict | None = None) -> Launch:
-        spec = self.spec_file(name, gpus)
+    def start(self, name: str, *, gpus: int | None = None, events: dict | None = None,
+              spec: Path | None = None) -> Launch:
+        """`spec`: a job spec file of other values (else the World's, on `gpus`)."""
+        spec = spec or self.spec_file(name, gpus)
         argv = [str(self.python), str(HERE / "submit_cpu.py"), "--spec", str(spec), "--address", self.ray.address,
                 "--follow"]
         env = {**clean_env(), "PYTHONPATH": f"{REPO_ROOT / 'tools'}:{HERE}"}
@@ -284,6 +286,25 @@ class World:
                 os.kill(pid, signal.SIGKILL)
         launch.events.append(f"SIGKILL to {len(pids)} training processes during step {step} (tracker {tracker})")
         return tracker, pids
+
+    def stop_job(self, launch: Launch) -> subprocess.CompletedProcess:
+        """`ray job stop` (the real CLI, which waits until the job has stopped) of the launch's current Ray job."""
+        job_ids = re.findall(r"^submit: Ray job id (\S+)", launch.text(), re.M)
+        assert job_ids, f"{launch.name}: no Ray job submitted:\n{launch.tail()}"
+        out = subprocess.run([str(self.python.parent / "ray"), "job", "stop", "--address", self.ray.address,
+                              job_ids[-1]], text=True, capture_output=True, env=clean_env(), timeout=120)
+        launch.events.append(f"ray job stop {job_ids[-1]}: exit {out.returncode}")
+        return out
+
+    def wait_for(self, launch: Launch, text: str, timeout: float) -> None:
+        """Until `text` is in the launch's output (an AssertionError when it ends or times out first)."""
+        deadline = time.monotonic() + timeout
+        while text not in launch.text():
+            if launch.proc.poll() is not None:
+                raise AssertionError(f"{launch.name} ended before {text!r}:\n{launch.tail()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{launch.name}: no {text!r} within {timeout} s:\n{launch.tail()}")
+            time.sleep(1)
 
     def training_pids(self, launch: Launch) -> list[int]:
         """The run's driver and actors (Ray's state API), with every process they started."""
