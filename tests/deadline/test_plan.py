@@ -67,8 +67,8 @@ def test_verl_is_given_the_same_grace_period_it_measures_the_step_of():
         verl_threshold = dl.VERL_ASSUMED_SAVE_S + step + dl.verl_redundant_time(d)
         assert verl_threshold == pytest.approx(max(dl.grace_seconds(step, d.write_s, d.margin_s),
                                                    dl.VERL_ASSUMED_SAVE_S + step + d.margin_s))
-    assert dl.verl_redundant_time(plan(end=END, checkpointWriteMinutes=3, marginMinutes=10)) == 720.0
-    assert dl.verl_redundant_time(plan(end=END, checkpointWriteMinutes=0.5, marginMinutes=10)) == 600.0
+    assert dl.verl_redundant_time(plan(end=END, checkpointWriteMinutes=3, marginMinutes=10)) == 720
+    assert dl.verl_redundant_time(plan(end=END, checkpointWriteMinutes=0.5, marginMinutes=10)) == 600
 
 
 def test_miles_is_asked_one_step_write_and_margin_ahead():
@@ -98,7 +98,7 @@ def test_verl_build_emits_esi_redundant_time_for_the_legacy_trainer_only(shipped
     deadline = {"end": END, "checkpointWriteMinutes": 3, "marginMinutes": 10}
     legacy = build(spec_of(shipped_values, "qwen3-8b", {"global.job.deadline": deadline,
                                                         "global.job.verl.useV1Trainer": False})).argv()
-    assert "trainer.esi_redundant_time=720.0" in legacy and "trainer.use_v1=false" in legacy
+    assert "trainer.esi_redundant_time=720" in legacy and "trainer.use_v1=false" in legacy
     v1 = build(spec_of(shipped_values, "qwen3-8b", {"global.job.deadline": deadline})).argv()
     assert not [a for a in v1 if a.startswith("trainer.esi_redundant_time")]
     plain = build(spec_of(shipped_values, "qwen3-8b", {"global.job.verl.useV1Trainer": False})).argv()

@@ -97,10 +97,11 @@ def grace_seconds(step_s: float, write_s: float, margin_s: float) -> float:
     return step_s + write_s + margin_s
 
 
-def verl_redundant_time(deadline: Deadline) -> float:
+def verl_redundant_time(deadline: Deadline) -> int:
     """trainer.esi_redundant_time: verl adds its own longest step and an assumed 60 s write, so the margin plus the
-    part of the write beyond those 60 s gives the same grace period as grace_seconds."""
-    return round(deadline.margin_s + max(0.0, deadline.write_s - VERL_ASSUMED_SAVE_S), 1)
+    part of the write beyond those 60 s gives the same grace period as grace_seconds (whole seconds, rounded up:
+    verl's config default is the integer 0)."""
+    return math.ceil(deadline.margin_s + max(0.0, deadline.write_s - VERL_ASSUMED_SAVE_S))
 
 
 def miles_save_request_at(deadline: Deadline, end: float) -> float:
