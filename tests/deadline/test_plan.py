@@ -86,6 +86,8 @@ def test_active_deadline_seconds_falls_at_the_deadline_after_the_save():
     assert dl.active_deadline_seconds(d, late) == 3600  # the Capacity Block's end comes first
     with pytest.raises(dl.DeadlineError, match="passed"):
         dl.active_deadline_seconds(plan(end=END), END_TS + 10)
+    assert dl.job_active_deadline_seconds({"deadline": {"end": END}}, END_TS - 7200.5) == 7201
+    assert dl.job_active_deadline_seconds({"framework": "verl"}, END_TS) is None
 
 
 def test_ray_job_env_carries_the_end_time_for_verls_legacy_trainer_only():

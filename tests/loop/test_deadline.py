@@ -18,12 +18,13 @@ run here (miles does not train on a CPU, docs/loop.md).
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from dataclasses import dataclass
 
 import pytest
 
-from .harness import Launch, World, alive, loop_values, merge, rendered
+from .harness import Launch, World, alive, clean_env, loop_values, merge, rendered
 
 pytestmark = pytest.mark.loop
 
@@ -112,9 +113,15 @@ def test_stop_mid_step_saves_nothing_and_is_not_resubmitted(deadline_runs):
     """`ray job stop` during step 3 (docs/day-2.md, Deadlines and stopping): the driver dies at SIGTERM (verl has
     no handler for it), the job ends STOPPED, no training process survives, step 3's work is lost (the tracker
     stays at the deadline's checkpoint), and the supervisor does not resubmit although a retry was left."""
+    from grpo_stack.deadline import RAY_STOP_WAIT_S
     from grpo_stack.supervise import records
 
     runs = deadline_runs
+    # The wait docs/day-2.md states, read from the Ray the loop runs (the image's version, 2.53.0).
+    probe = subprocess.run([str(runs.world.python), "-c", "from ray.dashboard.modules.job.job_supervisor import "
+                            "JobSupervisor as J; print(J.DEFAULT_RAY_JOB_STOP_WAIT_TIME_S, J.VALID_STOP_SIGNALS)"],
+                           capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert probe.stdout.split("\n")[-2] == f"{RAY_STOP_WAIT_S} ['SIGINT', 'SIGTERM']", probe.stdout + probe.stderr
     assert runs.stop_out.returncode == 0, runs.stop_out.stdout + runs.stop_out.stderr
     text = runs.stopped.text()
     assert runs.stopped.rc == 1 and "ended STOPPED" in text, runs.stopped.tail()

@@ -12,6 +12,7 @@ from .plan import (
     from_job,
     grace_seconds,
     honoured_by,
+    job_active_deadline_seconds,
     miles_save_request_at,
     parse_rfc3339,
     runtime_env,
@@ -19,5 +20,5 @@ from .plan import (
 )
 
 __all__ = ["MILES_SENTINEL", "RAY_STOP_WAIT_S", "VERL_ASSUMED_SAVE_S", "VERL_END_ENV", "Deadline", "DeadlineError",
-           "active_deadline_seconds", "from_job", "grace_seconds", "honoured_by", "miles_save_request_at",
-           "parse_rfc3339", "runtime_env", "verl_redundant_time"]
+           "active_deadline_seconds", "from_job", "grace_seconds", "honoured_by", "job_active_deadline_seconds",
+           "miles_save_request_at", "parse_rfc3339", "runtime_env", "verl_redundant_time"]

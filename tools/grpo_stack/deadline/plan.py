@@ -132,6 +132,13 @@ def active_deadline_seconds(deadline: Deadline, start: float) -> int:
     return seconds
 
 
+def job_active_deadline_seconds(job: dict[str, Any], start: float) -> int | None:
+    """activeDeadlineSeconds for the job spec's `job` section (None: no deadline), `start` as above. The write
+    estimate plays no part, so the model's size is not needed."""
+    deadline = from_job(job, None)
+    return None if deadline is None else active_deadline_seconds(deadline, start)
+
+
 def honoured_by(job: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(key, why the framework will not save before the deadline, the fix) for each reason; empty: it will."""
     out = []
