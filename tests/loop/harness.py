@@ -108,7 +108,12 @@ class LoopHead(RayHead):
     Hydra's outputs/ and tensorboard_log/."""
 
     def __init__(self, python: Path, gpus: int, env: dict[str, str]):
-        super().__init__(python.parent / "ray", gpus=gpus, cpus=16, env=env,
+        # Ray 2.53 gives the dashboard 60 s to come up (ray_constants.py RAY_DASHBOARD_STARTUP_TIMEOUT_S) and each of
+        # its module subprocesses 30 s (dashboard/consts.py); on a loaded 2-core machine that is too short, and
+        # `ray start` then exits 1.
+        slow_start = {"RAY_DASHBOARD_STARTUP_TIMEOUT_S": "300",
+                      "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT": "240"}
+        super().__init__(python.parent / "ray", gpus=gpus, cpus=16, env={**env, **slow_start},
                          extra=("--object-store-memory=600000000",))
         self.python = python
 
