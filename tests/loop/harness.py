@@ -108,7 +108,12 @@ class LoopHead(RayHead):
     Hydra's outputs/ and tensorboard_log/."""
 
     def __init__(self, python: Path, gpus: int, env: dict[str, str]):
-        super().__init__(python.parent / "ray", gpus=gpus, cpus=16, env=env,
+        # Ray 2.53 gives the dashboard 60 s to come up (ray_constants.py RAY_DASHBOARD_STARTUP_TIMEOUT_S) and each of
+        # its module subprocesses 30 s (dashboard/consts.py); on a loaded 2-core machine that is too short, and
+        # `ray start` then exits 1.
+        slow_start = {"RAY_DASHBOARD_STARTUP_TIMEOUT_S": "300",
+                      "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT": "240"}
+        super().__init__(python.parent / "ray", gpus=gpus, cpus=16, env={**env, **slow_start},
                          extra=("--object-store-memory=600000000",))
         self.python = python
 
@@ -217,8 +222,10 @@ class World:
         path.write_text(json.dumps(spec))
         return path
 
-    def start(self, name: str, *, gpus: int | None = None, events: dict | None = None) -> Launch:
-        spec = self.spec_file(name, gpus)
+    def start(self, name: str, *, gpus: int | None = None, events: dict | None = None,
+              spec: Path | None = None) -> Launch:
+        """`spec`: a job spec file of other values (else the World's, on `gpus`)."""
+        spec = spec or self.spec_file(name, gpus)
         argv = [str(self.python), str(HERE / "submit_cpu.py"), "--spec", str(spec), "--address", self.ray.address,
                 "--follow"]
         env = {**clean_env(), "PYTHONPATH": f"{REPO_ROOT / 'tools'}:{HERE}"}
@@ -284,6 +291,25 @@ class World:
                 os.kill(pid, signal.SIGKILL)
         launch.events.append(f"SIGKILL to {len(pids)} training processes during step {step} (tracker {tracker})")
         return tracker, pids
+
+    def stop_job(self, launch: Launch) -> subprocess.CompletedProcess:
+        """`ray job stop` (the real CLI, which waits until the job has stopped) of the launch's current Ray job."""
+        job_ids = re.findall(r"^submit: Ray job id (\S+)", launch.text(), re.M)
+        assert job_ids, f"{launch.name}: no Ray job submitted:\n{launch.tail()}"
+        out = subprocess.run([str(self.python.parent / "ray"), "job", "stop", "--address", self.ray.address,
+                              job_ids[-1]], text=True, capture_output=True, env=clean_env(), timeout=120)
+        launch.events.append(f"ray job stop {job_ids[-1]}: exit {out.returncode}")
+        return out
+
+    def wait_for(self, launch: Launch, text: str, timeout: float) -> None:
+        """Until `text` is in the launch's output (an AssertionError when it ends or times out first)."""
+        deadline = time.monotonic() + timeout
+        while text not in launch.text():
+            if launch.proc.poll() is not None:
+                raise AssertionError(f"{launch.name} ended before {text!r}:\n{launch.tail()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{launch.name}: no {text!r} within {timeout} s:\n{launch.tail()}")
+            time.sleep(1)
 
     def training_pids(self, launch: Launch) -> list[int]:
         """The run's driver and actors (Ray's state API), with every process they started."""

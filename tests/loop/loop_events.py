@@ -10,10 +10,15 @@ only in the process that runs the code it wraps. A later scenario adds an entry 
     hold_at_step: N                  step N stalls at its start (verl trainer_base.py `on_step_begin`) for
                                      HOLD_SECONDS, after printing "loop-event: holding step N": an event from
                                      outside (the harness's SIGKILL) then lands inside step N, not between steps.
+    legacy_hold_at_step: N           the same for verl's legacy trainer (trainer.use_v1: false)
+    deadline_near_at_step: N         legacy trainer: from step N on, verl's end-time check reads a clock that puts
+                                     the deadline it was given one save and margin away (tests/loop/test_deadline.py)
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import json
 import os
 import sys
@@ -59,7 +64,82 @@ def _hold(step: int):
     after_import("verl.trainer.ppo.v1.trainer_sync", patch)
 
 
-EVENTS = {"skip_weight_sync_after_step": _skip_weight_sync, "hold_at_step": _hold}
+# verl's legacy trainer (trainer.use_v1: false, verl/trainer/ppo/ray_trainer.py RayPPOTrainer.fit) has no step
+# hooks; it calls _start_profiling at the start of every step, before anything else of it.
+LEGACY_TRAINER = "verl.trainer.ppo.ray_trainer"
+
+
+def _legacy_at_step_start(module, fn) -> None:
+    cls = module.RayPPOTrainer
+    original = cls._start_profiling
+
+    def _start_profiling(self, *args, **kwargs):
+        fn(self)
+        return original(self, *args, **kwargs)
+
+    cls._start_profiling = _start_profiling
+
+
+def _legacy_hold(step: int):
+    def hold(trainer) -> None:
+        if trainer.global_steps == step:
+            print(f"loop-event: holding step {step}", flush=True)  # stdout, in order with verl's own prints
+            time.sleep(HOLD_SECONDS)
+
+    after_import(LEGACY_TRAINER, lambda module: _legacy_at_step_start(module, hold))
+
+
+@contextlib.contextmanager
+def _clock_moved(seconds: float):
+    """datetime.datetime.now() reads `seconds` later, for the call inside only (verl's end-time check imports
+    datetime when called: verl/utils/checkpoint/checkpoint_manager.py should_save_ckpt_esi)."""
+    real = datetime.datetime
+
+    class Moved(real):
+        @classmethod
+        def now(cls, tz=None):
+            return real.now(tz) + datetime.timedelta(seconds=seconds)
+
+    datetime.datetime = Moved
+    try:
+        yield
+    finally:
+        datetime.datetime = real
+
+
+def _deadline_near(step: int):
+    """From step N on, the trainer's clock, as verl's end-time check reads it, runs late by as much as puts the
+    deadline verl was given (SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP, the Ray job's env) verl's
+    assumed 60 s write + trainer.esi_redundant_time away at the start of step N: less than one step, the write and
+    the margin, as on a long run reaching its deadline. verl's check itself runs unchanged."""
+    def patch(module) -> None:
+        moved: list[float] = []
+
+        def at_start(trainer) -> None:
+            if trainer.global_steps == step and not moved:
+                end = int(os.environ[VERL_END_ENV])
+                ahead = 60 + float(trainer.config.trainer.esi_redundant_time)
+                moved.append(end - time.time() - ahead)
+                print(f"loop-event: step {step}: {VERL_END_ENV}={end} in the trainer's env; its clock moves on "
+                      f"{moved[0]:.0f} s: the deadline is {ahead:.0f} s away", flush=True)
+
+        original = module.should_save_ckpt_esi
+
+        def should_save_ckpt_esi(*args, **kwargs):
+            if not moved:
+                return original(*args, **kwargs)
+            with _clock_moved(moved[0]):
+                return original(*args, **kwargs)
+
+        module.should_save_ckpt_esi = should_save_ckpt_esi  # the name fit() calls (imported into the module)
+        _legacy_at_step_start(module, at_start)
+
+    after_import(LEGACY_TRAINER, patch)
+
+
+VERL_END_ENV = "SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP"
+EVENTS = {"skip_weight_sync_after_step": _skip_weight_sync, "hold_at_step": _hold,
+          "legacy_hold_at_step": _legacy_hold, "deadline_near_at_step": _deadline_near}
 
 
 def install() -> None:

@@ -45,6 +45,7 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.lora": {"rank": 32, "alpha": 64, "targetModules": "all-linear"},
     "job.offload": {"params": True, "optimizer": True},
     "job.supervision": {"retries": 2},
+    "job.deadline": {"end": "2027-01-04T11:30:00Z"},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
 }
 # Optional sections that are an alternative to a key the file sets (exactly one of the two): not varied here.
@@ -89,6 +90,19 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("verl", "global.job.supervision.retries"): "read by the in-pod submit when it follows the run (how many times it "
     "resubmits a failed attempt, tests/recipes/test_supervised_submit.py); the command is the same for every attempt",
     ("miles", "global.job.supervision.retries"): "as for verl",
+    ("verl", "global.job.deadline.end"): "read by the in-pod submit when the run starts: the end time it gives verl's "
+    "legacy trainer in the Ray job's env and the moment it creates miles' save sentinel (tests/deadline/"
+    "test_plan.py); the command is the same for any deadline (grpo_stack.deadline)",
+    ("verl", "global.job.deadline.hours"): "as deadline.end",
+    ("verl", "global.job.deadline.marginMinutes"): "trainer.esi_redundant_time under verl's legacy trainer "
+    "(tests/deadline/test_plan.py); the shipped files run the v1 trainer, which has no deadline save (GRPO907)",
+    ("verl", "global.job.deadline.checkpointWriteMinutes"): "as deadline.marginMinutes",
+    ("miles", "global.job.deadline.end"): "as for verl",
+    ("miles", "global.job.deadline.hours"): "as for verl",
+    ("miles", "global.job.deadline.marginMinutes"): "read by the in-pod submit: when it creates miles' save sentinel "
+    "(grpo_stack.deadline.miles_save_request_at, tests/deadline/test_plan.py)",
+    ("miles", "global.job.deadline.checkpointWriteMinutes"): "as deadline.marginMinutes",
+    ("miles", "global.job.deadline.stepMinutes"): "as deadline.marginMinutes",
     ("verl", "global.storage.capacity"): "the filesystem's size, an input of grpo-lint GRPO614 (checkpoints x "
     "retention + model + data must fit); no pod has anything to set from it",
     ("miles", "global.storage.capacity"): "as for verl",

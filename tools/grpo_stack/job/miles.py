@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 
 from ..data.example import MILES_INPUT_KEY, MILES_LABEL_KEYS, MILES_METADATA_KEY
+from ..deadline import MILES_SENTINEL
 from . import miles_flags
 from .args import ArgList, BuildError, BuiltJob, PrepareStep
 from .spec import Spec
@@ -207,6 +208,9 @@ def build_miles(spec: Spec) -> BuiltJob:
     elif mode == "fromPath":
         out.add("load", path, v + "resume.path")
     out.add("save-interval", spec.get("trainer.saveFreq"), v + "trainer.saveFreq")
+    if spec.opt("deadline"):
+        # The supervisor creates this file one grace period before the deadline (grpo_stack.deadline).
+        out.add("save-trigger-sentinel", posixpath.join(ckpt, MILES_SENTINEL), v + "deadline")
     out.add("actor-num-nodes", actor_nodes(spec),
             "values: global.cluster.nodes" if m["colocate"] else v + "miles.actorNodes")
     out.add("actor-num-gpus-per-node", spec.cluster["gpusPerNode"], "values: global.cluster.gpusPerNode")

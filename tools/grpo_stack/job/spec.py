@@ -7,6 +7,7 @@ from typing import Any
 
 from ..catalog.images import FrameworkImage, image_for
 from ..catalog.models import MODELS, ModelShape
+from ..deadline import Deadline, DeadlineError, from_job
 from .args import BuildError
 
 
@@ -109,3 +110,15 @@ class Spec:
                 f"global.job.reward.kind needs the {component} component: set global.components.{component}: true"
             )
         return self.endpoints[name]
+
+
+def job_deadline(spec: Spec) -> Deadline | None:
+    """global.job.deadline, planned with the model's size for the checkpoint-write estimate; a bad end time is a
+    BuildError at its key."""
+    if not spec.opt("deadline"):
+        return None
+    needs_size = spec.opt("deadline.checkpointWriteMinutes") is None
+    try:
+        return from_job(spec.job, spec.model.parameters if needs_size else None)
+    except DeadlineError as exc:
+        raise BuildError(str(exc)) from exc

@@ -13,7 +13,10 @@
    checkpoint written by another world size than the values' is refused too (it loads only onto its own).
 4. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
    holds a matching manifest, each as a Ray job waited for.
-5. Submits the training job and prints its Ray job id. With --follow it streams the logs and supervises the run
+5. With global.job.deadline: prints when it falls and how the framework saves before it, refuses one that has
+   passed, gives verl's legacy trainer the end time (the Ray job's env) and, with --follow, creates miles' save
+   sentinel one grace period ahead (grpo_stack.deadline).
+6. Submits the training job and prints its Ray job id. With --follow it streams the logs and supervises the run
    (job/supervised.py): a run is done only at the total steps verl states at start; a failed attempt is
    resubmitted through this resume gate up to global.job.supervision.retries times; every attempt is recorded on
    the run's storage; the exit status is the run's.
@@ -29,15 +32,17 @@ import json
 import os
 import shlex
 import sys
+import time
 from typing import Any
 
+from ..deadline import miles_save_request_at, request, runtime_env
 from ..supervise.decide import Policy
 from . import BuildError
 from .args import BuiltJob, PrepareStep
 from .miles import resume_mode
 from .rayjobs import Ray
 from .resume import TRACKER, ResumeState, resume_state, start_refusal, tracker_text
-from .spec import Spec
+from .spec import Spec, job_deadline
 
 MANIFEST = "grpo-stack-manifest.json"
 
@@ -102,6 +107,10 @@ def banner(spec: Spec, built: BuiltJob, state: ResumeState) -> list[str]:
         f"resume:     {state.line()}",
     ]
     return ["submit: " + x for x in lines]
+
+
+def use_v1(spec: Spec) -> bool:
+    return bool(spec.opt("verl.useV1Trainer", False))
 
 
 def shape(spec: Spec) -> str:
@@ -184,10 +193,20 @@ def run(opts: argparse.Namespace) -> int:
     state = checkpoint_state(spec, built)
     for line in banner(spec, built, state):
         print(line)
+    deadline = job_deadline(spec)
+    end = None
+    if deadline is not None:
+        now = time.time()
+        end = deadline.end_time(opts.started_at if opts.started_at is not None else now)
+        if end <= now:
+            raise Refused(f"global.job.deadline: the deadline {request.iso(end)} has passed; nothing submitted")
+        print(f"submit: deadline:   {request.describe(deadline, built.framework, use_v1(spec), end, now)}")
     refusal = start_refusal(state, built.framework, spec.world_size, shape(spec), opts.overwrite_checkpoints)
     if refusal:
         raise Refused(refusal)
     env = dict(built.env)
+    if end is not None:
+        env.update(runtime_env(built.framework, use_v1(spec), end))
     ray = None if opts.dry_run else Ray(opts.address)
     for i, step in enumerate(built.prepare, 1):
         want, problem = expected_manifest(step)
@@ -227,9 +246,17 @@ def run(opts: argparse.Namespace) -> int:
     if not opts.follow:
         job_id = ray.submit(argv, env, 0, label)
         print(f"submit: Ray job id {job_id}", flush=True)
+        if deadline is not None and end is not None and built.framework == "miles":
+            print(f"submit: deadline: nothing creates {arg_value(built, 'save-trigger-sentinel')} for this run (the "
+                  f"submit does not follow it): create it by {request.iso(miles_save_request_at(deadline, end))}, "
+                  "or submit with --follow", file=sys.stderr)
         print(f"submit: follow with: ray job logs --follow {job_id}")
         return 0
     from .supervised import RayAttempts, follow
+
+    if deadline is not None and end is not None and built.framework == "miles":
+        request.schedule_sentinel(str(arg_value(built, "save-trigger-sentinel")), miles_save_request_at(deadline, end),
+                                  time.time(), lambda line: print(f"submit: {line}", flush=True))
 
     first_sha = spec_sha256(data)
 
@@ -262,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-check", action="append", default=[], metavar="CODE",
                    help="skip one of grpo-lint's job checks (repeatable), e.g. one the values suppress for grpo-lint")
     p.add_argument("--expect-spec-sha256", help="refuse unless the mounted spec has this content hash")
+    p.add_argument("--started-at", type=float, metavar="UNIX_SECONDS",
+                   help="when the run's global.job.deadline.hours budget started (job mode: the RayJob's start); "
+                   "default: now")
     p.add_argument("--spec-sha256-of", metavar="FILE", help="print the content hash of a job spec ('-': stdin)")
     opts = p.parse_args(argv)
     try:

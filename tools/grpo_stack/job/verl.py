@@ -3,8 +3,9 @@ written; each optional knob is emitted only when the values set it, so verl's ow
 
 from __future__ import annotations
 
+from ..deadline import VERL_ASSUMED_SAVE_S, verl_redundant_time
 from .args import ArgList, BuildError, BuiltJob, hydra_override
-from .spec import Spec
+from .spec import Spec, job_deadline
 
 AR = "actor_rollout_ref"
 # The verl reward function that calls the reward service; images/verl copies it to this path.
@@ -165,6 +166,7 @@ def owned_keys(megatron: bool) -> dict[str, str]:
         val + "n": "validation.n", val + "temperature": "validation.temperature", val + "top_p": "validation.topP",
         val + "do_sample": "validation.temperature", "trainer.resume_mode": "resume.mode",
         "trainer.resume_from_path": "resume.path", "trainer.max_actor_ckpt_to_keep": "trainer.keepCheckpoints",
+        "trainer.esi_redundant_time": "deadline",
         **lora,
     }
 
@@ -265,3 +267,10 @@ def _trainer(spec: Spec, out: ArgList) -> None:
         out.add("trainer.max_actor_ckpt_to_keep", t["keepCheckpoints"], v + "keepCheckpoints")
     out.add("trainer.logger", list(t["logger"]), v + "logger")
     out.add("trainer.use_v1", spec.get("verl.useV1Trainer"), "values: global.job.verl.useV1Trainer")
+    deadline = job_deadline(spec)
+    if deadline is not None and not spec.get("verl.useV1Trainer"):
+        # The end time itself reaches verl through the Ray job's env (grpo_stack.deadline.runtime_env), set by the
+        # submit, which knows when the run starts; the v1 trainer reads neither (grpo-lint GRPO907).
+        out.add("trainer.esi_redundant_time", verl_redundant_time(deadline),
+                f"derived: global.job.deadline.marginMinutes + the checkpoint write beyond verl's assumed "
+                f"{VERL_ASSUMED_SAVE_S} s ({deadline.write_source})")

@@ -16,6 +16,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag
 
+from ..deadline.plan import RFC3339
 from .common import EnvName, RelPath, SecretRef, Strict
 
 # Bounds shared by several fields, each with why it is big enough.
@@ -306,6 +307,32 @@ class Supervision(Strict):
                          "saved no checkpoint (docs/day-2.md, Supervision). 0: one attempt, its outcome still checked.")
 
 
+class Deadline(Strict):
+    """A wall-clock deadline: the framework saves a checkpoint before it (docs/day-2.md, Deadlines and stopping)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True,
+                              json_schema_extra={"anyOf": [{"required": ["end"]}, {"required": ["hours"]}]})
+
+    end: Annotated[str, StringConstraints(pattern=RFC3339.pattern)] | None = Field(
+        default=None, description="When the GPUs go away, RFC 3339 with its offset, quoted (\"2026-12-04T11:30:00Z\": "
+        "a Capacity Block's end, or the earlier moment its instances are reclaimed). verl: the Ray job's "
+        "SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP.")
+    hours: float | None = Field(default=None, gt=0, le=8760, description="A budget in hours from the in-pod "
+                                "submit's start (or its --started-at); with `end`, the earlier of the two applies.")
+    marginMinutes: float = Field(default=10, ge=0, le=1440, description="What the planned save leaves before the "
+                                 "deadline (verl: part of trainer.esi_redundant_time).")
+    checkpointWriteMinutes: float | None = Field(
+        default=None, gt=0, le=1440, description="One checkpoint write; absent: estimated at 12 bytes per model "
+        "parameter written at 1 GB/s (an assumption; verl logs the real one as timing_s/save_checkpoint).")
+
+
+class MilesDeadline(Deadline):
+    stepMinutes: float | None = Field(default=None, gt=0, le=1440, description="miles: the longest rollout step "
+                                      "expected; the supervisor creates --save-trigger-sentinel this long plus the "
+                                      "write and the margin before the deadline (required with a deadline: grpo-lint "
+                                      "GRPO907).")
+
+
 class Validation(Strict):
     """Sampling for validation runs (every trainer.testFreq steps). Absent keys keep the framework default."""
 
@@ -464,6 +491,7 @@ class VerlJob(JobBase):
     rollout: VerlRollout
     lora: Lora | None = Field(default=None, description="LoRA adapters; null or absent: full fine-tuning.")
     trainer: VerlTrainer
+    deadline: Deadline | None = Field(default=None, description="Wall-clock deadline; absent: none.")
     offload: Offload | None = Field(default=None, description="Actor offload to CPU; absent: none (verl default).")
     lossAggregation: Literal["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"] \
         | None = Field(default=None, description="How token losses become the batch loss (verl actor.loss_agg_mode, "
@@ -496,6 +524,7 @@ class MilesJob(JobBase):
     parallel: MegatronParallel
     rollout: MilesRollout
     trainer: MilesTrainer
+    deadline: MilesDeadline | None = Field(default=None, description="Wall-clock deadline; absent: none.")
     miles: Miles
 
 

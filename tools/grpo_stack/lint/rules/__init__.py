@@ -17,6 +17,7 @@ from . import (
     code_execution_identity,
     code_isolation,
     component_endpoints,
+    deadline_save,
     default_sa_rbac,
     dev_shm,
     device_limits,
@@ -155,6 +156,7 @@ _MODULES: list[ModuleType] = [
     reward_workers,
     sandbox_concurrency,
     eval_checkpoint_step,
+    deadline_save,
     vllm_server_gpus,
     engine_memory,
     gpu_memory,
@@ -175,7 +177,7 @@ RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
 # `helm install --set` or a hand-edited ConfigMap meet the checks grpo-lint runs. tests/lint/test_job_rules.py
 # checks that each finds from the job spec alone what the whole lint finds.
 JOB_RULES: dict[str, ModuleType] = {code: rule for code, rule in RULES.items()
-                                    if rule in (job_build, *BATCH_MODULES, reward_routing)}
+                                    if rule in (job_build, *BATCH_MODULES, reward_routing, deadline_save)}
 
 
 def finding(code: str, severity: Severity, hit: Hit, file: str, line: int, column: int) -> Finding:
