@@ -67,7 +67,8 @@ def from_directory(source: Path, revision: str, dest: Path) -> Fetched:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, target)
         except OSError as exc:  # disk full, quota, permissions: one line naming the file, not a traceback
-            raise FetchError(f"{target}: cannot write ({exc.strerror or exc}); NOT staged, no manifest written") from None
+            raise FetchError(f"{target}: cannot write ({exc.strerror or exc}); NOT staged, no manifest "
+                             "written") from None
         files.add(rel.as_posix())
     return Fetched(revision if COMMIT.match(revision) else None, {}, frozenset(files))
 

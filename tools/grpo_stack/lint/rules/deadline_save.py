@@ -18,7 +18,8 @@ When `global.job.deadline` is set, checks that the framework has a way to save b
 - verl with `verl.useV1Trainer: true`: an error. verl 0.9.1's end-time check (`trainer.esi_redundant_time`,
   the end time from `SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP`) is in its legacy trainer only
   (`verl/trainer/ppo/ray_trainer.py`); the v1 trainer's fit loop saves at `save_freq` and the last step only;
-- verl with `trainer.saveFreq` of 0 or less: an error; verl saves at the deadline only when `save_freq > 0`;
+- verl with `trainer.saveFreq` -1 (never; the schema refuses 0): an error; verl saves at the deadline only when
+  `save_freq > 0`;
 - miles without `deadline.stepMinutes`: an error; miles takes the request (`--save-trigger-sentinel`) at the end
   of the step in flight, so it must go out one step ahead, and nothing else says how long a step is.
 
