@@ -519,6 +519,7 @@ class WorkerPool:
         try:
             return await job.future
         except asyncio.CancelledError:
+            job.deadline.cancel()
             if job.sent:
                 self._stop(job)
             raise
