@@ -63,13 +63,15 @@ SANDBOX_MARGIN_S = 5
 
 
 def check(ctx) -> Iterator[Hit]:
-    if not ctx.has_values or not ctx.component_enabled("rewardService"):
+    if not ctx.has_values:
         return
     if ctx.get("global.job.framework") == "miles" and ctx.get("global.job.reward.timeoutSeconds") is not None:
         yield Hit("global.job.reward.timeoutSeconds",
                   "miles' reward client (remote_rm) has no timeout setting: it waits aiohttp's default 300 s "
                   "whatever this says, while the reward service would derive its deadlines from this value",
                   remediation="delete global.job.reward.timeoutSeconds under framework miles")
+    if not ctx.component_enabled("rewardService"):
+        return
     timing = _rendered_timing(ctx)
     if timing is None:
         return
