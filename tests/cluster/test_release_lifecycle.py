@@ -75,6 +75,28 @@ def test_api_server_admits_and_returns_every_object(run):
             assert (obj["metadata"].get("labels") or {}).items() <= labels.items(), key
 
 
+def test_reward_service_rollout_settings_are_admitted_as_rendered(run):
+    """The reward service's rolling update never lowers capacity (maxSurge 1, maxUnavailable 0), and its pods get
+    the preStop delay and grace period the chart derives from the trainer's reward timeout: the API server admits
+    them (the preStop `sleep` action included) and stores them as rendered. tests/reward/test_reward_drain.py
+    terminates real service processes with these numbers; kwok runs no container, so that is where the drain
+    itself is checked."""
+    sent = [o for o in run.training.manifest() if o["kind"] == "Deployment"
+            and (o["metadata"].get("labels") or {}).get("app.kubernetes.io/name") == "reward-service"]
+    if not sent:
+        pytest.skip(f"values/{run.name}.yaml installs no reward service")
+    rendered = sent[0]
+    stored = json.loads(run.training.cp.kubectl("get", "deployment", rendered["metadata"]["name"], "-n",
+                                                run.namespace, "-o", "json").stdout)
+    assert stored["spec"]["strategy"] == {"type": "RollingUpdate",
+                                          "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    pod, sent_pod = stored["spec"]["template"]["spec"], rendered["spec"]["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == sent_pod["terminationGracePeriodSeconds"]
+    lifecycle = pod["containers"][0]["lifecycle"]
+    assert lifecycle == sent_pod["containers"][0]["lifecycle"] and lifecycle["preStop"]["sleep"]["seconds"] > 0
+    assert pod["terminationGracePeriodSeconds"] > lifecycle["preStop"]["sleep"]["seconds"]
+
+
 def test_every_pod_is_placed_on_its_instance_type(run):
     """The scheduler places each pod on a node of the instance type it was meant for (the values' choice for the
     Ray head, the GPU workers, vLLM and each service), none stays Pending; GPU and EFA requests are within what

@@ -50,24 +50,51 @@ def test_schema_range_ends_start_the_service(render_values, key, value):
         pytest.fail(f"reward-service.{key}: {value:g} passes the values schema but the service refuses it: {error}")
 
 
-def test_reward_clients_outwait_the_service(render_values):
-    """A client that gives up before the service answers retries a sample the service is still scoring: the
-    retry doubles the load exactly when the service is saturated. The verl client's per-attempt timeout must
-    outlast the service's queue deadline plus the longest per-sample kill the schema allows, and the chart must
-    leave the queue deadline at the image's default (it renders no REWARD_QUEUE_DEADLINE_S)."""
+def _timing(rendered) -> dict[str, float]:
+    deployment = next(o.obj for o in rendered.of_kind("Deployment")
+                      if o.obj["metadata"]["labels"].get("app.kubernetes.io/name") == "reward-service")
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    return {"client": float(deployment["metadata"]["annotations"]["grpo-stack.io/reward-client-timeout-seconds"]),
+            "deadline": float(service_env(rendered)["REWARD_DEADLINE_S"]),
+            "preStop": container["lifecycle"]["preStop"]["sleep"]["seconds"],
+            "grace": pod["terminationGracePeriodSeconds"]}
+
+
+def _ray_env(rendered) -> dict[str, str]:
+    cluster = rendered.of_kind("RayCluster")[0].obj
+    container = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    return {item["name"]: item.get("value") for item in container["env"]}
+
+
+@pytest.mark.parametrize("timeout_s", [None, 200, 600])
+def test_verl_deadlines_follow_the_trainer_timeout(render_values, timeout_s):
+    """The one value: the verl client's timeout (GRPO_REWARD_TIMEOUT_S on the Ray pods, from
+    global.job.reward.timeoutSeconds; absent, the client's own default). The service's deadline, the preStop delay
+    and the grace period are derived from it: a request is answered before the client gives up, even one accepted
+    as the pod starts terminating, and the kubelet never kills a request the pod accepted. The rendered service
+    starts with them."""
     import verl_remote_reward
 
-    env = service_env(render_values("qwen3-235b"))
-    assert "REWARD_QUEUE_DEADLINE_S" not in env
-    longest_kill = _property("hardTimeoutSeconds")["maximum"]
-    assert verl_remote_reward.DEFAULT_TIMEOUT_S > Settings.queue_deadline_s + longest_kill
+    rendered = render_values("qwen3-30b", {} if timeout_s is None else {"global.job.reward.timeoutSeconds": timeout_s})
+    timing = _timing(rendered)
+    client = timeout_s or verl_remote_reward.DEFAULT_TIMEOUT_S
+    assert timing["client"] == client
+    assert _ray_env(rendered).get("GRPO_REWARD_TIMEOUT_S") == (None if timeout_s is None else str(timeout_s))
+    assert timing["deadline"] == client // 2
+    assert timing["preStop"] + timing["deadline"] < client
+    assert timing["grace"] >= timing["preStop"] + timing["deadline"]
+    settings = Settings.from_env(service_env(rendered))
+    assert settings.deadline_s == timing["deadline"] and settings.queue_deadline_s > 0
 
 
-def test_miles_reward_client_outwaits_the_service():
-    """miles' `--rm-url` client (radixark/miles dec268f7, miles/rollout/rm_hub/__init__.py `remote_rm`) opens
-    `aiohttp.ClientSession()` with no timeout of its own, so aiohttp's default applies (a 300 s total since aiohttp
-    3.3), and `raise_for_status()` turns the service's 5xx faults into a failed sample, never a reward. That
-    default must outlast the service's queue deadline plus the longest per-sample kill the schema allows."""
+def test_miles_deadlines_follow_its_clients_timeout(render_values):
+    """miles' `--rm-url` client (radixark/miles 31f1ca9, miles/rollout/rm_hub/__init__.py `remote_rm`) opens
+    `aiohttp.ClientSession()` with no timeout of its own, so aiohttp's default applies (a 300 s total), and it does
+    not retry. The chart derives the service's deadlines from exactly that."""
     import aiohttp.client
 
-    assert aiohttp.client.DEFAULT_TIMEOUT.total > Settings.queue_deadline_s + _property("hardTimeoutSeconds")["maximum"]
+    timing = _timing(render_values("miles-qwen3-4b"))
+    assert timing["client"] == aiohttp.client.DEFAULT_TIMEOUT.total
+    assert timing["preStop"] + timing["deadline"] < timing["client"]
+    assert timing["grace"] >= timing["preStop"] + timing["deadline"]

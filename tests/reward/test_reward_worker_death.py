@@ -61,7 +61,7 @@ def test_requeued_sample_keeps_its_deadline(tmp_path):
     deadline_s = 3
     broken = tmp_path / "break"
     env = base_env(REWARD_WORKERS="1", REWARD_TEST_FAULT_INJECTION="1", REWARD_FAULT_THRESHOLD="1",
-                   REWARD_HARD_TIMEOUT_S="10", REWARD_QUEUE_DEADLINE_S=str(deadline_s),
+                   REWARD_HARD_TIMEOUT_S="10", REWARD_DEADLINE_S=str(10 + deadline_s),
                    REWARD_TEST_BREAK_START_FILE=str(broken))
     with ServiceProcess(env, tmp_path) as service, ThreadPoolExecutor(max_workers=2) as executor:
         hung = executor.submit(service.post, HANG)

@@ -9,6 +9,7 @@ goes to the FastAPI app.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
@@ -24,6 +25,7 @@ from starlette.routing import Route
 
 from reward_service import limits
 from reward_service.config import Settings
+from reward_service.drain import Drain
 from reward_service.limits import BadRequest, TooLarge
 from reward_service.metrics import Metrics
 from reward_service.service import RawSample, RewardService, ServiceFault
@@ -33,6 +35,9 @@ log = logging.getLogger("reward_service")
 # The same bytes Starlette's JSONResponse renders.
 _JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
 _INTERNAL_ERROR = b"Internal Server Error"
+_CLOSE = ((b"connection", b"close"),)
+# The ASGI scope key the server's protocol sets to the loop time the request's headers arrived (server.py).
+ARRIVED = "reward_service.arrived"
 
 Receive = Callable[[], Awaitable[dict]]
 Send = Callable[[dict], Awaitable[None]]
@@ -114,9 +119,10 @@ def _fault_reply(error: Exception) -> tuple[int, bytes, tuple[tuple[bytes, bytes
 class RewardApp:
     """The ASGI application uvicorn serves: the scoring endpoints directly, everything else through FastAPI."""
 
-    def __init__(self, service: RewardService, fastapi: FastAPI, settings: Settings):
+    def __init__(self, service: RewardService, fastapi: FastAPI, settings: Settings, drain: Drain):
         self.service = service
         self.fastapi = fastapi
+        self.drain = drain
         self._max_body = settings.max_body_bytes
         self._max_batch = settings.max_batch_size
         self.score_handlers: dict[str, Callable[[dict, Receive], Awaitable[Any]]] = {
@@ -126,7 +132,11 @@ class RewardApp:
         if scope["type"] == "http" and scope["method"] == "POST":
             handler = self.score_handlers.get(scope["path"])
             if handler is not None:
-                await self.serve(handler, scope, receive, send)
+                self.drain.request_started()
+                try:
+                    await self.serve(handler, scope, receive, send)
+                finally:
+                    self.drain.request_ended()
                 return
         await self.fastapi(scope, receive, send)
 
@@ -139,7 +149,7 @@ class RewardApp:
             return
         except (ServiceFault, BadRequest) as error:
             status, body, headers = _fault_reply(error)
-            await _reply(send, status, body, headers=headers)
+            await _reply(send, status, body, headers=headers + self._closing())
             return
         except ClientDisconnect:
             await _reply(send, 400, b"", content_type=None)  # nobody reads it; answered so the server logs nothing
@@ -148,7 +158,36 @@ class RewardApp:
             # As Starlette's ServerErrorMiddleware: a plain 500, then the exception goes on to be logged.
             await _reply(send, 500, _INTERNAL_ERROR, content_type=b"text/plain; charset=utf-8")
             raise
-        await _reply(send, status, _JSON.encode(content).encode())
+        await _reply(send, status, _JSON.encode(content).encode(), headers=self._closing())
+
+    def _closing(self) -> tuple[tuple[bytes, bytes], ...]:
+        # While draining, each reply closes its connection, so the client's next request reconnects through the
+        # Service to a replica that is staying.
+        return _CLOSE if self.drain.draining else ()
+
+    async def _scored(self, scope: dict, receive: Receive, samples: list[RawSample]) -> list[dict]:
+        """Score with a watch on the connection: a client that goes away (an abandoned retry, a timed-out trainer)
+        cancels its samples' work instead of leaving it to be scored for nobody. Called once the body is read,
+        when uvicorn's receive() has nothing left to give but the disconnect."""
+        task = asyncio.current_task()
+        watching = True
+
+        def client_left(watch: asyncio.Future) -> None:
+            if watching and not watch.cancelled() and task is not None:
+                task.cancel()
+
+        watch = asyncio.ensure_future(receive())
+        watch.add_done_callback(client_left)
+        try:
+            return await self.service.score_many(samples, scope.get(ARRIVED))
+        except asyncio.CancelledError:
+            if watch.done() and not watch.cancelled():
+                task.uncancel()  # the cancel was ours, for the client; nothing else asked this task to stop
+                raise ClientDisconnect() from None
+            raise
+        finally:
+            watching = False
+            watch.cancel()
 
     async def _refuse_too_large(self, error: TooLarge, scope: dict, receive: Receive, send: Send) -> None:
         """The 413 goes out as soon as the body is known to be too large; the rest of the body is then read and
@@ -170,7 +209,7 @@ class RewardApp:
 
     async def score(self, scope: dict, receive: Receive) -> tuple[int, Any]:
         sample = _raw_sample(await _json_object(scope, receive, self._max_body))
-        results = await self.service.score_many([sample])
+        results = await self._scored(scope, receive, [sample])
         return 200, results[0]
 
     async def score_batch(self, scope: dict, receive: Receive) -> tuple[int, Any]:
@@ -180,12 +219,13 @@ class RewardApp:
         if len(samples) > self._max_batch:
             return 413, {"status": "too_large", "detail": f"{len(samples)} samples; the limit is "
                          f"{self._max_batch} (REWARD_MAX_BATCH_SIZE)"}
-        results = await self.service.score_many([_raw_sample(sample) for sample in samples])
+        results = await self._scored(scope, receive, [_raw_sample(sample) for sample in samples])
         return 200, {"results": results}
 
 
-def create_app(settings: Settings, metrics: Metrics | None = None) -> RewardApp:
+def create_app(settings: Settings, metrics: Metrics | None = None, drain: Drain | None = None) -> RewardApp:
     service = RewardService(settings, metrics or Metrics())
+    drain = drain or Drain(settings.deadline_s)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
@@ -212,7 +252,8 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> RewardApp:
 
     @app.get("/ready")
     async def ready() -> JSONResponse:
-        problems = await service.readiness.problems()
+        # Draining answers at once, without a canary: the Service must stop routing here now.
+        problems = ["draining: the process is terminating"] if drain.draining else await service.readiness.problems()
         is_ready = not problems
         service.metrics.ready.set(1 if is_ready else 0)
         if is_ready != state["ready"]:
@@ -227,7 +268,7 @@ def create_app(settings: Settings, metrics: Metrics | None = None) -> RewardApp:
     async def metrics() -> Response:
         return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    reward_app = RewardApp(service, app, settings)
+    reward_app = RewardApp(service, app, settings, drain)
     for path, handler in reward_app.score_handlers.items():
         # RewardApp serves POST itself; the routes give other methods FastAPI's 405 with `Allow: POST`.
         app.router.routes.append(Route(path, functools.partial(reward_app.serve, handler), methods=["POST"]))

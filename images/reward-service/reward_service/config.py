@@ -37,7 +37,9 @@ class Settings:
     hard_timeout_s: float = 4.0
     worker_memory_mb: int = 2048
     max_in_flight: int = 2048
-    queue_deadline_s: float = 60.0
+    # Every sample is answered (or refused) within this many seconds of its request's arrival. The chart derives it
+    # from the trainers' reward-client timeout (charts/grpo-stack/charts/reward-service/templates/_deadlines.tpl).
+    deadline_s: float = 64.0
     max_response_chars: int = 200_000
     max_batch_size: int = 1024
     max_body_bytes: int = 64 * 1024 * 1024
@@ -65,6 +67,11 @@ class Settings:
     test_fault_injection: bool = False
     test_break_start_file: str | None = None
 
+    @property
+    def queue_deadline_s(self) -> float:
+        """How long after arrival a math sample may still be handed to a worker: it then has the hard timeout left."""
+        return self.deadline_s - self.hard_timeout_s
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
@@ -79,7 +86,7 @@ class Settings:
             hard_timeout_s=reader.number("REWARD_HARD_TIMEOUT_S", cls.hard_timeout_s, minimum=0.5, maximum=300),
             worker_memory_mb=reader.integer("REWARD_WORKER_MEMORY_MB", cls.worker_memory_mb, minimum=256),
             max_in_flight=reader.integer("REWARD_MAX_IN_FLIGHT", cls.max_in_flight, minimum=1),
-            queue_deadline_s=reader.number("REWARD_QUEUE_DEADLINE_S", cls.queue_deadline_s, minimum=1, maximum=3600),
+            deadline_s=reader.number("REWARD_DEADLINE_S", cls.deadline_s, minimum=2, maximum=3600),
             max_response_chars=reader.integer("REWARD_MAX_RESPONSE_CHARS", cls.max_response_chars, minimum=1000),
             max_batch_size=reader.integer("REWARD_MAX_BATCH_SIZE", cls.max_batch_size, minimum=1),
             max_body_bytes=reader.integer("REWARD_MAX_BODY_BYTES", cls.max_body_bytes, minimum=1024),
@@ -118,6 +125,12 @@ class Settings:
             raise ConfigError(
                 f"REWARD_HARD_TIMEOUT_S={settings.hard_timeout_s:g} must be greater than "
                 f"REWARD_PARSE_TIMEOUT_S={settings.parse_timeout_s}"
+            )
+        if settings.deadline_s <= settings.hard_timeout_s:
+            # A math sample must be able to start before its deadline and still finish within it.
+            raise ConfigError(
+                f"REWARD_DEADLINE_S={settings.deadline_s:g} must be greater than "
+                f"REWARD_HARD_TIMEOUT_S={settings.hard_timeout_s:g}"
             )
         try:
             routing.check(settings.routes, settings.sandbox_url)

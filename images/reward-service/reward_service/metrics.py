@@ -42,13 +42,16 @@ class Metrics:
                                    registry=self.registry)
         self.sandbox_calls = Counter("reward_sandbox_calls", "SandboxFusion /run_code calls by outcome, retries "
                                      "included.", ["outcome"], registry=self.registry)
+        self.abandoned = Counter("reward_abandoned", "Samples whose client went away before the reply; their work "
+                                 "was dropped (queued), stopped (running) or cancelled (waiting for the sandbox).",
+                                 registry=self.registry)
         self.ready = Gauge("reward_ready", "1 when the last readiness check passed.", registry=self.registry)
         # Every status exported from zero, so rate() works from the first scrape; the children are kept, since
         # labels() takes a lock and builds a key on every call.
         self._score_counters = {status: self.scores.labels(status) for status in INPUT_STATUSES + FAULT_STATUSES}
         for outcome in SANDBOX_OUTCOMES:
             self.sandbox_calls.labels(outcome)
-        for reason in ("hard_timeout", "worker_died", "start_failed"):
+        for reason in ("hard_timeout", "worker_died", "start_failed", "abandoned"):
             self.pool_restarts.labels(reason)
 
     def count_score(self, status: str, samples: int = 1) -> None:

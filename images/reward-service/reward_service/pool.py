@@ -88,6 +88,7 @@ class _Worker:
     in_flight: deque = field(default_factory=deque)
     timer: asyncio.TimerHandle | None = None
     timed_out: _Job | None = None
+    abandoned: _Job | None = None  # its client went away while it ran: the worker was killed to stop it
     has_room: asyncio.Event = field(default_factory=asyncio.Event)
 
     def kill(self) -> None:
@@ -393,16 +394,18 @@ class WorkerPool:
             self._metrics.running.dec()
             self._disarm(live)
             if live.in_flight:
+                if live.in_flight[0].future.done():
+                    # The next task's client went away after it was handed over: stop it before it is scored.
+                    live.abandoned = live.in_flight[0]
+                    if not job.future.done():
+                        _answer(job, kind, payload)
+                    return
                 self._arm(live)
             live.has_room.set()
             if self._pending:
                 self._wake()
-            if job.future.done():
-                continue
-            if kind == worker.RESULT:
-                job.future.set_result(payload)
-            else:
-                job.future.set_exception(ScorerFault(f"the scorer raised {payload}"))
+            if not job.future.done():
+                _answer(job, kind, payload)
 
     def _arm(self, live: _Worker) -> None:
         live.timer = asyncio.get_running_loop().call_later(self.hard_timeout_s, self._hard_timeout, live)
@@ -426,6 +429,10 @@ class WorkerPool:
             self._requeue(job)
         live.in_flight.clear()
         self._wake()
+        if head is not None and head is live.abandoned:
+            self._metrics.pool_restarts.labels("abandoned").inc()
+            log.info("a sample's client went away while it was scored; its worker was stopped and replaced")
+            return
         if head is not None and head is live.timed_out:
             self._metrics.pool_restarts.labels("hard_timeout").inc()
             result = {"reward": 0.0, "status": "hard_timeout",
@@ -501,15 +508,41 @@ class WorkerPool:
             job.future.set_exception(QueueDeadline())
 
     async def score(self, golds: tuple[str, ...], response: str, fault: str | None, deadline: float) -> dict:
-        """Queue until a worker is free or `deadline` (loop time) passes, then score with the hard timeout."""
+        """Queue until a worker is free or `deadline` (loop time) passes, then score with the hard timeout.
+
+        A caller that is cancelled (its client went away) takes its sample out: a queued one is skipped, a running
+        one is stopped by killing its worker, which the slot replaces."""
+        loop = asyncio.get_running_loop()
         job = self._submit((golds, response, fault))
         job.expires_at = deadline
-        job.deadline = asyncio.get_running_loop().call_at(deadline, self._expire, job)
-        return await job.future
+        job.deadline = loop.call_at(deadline, self._expire, job)
+        try:
+            return await job.future
+        except asyncio.CancelledError:
+            job.deadline.cancel()
+            if job.sent:
+                self._stop(job)
+            raise
+
+    def _stop(self, job: _Job) -> None:
+        """Kill the worker running an abandoned job; one queued behind another on a worker is stopped when it
+        reaches the head (_read)."""
+        for live in self._live:
+            if live.in_flight and live.in_flight[0] is job:
+                live.abandoned = job
+                live.kill()
+                return
 
     async def run_direct(self, golds: tuple[str, ...], response: str, fault: str | None = None) -> dict:
         """Run one task ahead of the queue (the readiness canary): it waits for at most one running sample."""
         return await self._submit((golds, response, fault), front=True).future
+
+
+def _answer(job: _Job, kind: str, payload: object) -> None:
+    if kind == worker.RESULT:
+        job.future.set_result(payload)
+    else:
+        job.future.set_exception(ScorerFault(f"the scorer raised {payload}"))
 
 
 def _abandon(live: _Worker) -> None:

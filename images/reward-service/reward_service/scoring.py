@@ -135,5 +135,7 @@ def _inject(fault: str) -> None:
         os._exit(13)
     if fault == "hang":
         time.sleep(3600)
+    if fault == "slow":
+        time.sleep(1.0)  # a sample that takes a second and is then scored as usual
     if fault == "oom":
         bytearray(1 << 40)  # far past any RLIMIT_AS: proves the cap holds and maps to worker_died

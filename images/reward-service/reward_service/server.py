@@ -15,11 +15,14 @@ import asyncio
 import logging
 import os
 import resource
+import signal
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from reward_service.app import ARRIVED
 from reward_service.config import Settings
+from reward_service.drain import Drain
 
 log = logging.getLogger("reward_service")
 
@@ -79,6 +82,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._arm(self.header_timeout_s)
 
     def on_headers_complete(self) -> None:
+        arrived = self.loop.time()  # the request's deadline counts from here, not from when a worker takes it
         if self.url.partition(b"?")[0] == b"/health" and self.parser.get_method() == b"GET":
             limit, self.limit_concurrency = self.limit_concurrency, None  # liveness is never refused by the cap
             try:
@@ -87,6 +91,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self.limit_concurrency = limit
         else:
             super().on_headers_complete()
+        if self.cycle is not None:
+            self.cycle.scope[ARRIVED] = arrived
         self._arm(self.body_timeout_s)
 
     def on_message_complete(self) -> None:
@@ -139,6 +145,25 @@ def connection_cap(settings: Settings) -> int:
     return min(settings.max_connections, fitting)
 
 
+class DrainingServer(uvicorn.Server):
+    """uvicorn, but SIGTERM drains (reward_service.drain) instead of cutting queued requests off with 500s. The
+    listener stays open while draining: a request that still arrives is accepted work and is scored. A second
+    SIGINT (Ctrl-C twice) still exits at once; a repeated SIGTERM changes nothing."""
+
+    def __init__(self, config: uvicorn.Config, drain: Drain):
+        super().__init__(config)
+        self.drain = drain
+
+    def handle_exit(self, sig: int, frame) -> None:
+        if self.drain.draining and sig == signal.SIGINT:
+            self.should_exit = self.force_exit = True
+            return
+        self.drain.begin()
+
+    async def on_tick(self, counter: int) -> bool:
+        return await super().on_tick(counter) or self.drain.finished()
+
+
 def serve(app, settings: Settings) -> None:
     config = uvicorn.Config(
         app,
@@ -152,7 +177,7 @@ def serve(app, settings: Settings) -> None:
         timeout_keep_alive=5,
         timeout_graceful_shutdown=int(settings.hard_timeout_s) + 1,
     )
-    server = uvicorn.Server(config)
+    server = DrainingServer(config, app.drain)
     server.run()
     if not server.started:
         raise SystemExit(3)  # start-up failed (e.g. no worker could start): uvicorn's own start-up failure code

@@ -65,14 +65,21 @@ class RewardService:
         self.readiness = Readiness(self.pool, self.window, settings.canary_timeout_s, sandbox=self.sandbox)
         self._in_flight = 0
 
-    async def score_many(self, samples: list[RawSample]) -> list[dict]:
-        """Score samples concurrently; any service fault fails the whole call (5xx), never a silent 0.0."""
+    async def score_many(self, samples: list[RawSample], arrived: float | None = None) -> list[dict]:
+        """Score samples concurrently; any service fault fails the whole call (5xx), never a silent 0.0.
+
+        `arrived` (loop time) is when the request's headers arrived: every sample is answered within
+        REWARD_DEADLINE_S of it, queueing and sandbox waits included. A caller cancelled because its client went
+        away takes its samples' work with it (counted in reward_abandoned_total)."""
+        loop = asyncio.get_running_loop()
+        arrived = loop.time() if arrived is None else arrived
         if self._in_flight + len(samples) > self.settings.max_in_flight:
             self.metrics.count_score("overloaded", len(samples))
-            raise ServiceFault(503, "overloaded",
-                               f"{self._in_flight} samples in flight; the limit is {self.settings.max_in_flight}")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.settings.queue_deadline_s
+            detail = f"{self._in_flight} samples in flight; the limit is {self.settings.max_in_flight}"
+            log.warning("scoring fault", extra={"status": "overloaded", "detail": detail, "samples": len(samples),
+                                                "elapsed_ms": round((loop.time() - arrived) * 1000, 1)})
+            raise ServiceFault(503, "overloaded", detail)
+        deadline = arrived + self.settings.deadline_s
         self._in_flight += len(samples)
         try:
             if len(samples) == 1:  # the single-request path: no task to create and schedule for one sample
@@ -80,6 +87,9 @@ class RewardService:
             else:
                 outcomes = await asyncio.gather(*(self._score_one(s, deadline) for s in samples),
                                                 return_exceptions=True)
+        except asyncio.CancelledError:
+            self.metrics.abandoned.inc(len(samples))
+            raise
         finally:
             self._in_flight -= len(samples)
         faults = [(index, o) for index, o in enumerate(outcomes) if isinstance(o, BaseException)]
@@ -133,16 +143,24 @@ class RewardService:
             return {"reward": 0.0, "status": status, "detail": detail}
         if scorer == "math":
             try:
-                return await self.pool.score(sample.golds, sample.response, sample.fault, deadline)
+                queue_deadline = deadline - self.settings.hard_timeout_s
+                return await self.pool.score(sample.golds, sample.response, sample.fault, queue_deadline)
             except QueueDeadline:
                 return {"status": "overloaded", "http_status": 503,
-                        "detail": f"no worker was free within {self.settings.queue_deadline_s:g} s"}
+                        "detail": f"no worker could start it within {self.settings.queue_deadline_s:g} s of its "
+                        f"arrival (REWARD_DEADLINE_S {self.settings.deadline_s:g} s less the hard timeout)"}
             except ScorerFault as fault:
                 return {"status": "error", "http_status": 500, "detail": str(fault)}
         if scorer == "code":
             try:
-                return await codescore.score_code(self.sandbox, sample.response, raw.label,
-                                                  self.settings.sandbox_max_tests)
+                # The deadline covers waiting for a sandbox slot, every attempt and the backoff between them.
+                async with asyncio.timeout_at(deadline):
+                    return await codescore.score_code(self.sandbox, sample.response, raw.label,
+                                                      self.settings.sandbox_max_tests)
+            except TimeoutError:
+                return {"status": "overloaded", "http_status": 503,
+                        "detail": f"the sandbox did not run its test cases within {self.settings.deadline_s:g} s "
+                        "of its arrival (REWARD_DEADLINE_S)"}
             except SandboxFault as fault:
                 return {"status": "sandbox_unavailable", "http_status": 502, "detail": str(fault)}
         return CUSTOM_SCORERS[scorer](sample.golds, sample.response)

@@ -193,6 +193,12 @@ class Reward(Strict):
         default=None, pattern=r"^https?://\S+$", max_length=2048,
         description="kind external only: the scoring URL. In-cluster names must be in the release namespace.",
     )
+    timeoutSeconds: int | None = Field(
+        default=None, ge=10, le=3600,
+        description="framework verl: the reward client's timeout per request (GRPO_REWARD_TIMEOUT_S); absent: "
+        "120 s. The reward service's deadlines and the pods' termination timing derive from it. miles' client "
+        "has no such setting (aiohttp's 300 s), so under miles it must be left out (GRPO522).",
+    )
 
 
 class Trainer(Variant):

@@ -75,18 +75,19 @@ PROMISES: tuple[Promise, ...] = (
                           "they are; verl's client would give up after 6 attempts (25 s of backoff in all)",
                           "tests/recipes/test_run_on_cluster.py::"
                           "test_reward_or_sandbox_not_available_stops_the_submission"),)),
-    Promise(WAITS, "verl's reward client waits longer than the reward service may take to answer a sample",
-            "GRPO_REWARD_TIMEOUT_S (120 s) ↔ REWARD_QUEUE_DEADLINE_S (60 s) + reward-service.hardTimeoutSeconds",
-            guards=(Guard("schema", "the chart leaves the queue deadline at the image's default and the schema caps "
-                          "hardTimeoutSeconds at 30 s, below the client's timeout less the deadline",
-                          "tests/reward/test_reward_values_fit_image.py::test_reward_clients_outwait_the_service"),)),
-    Promise(WAITS, "miles' reward client waits longer than the reward service may take to answer a sample",
-            "miles `--rm-url` client timeout ↔ REWARD_QUEUE_DEADLINE_S + reward-service.hardTimeoutSeconds",
-            guards=(Guard("schema", "miles' client (`remote_rm`, miles dec268f7) uses aiohttp's default 300 s total "
-                          "timeout; the chart leaves the queue deadline at the image's default and the schema caps "
-                          "hardTimeoutSeconds at 30 s",
-                          "tests/reward/test_reward_values_fit_image.py::"
-                          "test_miles_reward_client_outwaits_the_service"),)),
+    Promise(WAITS, "The reward service answers every request before the trainer's reward client gives up, also "
+            "while its pod terminates", "global.job.reward.timeoutSeconds (verl GRPO_REWARD_TIMEOUT_S, 120 s) / "
+            "miles' aiohttp 300 s ↔ REWARD_DEADLINE_S ↔ preStop + terminationGracePeriodSeconds ↔ "
+            "reward-service.hardTimeoutSeconds / sandbox.runTimeoutSeconds",
+            (Check("GRPO522", "good-derived-deadlines.yaml", "bad-client-timeout-too-short.yaml"),
+             Check("GRPO522", "good-derived-deadlines.yaml", "bad-hard-timeout-past-deadline.yaml"),
+             Check("GRPO522", "good-derived-deadlines.yaml", "bad-miles-timeout.yaml")),
+            (Guard("template", "the chart derives the service's deadline (half the client timeout), the preStop delay "
+                   "and the grace period from the one client timeout (reward-service.timing)",
+                   "tests/reward/test_reward_values_fit_image.py::test_verl_deadlines_follow_the_trainer_timeout"),
+             Guard("template", "miles' remote_rm (miles 31f1ca9) has no timeout of its own: the chart uses aiohttp's "
+                   "default total, 300 s", "tests/reward/test_reward_values_fit_image.py::"
+                   "test_miles_deadlines_follow_its_clients_timeout"))),
     Promise(WAITS, "A utility pod others wait on is Ready only after its set-up", "fsx-utils ↔ whoever waits "
             "for it", (Check("GRPO849", "good-utility-pod.yaml", "bad-utility-pod.yaml"),)),
     Promise(WAITS, "A readiness or startup probe checks the service it gates", "probe ↔ the server in the pod",
@@ -207,7 +208,7 @@ PROMISES: tuple[Promise, ...] = (
                                  Check("GRPO521", "good-sandbox-scaled.yaml", "bad-runs-take-whole-limit.yaml"))),
     Promise(WORKERS, "The trainers' concurrent reward requests fit the reward service's workers within its queue "
             "deadline", "rollout reward concurrency (verl workers, miles connections) ↔ reward-service.replicas × "
-            "workers ↔ REWARD_QUEUE_DEADLINE_S",
+            "workers ↔ REWARD_DEADLINE_S",
             gap="no rule compares how many samples the rollout scores at once with the reward pods' workers; an "
             "undersized service answers 503 overloaded past its queue deadline, a fault and never a reward"),
     Promise(IMAGES, "The framework image carries the framework version the values declare",

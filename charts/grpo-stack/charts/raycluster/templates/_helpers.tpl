@@ -22,6 +22,11 @@ Usage: {{- include "raycluster.env" $ | nindent 12 }}
 - name: GRPO_REWARD_URL
   value: {{ . | quote }}
 {{- end }}
+{{- with .Values.global.job.reward.timeoutSeconds }}
+# The verl reward client's timeout per attempt; the reward service derives its deadlines from the same value.
+- name: GRPO_REWARD_TIMEOUT_S
+  value: {{ . | quote }}
+{{- end }}
 {{ include "grpo-common.hfTokenEnv" . }}
 {{- include "raycluster.trackingEnv" . }}
 {{- with .Values.global.job.extraEnv }}
