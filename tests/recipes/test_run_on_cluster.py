@@ -161,6 +161,18 @@ def test_picks_this_release_head_among_several_clusters(tmp_path):
     assert exec_pods == {"grpo-ray-head-x"}
 
 
+def test_workers_scaled_to_zero_stop_the_submission(tmp_path):
+    """With raycluster.worker.scaleToZero the RayCluster asks for no worker: zero Ready of zero would pass the
+    worker count, and the job would wait for GPUs forever. Refused before any exec, naming the key."""
+    state, spec = cluster_state("qwen3-8b.yaml")
+    state["rayclusters"][0]["replicas"] = [0]
+    state["pods"] = [p for p in state["pods"] if p["labels"]["ray.io/node-type"] == "head"]
+    proc, calls = run_recipe(tmp_path, state, spec)
+    assert proc.returncode == 2, proc.stderr
+    assert "GPU workers scaled to zero (raycluster.worker.scaleToZero)" in proc.stderr
+    assert not [c for c in calls if "exec" in c]
+
+
 def test_pending_worker_stops_the_submission(tmp_path):
     """A Pending worker passed the predecessor's head-only precondition and the run never started."""
     state, spec = cluster_state("qwen3-30b.yaml", ready_workers=1)
