@@ -52,6 +52,8 @@ class Kube:
             if exc.status == 404 and "ray.io" in what:
                 raise Refused(f"{what}: the API server at {self.host} serves no ray.io/v1 (is KubeRay "
                               "installed?)") from exc
+            if not exc.status:  # the client's websocket (exec) failed: its reason is the whole story
+                raise Refused(f"{what}: {str(exc.reason).strip()[:300]}") from exc
             raise Refused(f"{what}: the API server at {self.host} answered {exc.status} {exc.reason}") from exc
         except (HTTPError, OSError) as exc:
             raise Refused(f"cannot reach the cluster at {self.host} ({what}): {_reason(exc)}") from exc
@@ -101,6 +103,8 @@ class PodExecutor:
             self.kube.core.connect_get_namespaced_pod_exec, self.pod, self.namespace, container=self.container,
             command=argv, stdin=False, stdout=True, stderr=True, tty=False, _preload_content=False,
             **{k: v for k, v in kw.items() if k != "_request_timeout"}))
+        from websocket import WebSocketException
+
         out: list[str] = []
         err: list[str] = []
         try:
@@ -111,6 +115,8 @@ class PodExecutor:
                     sink(chunk) if sink else out.append(chunk)
                 if resp.peek_stderr():
                     err.append(resp.read_stderr())
+        except (WebSocketException, OSError) as exc:
+            raise Refused(f"{what}: the connection ended ({exc})") from exc
         finally:
             resp.close()
         code = resp.returncode
