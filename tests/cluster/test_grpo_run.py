@@ -84,7 +84,7 @@ def test_an_unreachable_cluster_is_exit_2(release, tmp_path):
 def test_list_and_status_from_the_api_server(release):
     proc = grpo_run(release, "list", "-n", NAMESPACE)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["grpo\tcluster\thead Ready, 1 of 1 workers Ready"]
+    assert proc.stdout.splitlines() == ["grpo\tcluster\tready, 1 of 1 workers Ready"]  # the operator's status
     proc = grpo_run(release, "status", "grpo", "-n", NAMESPACE)
     assert proc.returncode == 0, proc.stderr
     shown = dict(line.split(":", 1) for line in proc.stdout.splitlines())

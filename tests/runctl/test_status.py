@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import pytest
-from grpo_stack.runctl.status import ClusterView, lines
+from grpo_stack.runctl.status import ClusterView, lines, summary_line
 from grpo_stack.supervise.records import Attempt
 
 
@@ -104,3 +104,10 @@ def test_job_mode_shows_the_rayjobs_state():
     rayjob = {"metadata": {"name": "grpo"}, "status": {"jobDeploymentStatus": "Running", "jobStatus": "RUNNING"}}
     text = "\n".join(lines(view(rayjob=rayjob), run()))
     assert "job mode" in text and "RayJob grpo: deployment Running, job RUNNING" in text
+
+
+def test_the_list_line_reads_the_operators_status():
+    rc = {**raycluster(replicas=4), "status": {"state": "ready", "readyWorkerReplicas": 3}}
+    assert summary_line(rc) == "ready, 3 of 4 workers Ready"
+    assert summary_line(raycluster(replicas=0)) == "not reconciled yet, workers scaled to zero (GPUs freed)"
+    assert summary_line(raycluster(suspend=True)) == "suspended: no head, no workers"

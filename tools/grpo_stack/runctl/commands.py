@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import Refused, locate
 from .kube import Executor, Kube, write
-from .status import ClusterView, cluster_line, job_mode_line, lines
+from .status import ClusterView, job_mode_line, lines, summary_line
 
 # What `ray job stop` can save, said where it is done (docs/day-2.md, Stopping).
 STOP_NOTE = ("stop: `ray job stop` sends the driver SIGTERM and kills it 3 s later. verl and miles save only at a "
@@ -82,8 +82,7 @@ def list_releases(kube: Kube, namespace: str) -> list[str]:
         return [f"no release with a RayCluster or RayJob in namespace {namespace}"]
     out = []
     for r in found:
-        view = ClusterView(r["release"], namespace, r["mode"], r.get("raycluster"), r.get("rayjob"), None, [])
-        state = job_mode_line(r.get("rayjob")) if r["mode"] == "job" else cluster_line(view).split(": ", 1)[-1]
+        state = job_mode_line(r.get("rayjob")) if r["mode"] == "job" else summary_line(r.get("raycluster"))
         out.append(f"{r['release']}\t{r['mode']}\t{state}")
     return out
 

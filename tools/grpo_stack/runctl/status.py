@@ -54,6 +54,20 @@ def cluster_line(view: ClusterView) -> str:
     return f"RayCluster {name}: {head}, {up} of {want} workers Ready"
 
 
+def summary_line(raycluster: dict[str, Any] | None) -> str:
+    """One line from the RayCluster's own status, as the operator keeps it (`grpo-run list`: no pod lookups)."""
+    if raycluster is None:
+        return "no RayCluster"
+    spec, status = raycluster.get("spec") or {}, raycluster.get("status") or {}
+    if spec.get("suspend"):
+        return "suspended: no head, no workers"
+    state = status.get("state") or "not reconciled yet"
+    want = desired_workers(raycluster)
+    if want == 0:
+        return f"{state}, workers scaled to zero (GPUs freed)"
+    return f"{state}, {status.get('readyWorkerReplicas') or 0} of {want} workers Ready"
+
+
 def job_mode_line(rayjob: dict[str, Any] | None) -> str | None:
     if rayjob is None:
         return None
