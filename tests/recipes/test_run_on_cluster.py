@@ -64,8 +64,9 @@ def cluster_state(values: str, *, ready_workers=None, extra=(), storage=None, jo
     return state, job_spec(rendered)
 
 
-def run_recipe(tmp_path, state, spec, *args, env=None, namespace=NAMESPACE, mounted=None):
-    """`mounted` (text) is what the pod's job.json mount holds; by default the ConfigMap's own value."""
+def run_recipe(tmp_path, state, spec, *args, env=None, namespace=NAMESPACE, mounted=None, command=None):
+    """`mounted` (text) is what the pod's job.json mount holds; by default the ConfigMap's own value. `command`:
+    what runs the recipe for this release and namespace (default: the script itself)."""
     shim_bin = tmp_path / "bin"
     shim_bin.mkdir(exist_ok=True)
     kubectl = shim_bin / "kubectl"
@@ -78,7 +79,8 @@ def run_recipe(tmp_path, state, spec, *args, env=None, namespace=NAMESPACE, moun
                "KUBECTL_SHIM_LOG": str(tmp_path / "calls.log"), "KUBECTL_SHIM_ROOT": str(tmp_path / "pod"),
                "GRPO_JOB_SPEC": str(tmp_path / "job.json"),
                "PATH": f"{shim_bin}:{VENV_BIN}:{(env or os.environ)['PATH']}"}
-    proc = subprocess.run(["bash", str(SCRIPT), "--release", RELEASE, "--namespace", namespace, *args],
+    argv = command or ["bash", str(SCRIPT), "--release", RELEASE, "--namespace", namespace]
+    proc = subprocess.run([*argv, *args],
                           env=run_env, capture_output=True, text=True, timeout=300)
     calls = [json.loads(line) for line in (tmp_path / "calls.log").read_text().splitlines()]
     return proc, calls
