@@ -53,7 +53,9 @@ def find(kube: Kube, namespace: str, release: str) -> Target:
     if not kube.namespace_exists(namespace):
         raise Refused(f"namespace {namespace} does not exist")
     selector = f"{INSTANCE}={release}"
-    jobs = kube.list_ray("rayjobs", namespace, selector)
+    # Job mode's RayJob is named after the release; found by its label, or by that name where it lacks the label.
+    jobs = kube.list_ray("rayjobs", namespace, selector) or [
+        j for j in kube.list_ray("rayjobs", namespace) if j["metadata"]["name"] == release]
     clusters = kube.list_ray("rayclusters", namespace, selector)
     if len(jobs) > 1:
         raise Refused(f"release {release} in {namespace} has {len(jobs)} RayJobs: {_names(jobs)}")
