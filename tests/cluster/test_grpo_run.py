@@ -130,3 +130,26 @@ def test_scale_to_zero_frees_the_gpus_and_reverting_brings_them_back(release):
     assert len(ray_pods(release, "worker")) == 1
     proc = grpo_run(release, "status", "grpo", "-n", NAMESPACE)
     assert "head Ready, 1 of 1 workers Ready" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_job_mode_release_is_found_by_its_rayjob(release):
+    """Job mode plugs in through the RayJob (named after the release, labelled with it): created suspended here
+    (the operator then makes no cluster), the operator's own jobDeploymentStatus is what `status` shows."""
+    spec = release.cp.get("-n", NAMESPACE, "rayclusters.ray.io", "grpo-ray")["spec"]
+    job = {"apiVersion": "ray.io/v1", "kind": "RayJob",
+           "metadata": {"name": "jobrun", "namespace": NAMESPACE, "labels": {"app.kubernetes.io/instance": "jobrun"}},
+           "spec": {"suspend": True, "shutdownAfterJobFinishes": True, "entrypoint": "true", "rayClusterSpec": spec}}
+    release.cp.apply([job])
+    try:
+        wait_until("the operator to suspend the RayJob", lambda: release.cp.get(
+            "-n", NAMESPACE, "rayjobs.ray.io", "jobrun").get("status", {}).get("jobDeploymentStatus") == "Suspended")
+        proc = grpo_run(release, "status", "jobrun", "-n", NAMESPACE)
+        assert proc.returncode == 0, proc.stderr
+        shown = {k: v.strip() for k, v in (line.split(":", 1) for line in proc.stdout.splitlines())}
+        assert shown["release"] == f"jobrun in {NAMESPACE}, job mode"
+        assert shown["job"] == "RayJob jobrun: deployment Suspended, job not submitted"
+        assert shown["run"] == "not readable: release jobrun has no Ray head pod now (its RayJob has no RayCluster)"
+        proc = grpo_run(release, "list", "-n", NAMESPACE)
+        assert "jobrun\tjob\tRayJob jobrun: deployment Suspended, job not submitted" in proc.stdout.splitlines()
+    finally:
+        release.cp.kubectl("-n", NAMESPACE, "delete", "rayjobs.ray.io", "jobrun", "--wait=false", check=False)
