@@ -14,7 +14,8 @@
 # and exit status 1; --skip-check CODE skips one check (as a grpo-lint suppression in the values file does).
 # Exit statuses (docs/submit.md): 0 submitted (--follow: succeeded); 1 grpo-lint's job checks found an error;
 # 2 refused before anything was submitted (usage, a cluster that cannot be reached, no RayCluster for the release,
-# pods not Ready, a stale job spec, an unclear resume state); otherwise the failed job's status.
+# pods not Ready, workers scaled to zero, a stale job spec, an unclear resume state, a run already running);
+# otherwise the failed job's status.
 set -euo pipefail
 
 usage() {
@@ -57,6 +58,8 @@ want_workers="$(kubectl "${ns[@]}" get rayclusters.ray.io "$cluster" -o jsonpath
   || die "cannot read RayCluster ${cluster} in namespace ${namespace}"
 want=0
 for n in $want_workers; do want=$((want + n)); done
+[ "$want" -gt 0 ] || die "${cluster} has its GPU workers scaled to zero (raycluster.worker.scaleToZero): set it to false, \
+helm upgrade, and submit again (docs/day-2.md, Freeing the GPUs)"
 
 # Every Ray pod must be Ready, workers included: a Pending worker would leave the placement group waiting.
 if ! kubectl "${ns[@]}" wait --for=condition=Ready pod -l "$selector" --timeout="$wait_timeout" >/dev/null; then

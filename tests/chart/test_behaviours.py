@@ -221,6 +221,17 @@ def test_worker_replicas_follow_global_nodes(nodes, render_values):
     assert (group[0]["replicas"], group[0]["minReplicas"], group[0]["maxReplicas"]) == (nodes, nodes, nodes)
 
 
+def test_scale_to_zero_asks_for_no_worker_and_keeps_the_shape(render_values):
+    """raycluster.worker.scaleToZero: no worker pod asked for (the operator's side: tests/cluster/test_grpo_run.py);
+    the job still states the run's shape, and the worker template is unchanged (no head recreation)."""
+    plain = raycluster(render_values("qwen3-8b", {"global.cluster.nodes": 2}))
+    zero = raycluster(render_values("qwen3-8b", {"global.cluster.nodes": 2, "raycluster.worker.scaleToZero": True}))
+    group = zero["spec"]["workerGroupSpecs"][0]
+    assert (group["replicas"], group["minReplicas"], group["maxReplicas"]) == (0, 0, 2)
+    assert group["template"] == plain["spec"]["workerGroupSpecs"][0]["template"]
+    assert zero["spec"]["headGroupSpec"] == plain["spec"]["headGroupSpec"]
+
+
 def test_worker_requests_every_gpu_and_efa(values_name, rendered_all, shipped_values):
     """A partial GPU/EFA request makes NCCL fall back silently (review 001: EFA_PER_NODE correctness)."""
     cluster = shipped_values[values_name]["global"]["cluster"]

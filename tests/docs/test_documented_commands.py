@@ -115,7 +115,7 @@ def split_flags(words: list[str]) -> tuple[list[str], list[str]]:
     return sub, flags
 
 
-PARSED_TOOLS = ("grpo-data", "grpo-models", "grpo-eval", "grpo-images", "grpo-cluster")
+PARSED_TOOLS = ("grpo-data", "grpo-models", "grpo-eval", "grpo-images", "grpo-cluster", "grpo-run")
 FLAG_TOOLS = ("kubectl", "helm", "ray", *RUN_TOOLS, *PARSED_TOOLS)
 PARSE_ONLY = Path(__file__).with_name("parse_only.py")
 

@@ -16,7 +16,8 @@ from grpo_stack import __version__
 from grpo_stack.paths import REPO_ROOT
 
 BIN = Path(sys.executable).parent
-COMMANDS = ["grpo-lint", "grpo-render", "grpo-data", "grpo-models", "grpo-eval", "grpo-images", "grpo-cluster"]
+COMMANDS = ["grpo-lint", "grpo-render", "grpo-data", "grpo-models", "grpo-eval", "grpo-images", "grpo-cluster",
+            "grpo-run"]
 
 
 def run(*argv, **kw):

@@ -64,8 +64,9 @@ def cluster_state(values: str, *, ready_workers=None, extra=(), storage=None, jo
     return state, job_spec(rendered)
 
 
-def run_recipe(tmp_path, state, spec, *args, env=None, namespace=NAMESPACE, mounted=None):
-    """`mounted` (text) is what the pod's job.json mount holds; by default the ConfigMap's own value."""
+def run_recipe(tmp_path, state, spec, *args, env=None, namespace=NAMESPACE, mounted=None, command=None):
+    """`mounted` (text) is what the pod's job.json mount holds; by default the ConfigMap's own value. `command`:
+    what runs the recipe for this release and namespace (default: the script itself)."""
     shim_bin = tmp_path / "bin"
     shim_bin.mkdir(exist_ok=True)
     kubectl = shim_bin / "kubectl"
@@ -78,7 +79,8 @@ def run_recipe(tmp_path, state, spec, *args, env=None, namespace=NAMESPACE, moun
                "KUBECTL_SHIM_LOG": str(tmp_path / "calls.log"), "KUBECTL_SHIM_ROOT": str(tmp_path / "pod"),
                "GRPO_JOB_SPEC": str(tmp_path / "job.json"),
                "PATH": f"{shim_bin}:{VENV_BIN}:{(env or os.environ)['PATH']}"}
-    proc = subprocess.run(["bash", str(SCRIPT), "--release", RELEASE, "--namespace", namespace, *args],
+    argv = command or ["bash", str(SCRIPT), "--release", RELEASE, "--namespace", namespace]
+    proc = subprocess.run([*argv, *args],
                           env=run_env, capture_output=True, text=True, timeout=300)
     calls = [json.loads(line) for line in (tmp_path / "calls.log").read_text().splitlines()]
     return proc, calls
@@ -159,6 +161,18 @@ def test_picks_this_release_head_among_several_clusters(tmp_path):
     assert proc.returncode == 0, proc.stderr
     exec_pods = {c[c.index("exec") + 1] for c in calls if "exec" in c}
     assert exec_pods == {"grpo-ray-head-x"}
+
+
+def test_workers_scaled_to_zero_stop_the_submission(tmp_path):
+    """With raycluster.worker.scaleToZero the RayCluster asks for no worker: zero Ready of zero would pass the
+    worker count, and the job would wait for GPUs forever. Refused before any exec, naming the key."""
+    state, spec = cluster_state("qwen3-8b.yaml")
+    state["rayclusters"][0]["replicas"] = [0]
+    state["pods"] = [p for p in state["pods"] if p["labels"]["ray.io/node-type"] == "head"]
+    proc, calls = run_recipe(tmp_path, state, spec)
+    assert proc.returncode == 2, proc.stderr
+    assert "GPU workers scaled to zero (raycluster.worker.scaleToZero)" in proc.stderr
+    assert not [c for c in calls if "exec" in c]
 
 
 def test_pending_worker_stops_the_submission(tmp_path):

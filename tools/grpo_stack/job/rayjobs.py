@@ -10,6 +10,10 @@ import time
 from typing import Any
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
+ACTIVE = ("PENDING", "RUNNING")
+# Every job the submit makes is named `grpo-<framework or step>-<UTC time>-<hex>` (Ray.submit): what tells a run of
+# this project from anything else someone submitted to the head.
+JOB_PREFIX = "grpo-"
 
 
 AGENT_WAIT_SECONDS = 120
@@ -39,6 +43,16 @@ class Ray:
                 if "No available agent" not in str(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(2)
+
+    def active_runs(self) -> list[tuple[str, str]]:
+        """(submission id, status) of every job this submit made that is PENDING or RUNNING on the head."""
+        out = []
+        for info in self.client.list_jobs():
+            status = str(getattr(info.status, "value", info.status))
+            job_id = info.submission_id or ""
+            if job_id.startswith(JOB_PREFIX) and status in ACTIVE:
+                out.append((job_id, status))
+        return sorted(out)
 
     def follow(self, job_id: str) -> None:
         import asyncio

@@ -11,12 +11,14 @@
 3. Builds the command with the one builder and prints a banner: framework and build, model, cluster shape, batch
    sizes, and where the run starts (fresh / resumes from step N in DIR / cannot tell -> refused). A verl FSDP
    checkpoint written by another world size than the values' is refused too (it loads only onto its own).
-4. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
+4. Refuses a second run while one of this submit's jobs (a training or a preparation step) is PENDING or RUNNING on
+   the head, naming it: one run per release's Ray cluster.
+5. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
    holds a matching manifest, each as a Ray job waited for.
-5. With global.job.deadline: prints when it falls and how the framework saves before it, refuses one that has
+6. With global.job.deadline: prints when it falls and how the framework saves before it, refuses one that has
    passed, gives verl's legacy trainer the end time (the Ray job's env) and, with --follow, creates miles' save
    sentinel one grace period ahead (grpo_stack.deadline).
-6. Submits the training job and prints its Ray job id. With --follow it streams the logs and supervises the run
+7. Submits the training job and prints its Ray job id. With --follow it streams the logs and supervises the run
    (job/supervised.py): a run is done only at the total steps verl states at start; a failed attempt is
    resubmitted through this resume gate up to global.job.supervision.retries times; every attempt is recorded on
    the run's storage; the exit status is the run's.
@@ -180,6 +182,16 @@ def gate(path: str, data: dict[str, Any], skip: list[str]) -> BuiltJob | None:
     return result.built
 
 
+def refuse_a_second_run(ray: Ray) -> None:
+    """One run per Ray cluster: two trainings would share its GPUs (the second waits on a placement group that
+    never fits, or both run out of memory) and write to whichever checkpoint directories their specs name."""
+    active = ray.active_runs()
+    if active:
+        named = ", ".join(f"{job_id} ({status})" for job_id, status in active)
+        raise Refused(f"this Ray cluster already runs {named}: one run per release. Wait for it to end, or stop "
+                      "it (grpo-run stop, docs/day-2.md) and submit again")
+
+
 def run(opts: argparse.Namespace) -> int:
     data = load_spec(opts.spec)
     check_fresh_spec(opts.spec, data, opts.expect_spec_sha256)
@@ -208,6 +220,8 @@ def run(opts: argparse.Namespace) -> int:
     if end is not None:
         env.update(runtime_env(built.framework, use_v1(spec), end))
     ray = None if opts.dry_run else Ray(opts.address)
+    if ray is not None:
+        refuse_a_second_run(ray)
     for i, step in enumerate(built.prepare, 1):
         want, problem = expected_manifest(step)
         if problem and ray is not None:

@@ -127,6 +127,10 @@ class Head(Strict):
 
 
 class Worker(Strict):
+    scaleToZero: bool = Field(default=False, description=(
+        "No GPU worker pods while true: the GPUs are freed between runs without uninstalling (the head, the "
+        "reward service and the sandbox stay; the run's shape is still global.cluster.nodes, and the submit "
+        "refuses to start until this is false again). docs/day-2.md, Freeing the GPUs."))
     resources: Resources = Field(description="CPU and memory per GPU worker (GPUs and EFA come from global.cluster).")
     shmSize: Quantity = Field(description="Size of the /dev/shm memory volume (NCCL, dataloaders).")
     pod: Pod
