@@ -68,3 +68,19 @@ def test_generated_files_match_their_source():
     from grpo_stack.monitoring.generate import stale_files
 
     assert not stale_files(), "run python -m grpo_stack.monitoring.generate"
+
+
+def test_grpo_lint_checks_monitoring_objects_against_the_shipped_crds(rendered_on):
+    """grpo-lint validates PodMonitor, ServiceMonitor and PrometheusRule against the CRDs the control-plane tier
+    serves (closed to unknown keys, as for every kind it checks)."""
+    from grpo_stack.objectschema import validate_object
+
+    objects = [o.obj for o in rendered_on.objects if o.kind in MONITORING_KINDS]
+    assert {o["kind"] for o in objects} == MONITORING_KINDS
+    for obj in objects:
+        assert validate_object(obj, None) == [], obj["metadata"]["name"]
+    pm = next(o for o in objects if o["kind"] == "PodMonitor")
+    endpoint = {**pm["spec"]["podMetricsEndpoints"][0], "interval": "30 seconds", "scrapeIntervall": "1m"}
+    bad = {**pm, "spec": {**pm["spec"], "podMetricsEndpoints": [endpoint]}}
+    paths = {e.path for e in validate_object(bad, None)}
+    assert paths == {"spec.podMetricsEndpoints.0.interval", "spec.podMetricsEndpoints.0"}, paths
