@@ -34,7 +34,8 @@ spec:
       interval: {{ .interval }}
       {{- if eq $.component "ray" }}
       relabelings:
-        - sourceLabels: [__meta_kubernetes_pod_label_ray_io_cluster]
+        - action: replace
+          sourceLabels: [__meta_kubernetes_pod_label_ray_io_cluster]
           targetLabel: ray_io_cluster
       {{- end }}
 {{- end }}
