@@ -23,6 +23,9 @@ EVERYTHING = {
     "global.job.trainer.logger": ["console", "wandb"],
     "global.job.reward.kind": "external", "global.job.reward.url": "https://reward.example.com:8443/score",
     "raycluster.dashboard.exposed": True, "lm-eval.allowPublicHttps": True,
+    "global.monitoring": {"labels": {}, "interval": "30s", "prometheusNamespace": "monitoring",
+                          "alerts": {"rewardErrorRatio": 0.05, "stallFactor": 3, "stepTimeFloorSeconds": 300,
+                                     "gpuIdlePercent": 10, "gpuIdleMinutes": 15, "sandboxSaturationRatio": 0.1}},
 }
 
 
@@ -94,7 +97,7 @@ def test_each_component_policy_admits_exactly_its_flows(render_values):
             assert (rule.get("ports") or []) == flow["ports"], (component, flow)
     # Every pod-backed endpoint of a flow has a policy of its own (so its side of the flow is enforced).
     endpoints = {f[k] for f in listed for k in ("from", "to")}
-    assert endpoints - {"dns", "public", "namespace", "any-namespace"} <= set(policies)
+    assert endpoints - {"dns", "public", "namespace", "any-namespace", "prometheus"} <= set(policies)
 
 
 def test_ray_pods_talk_freely_among_themselves_and_nowhere_else_unlisted(render_values):

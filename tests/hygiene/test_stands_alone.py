@@ -17,7 +17,9 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 # Each folder of copied upstream material, with the SOURCES.json that says where every file in it came from.
-COPIED = [REPO_ROOT / "tools" / "grpo_stack" / "crds", REPO_ROOT / "tests" / "reference" / "gpu-memory"]
+COPIED = [REPO_ROOT / "tools" / "grpo_stack" / "crds", REPO_ROOT / "tests" / "reference" / "gpu-memory",
+          REPO_ROOT / "tools" / "grpo_stack" / "monitoring" / "crds",
+          REPO_ROOT / "tools" / "grpo_stack" / "monitoring" / "recorded"]
 SCANNED = ["tools", "tests", "charts", "Makefile", ".ci", "setup.py"]
 # A path out of the clone into a sibling folder: `../<name>` in a string, or `.parent / "<name>"`-style joins.
 OUTSIDE = re.compile(r"""\.\./shared\b|GRPO_SHARED_DIR|(?:parent|parents\[\d+\])\s*/\s*["']shared["']""")

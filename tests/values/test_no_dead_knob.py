@@ -47,6 +47,12 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.supervision": {"retries": 2},
     "job.deadline": {"end": "2027-01-04T11:30:00Z"},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
+    "monitoring": {"labels": {"release": "kube-prometheus-stack"}, "interval": "30s",
+                   "prometheusNamespace": "monitoring",
+                   "alerts": {"rewardErrorRatio": 0.05, "stallFactor": 3, "stepTimeFloorSeconds": 300,
+                              "gpuIdlePercent": 10, "gpuIdleMinutes": 15, "sandboxSaturationRatio": 0.1}},
+    "monitoring.dcgmExporter": {"namespace": "gpu-operator", "selector": {"app": "nvidia-dcgm-exporter"},
+                                "port": "gpu-metrics"},
 }
 # Optional sections that are an alternative to a key the file sets (exactly one of the two): not varied here.
 ALTERNATIVES = {
@@ -63,6 +69,8 @@ LIST_SEEDS: dict[str, list] = {
 DICT_SEEDS: dict[str, list[dict]] = {
     "reward-service.routes": [{"openai/gsm8k": "exact_match"}],
     "fsx-utils.data.revisions": [{"apps": "a" * 40}],
+    "global.monitoring.labels": [{"team": "rl"}],
+    "global.monitoring.dcgmExporter.selector": [{"app.kubernetes.io/name": "dcgm-exporter"}],
     "sandbox-fusion.dedicatedNodes.nodeSelector": [{"node-group": "sandbox"}],
 }
 # Every pod's scheduling and identity (global.pod and each component's pod): one valid example of each map and list.
@@ -126,6 +134,10 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     "GRPO601/GRPO613 (tests/lint/test_instance_capacity_in_values.py), as `.grpo-lint.yaml` instance-types is; "
     "the nodes' capacity is the cloud's, no pod has anything to set from it",
     ("miles", "global.instanceTypes"): "as for verl",
+    ("verl", "global.monitoring.prometheusNamespace"): "admits that namespace to the vLLM server's port, which an "
+    "evaluation release renders (values/eval/eval.yaml on top; tests/chart/test_network_flows.py); a training "
+    "release has no vLLM server",
+    ("miles", "global.monitoring.prometheusNamespace"): "as for verl",
 }
 
 
@@ -361,7 +373,11 @@ def all_leaves(values: dict) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
         if name == "job":
             continue
         sub = _model(field.annotation)
-        out += [(f"global.{name}", field.annotation)] if sub is None else leaves(sub, f"global.{name}", values, seeded)
+        if sub is not None and _get(values, f"global.{name}") is None and not field.is_required():
+            assert name in SEEDS, f"global.{name}: optional section without a seed in SEEDS"
+            seeded[f"global.{name}"] = copy.deepcopy(SEEDS[name])
+        out += [(f"global.{name}", field.annotation)] if sub is None else leaves(
+            sub, f"global.{name}", with_overrides(values, seeded), seeded)
     components = values["global"].get("components") or {}
     defaults = merged_values(values)
     for section, model in SUBCHARTS.items():

@@ -1,5 +1,6 @@
 """Validate rendered objects: Kubernetes kinds with kubernetes-validate's bundled schemas, RayCluster with the
-KubeRay CRD openAPIV3Schema. Validators are built once and report every error (iter_errors)."""
+KubeRay CRD openAPIV3Schema, the Prometheus Operator's kinds with its CRDs (grpo_stack/monitoring/crds). Validators
+are built once and report every error (iter_errors)."""
 
 from __future__ import annotations
 
@@ -114,6 +115,14 @@ def crd_validator(path: str) -> jsonschema.Draft7Validator:
     return jsonschema.Draft7Validator(strict_crd_schema(data["versions"]["v1"]))
 
 
+@lru_cache(maxsize=8)
+def _monitoring_validator(kind: str, api_version: str) -> jsonschema.Draft7Validator | None:
+    from .monitoring.crds import schema
+
+    found = schema(kind, api_version)
+    return jsonschema.Draft7Validator(strict_crd_schema(found)) if found is not None else None
+
+
 def is_raycluster(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == "RayCluster" and str(obj.get("apiVersion", "")).startswith("ray.io/")
 
@@ -163,7 +172,7 @@ def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     kind, api_version = obj["kind"], obj["apiVersion"]
     if is_raycluster(obj):
         return _errors(crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape(), obj) or _api_errors(obj)
-    validator = _kube_validator(kind, api_version)
+    validator = _kube_validator(kind, api_version) or _monitoring_validator(kind, api_version)
     if validator is None:
         from .errors import excerpt
 

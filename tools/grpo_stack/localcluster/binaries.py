@@ -8,6 +8,9 @@ Each wrapper module under modules/ (beside this file, shipped in the package) pi
     etcd/        etcd (go.etcd.io/etcd/server/v3's etcdmain)
     kwok/        kwok (sigs.k8s.io/kwok: fake nodes and the pod lifecycle, no kubelet)
     kuberay/     the KubeRay operator (github.com/ray-project/kuberay/ray-operator)
+    prometheus/  promtool (github.com/prometheus/prometheus/cmd/promtool, -tags remove_all_sd) and promql-metrics
+                 (its main.go: Prometheus's PromQL parser listing the metrics an expression selects); toolset
+                 "promtool", which checks and unit-tests the chart's alert rules and dashboard queries
 
     grpo-cluster build           # build what is missing (idempotent), print the directory
     grpo-cluster build --check   # exit 1 unless a complete, verified build is cached
@@ -81,7 +84,14 @@ class Toolset:
 
 
 CONTROL_PLANE = Toolset("control-plane", TOOLS, DATA)
-TOOLSETS = {t.name: t for t in (CONTROL_PLANE,)}
+# The chart's alert rules and dashboard queries are checked by Prometheus's own code (grpo_stack/monitoring).
+# remove_all_sd leaves the service-discovery plugins (cloud SDKs) out: promtool's rule checks and tests need none.
+PROMTOOL = Toolset("promtool", (
+    Tool("promtool", "prometheus", "github.com/prometheus/prometheus/cmd/promtool", "github.com/prometheus/prometheus",
+         tags="remove_all_sd"),
+    Tool("promql-metrics", "prometheus", ".", "github.com/prometheus/prometheus"),
+))
+TOOLSETS = {t.name: t for t in (CONTROL_PLANE, PROMTOOL)}
 
 
 class BuildError(RuntimeError):

@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 from ..eval.tasks import TASK_IDS
 from .common import AbsPath, Dns1123, Image, ProbeBudget, Quantity, RelPath, Resources, SecretRef, Strict
 from .job import Job
+from .monitoring import Monitoring
 from .pods import GlobalPod, LabelKey, LabelValue, Pod, Registry, Toleration
 
 # EC2 name (`p5en.48xlarge`) or SageMaker HyperPod name (`ml.p5en.48xlarge`: what HyperPod nodes carry as their
@@ -118,6 +119,9 @@ class Global(Strict):
         "`{c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`. Read by grpo-lint alone (GRPO601, "
         "GRPO613), like `.grpo-lint.yaml` `instance-types`, whose entry for the same type it overrides; the chart "
         "ignores it. Empty: only catalogued types pass the lint.")
+    monitoring: Monitoring | None = Field(
+        default=None, description="Prometheus Operator monitors, alert rules and Grafana dashboards "
+        "(docs/observability.md; values/monitoring/monitoring.yaml turns them on); absent: none rendered.")
 
 
 class Head(Strict):

@@ -9,7 +9,8 @@ Each flow: from / to (a peer, below), ports (list of {port, protocol}; empty = e
 Peers: a component name (its pods: app.kubernetes.io/name + instance), "ray" (this release's Ray pods, by
 ray.io/cluster), "dns" (kube-dns / CoreDNS in any namespace), "public" (addresses outside the private, CGNAT and
 link-local ranges: no cluster pod, node or instance-metadata address), "namespace" (any pod in the release
-namespace), "any-namespace" (any pod in any namespace).
+namespace), "any-namespace" (any pod in any namespace), "prometheus" (any pod in
+global.monitoring.prometheusNamespace).
 Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 */}}
 {{- define "grpo-common.flows" -}}
@@ -64,6 +65,9 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- if $c.vllm -}}
 {{- $flows = append $flows (dict "from" "vllm-test" "to" "vllm" "ports" (list (dict "port" (include "grpo-common.port" "vllm" | int))) "why" "helm test lists the served model") -}}
 {{- $flows = append $flows (dict "from" "vllm-test" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "helm test resolves the Service name") -}}
+{{- if $g.monitoring -}}
+{{- $flows = append $flows (dict "from" "prometheus" "to" "vllm" "ports" (list (dict "port" (include "grpo-common.port" "vllm" | int))) "why" "global.monitoring: Prometheus scrapes vLLM's /metrics, served on the API port, so only its namespace is admitted") -}}
+{{- end -}}
 {{- if $c.lmEval -}}
 {{- $flows = append $flows (dict "from" "lm-eval" "to" "vllm" "ports" (list (dict "port" (include "grpo-common.port" "vllm" | int))) "why" "evaluation requests to the release's vLLM server") -}}
 {{- end -}}
@@ -104,6 +108,10 @@ Usage: {{- include "grpo-common.networkPeer" (dict "peer" "ray" "context" $) | n
 - ipBlock:
     cidr: 0.0.0.0/0
     except: [10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 169.254.0.0/16]
+{{- else if eq .peer "prometheus" -}}
+- namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: {{ .context.Values.global.monitoring.prometheusNamespace }}
 {{- else if eq .peer "namespace" -}}
 - podSelector: {}
 {{- else if eq .peer "any-namespace" -}}
