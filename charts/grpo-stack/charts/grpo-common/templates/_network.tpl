@@ -9,7 +9,7 @@ Each flow: from / to (a peer, below), ports (list of {port, protocol}; empty = e
 Peers: a component name (its pods: app.kubernetes.io/name + instance), "ray" (this release's Ray pods, by
 ray.io/cluster), "dns" (kube-dns / CoreDNS in any namespace), "public" (addresses outside the private, CGNAT and
 link-local ranges: no cluster pod, node or instance-metadata address), "namespace" (any pod in the release
-namespace), "any-namespace" (any pod in any namespace).
+namespace), "any-namespace" (any pod in any namespace), "kuberay-operator" (any pod in global.run.operatorNamespace).
 Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 */}}
 {{- define "grpo-common.flows" -}}
@@ -31,6 +31,9 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- $flows = append $flows (dict "from" "any-namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-metrics" | int))) "why" "Prometheus scrapes Ray's metrics port (counters only); the scraper's namespace differs per cluster") -}}
 {{- if ($rc.dashboard | default dict).exposed -}}
 {{- $flows = append $flows (dict "from" "namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-dashboard" | int))) "why" "raycluster.dashboard.exposed: pods in the release namespace may use the Ray dashboard and job API") -}}
+{{- end -}}
+{{- if eq (($g.run | default dict).mode | default "cluster") "job" -}}
+{{- $flows = append $flows (dict "from" "kuberay-operator" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-dashboard" | int))) "why" "global.run.mode job: the KubeRay operator polls the RayJob's status from the dashboard's job API, from global.run.operatorNamespace") -}}
 {{- end -}}
 {{- end -}}
 {{- if $c.rewardService -}}
@@ -104,6 +107,10 @@ Usage: {{- include "grpo-common.networkPeer" (dict "peer" "ray" "context" $) | n
 - ipBlock:
     cidr: 0.0.0.0/0
     except: [10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 169.254.0.0/16]
+{{- else if eq .peer "kuberay-operator" -}}
+- namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: {{ .context.Values.global.run.operatorNamespace | quote }}
 {{- else if eq .peer "namespace" -}}
 - podSelector: {}
 {{- else if eq .peer "any-namespace" -}}
