@@ -8,6 +8,7 @@ Each wrapper module under modules/ (beside this file, shipped in the package) pi
     etcd/        etcd (go.etcd.io/etcd/server/v3's etcdmain)
     kwok/        kwok (sigs.k8s.io/kwok: fake nodes and the pod lifecycle, no kubelet)
     kuberay/     the KubeRay operator (github.com/ray-project/kuberay/ray-operator)
+    kueue/       the Kueue controller manager (sigs.k8s.io/kueue/cmd/kueue), toolset "kueue"
 
     grpo-cluster build           # build what is missing (idempotent), print the directory
     grpo-cluster build --check   # exit 1 unless a complete, verified build is cached
@@ -81,7 +82,13 @@ class Toolset:
 
 
 CONTROL_PLANE = Toolset("control-plane", TOOLS, DATA)
-TOOLSETS = {t.name: t for t in (CONTROL_PLANE,)}
+# Kueue, started by the control plane when asked (cluster.ControlPlane(kueue=<this toolset's directory>)): its CRDs
+# with their conversion-webhook patches, and its webhook configurations (kueue.py points both at the local process).
+KUEUE = Toolset("kueue", (Tool("kueue", "kueue", "sigs.k8s.io/kueue/cmd/kueue", "sigs.k8s.io/kueue"),), (
+    ("kueue", "sigs.k8s.io/kueue", "config/components/crd", "kueue-crds"),
+    ("kueue", "sigs.k8s.io/kueue", "config/components/webhook", "kueue-webhook"),
+))
+TOOLSETS = {t.name: t for t in (CONTROL_PLANE, KUEUE)}
 
 
 class BuildError(RuntimeError):

@@ -13,12 +13,12 @@ SEVERITY = Severity.WARNING
 CATEGORY = "security"
 SUMMARY = "The Ray dashboard and job API listen on every interface and may be reached from outside the namespace."
 DOC = """## What it does
-For each RayCluster (and RayJob's cluster) whose head binds the dashboard to every interface (`dashboard-host` unset, which KubeRay
-turns into 0.0.0.0, or set to 0.0.0.0), checks the NetworkPolicies selecting the head: the dashboard port
-(8265) must be admitted from nothing wider than pods of the same namespace. No ingress policy at all, a rule
-with no `from`, a `namespaceSelector` or an `ipBlock` peer on that port is reported. The policy KubeRay creates
-from `spec.networkPolicy.mode` (`DenyAll`, `DenyAllIngress`: the cluster's own pods plus the head's
-`ingressRules`) counts like one in the manifests.
+For each RayCluster (and each RayJob's cluster) whose head binds the dashboard to every interface
+(`dashboard-host` unset, which KubeRay turns into 0.0.0.0, or set to 0.0.0.0), checks the NetworkPolicies
+selecting the head: the dashboard port (8265) must be admitted from nothing wider than pods of the same
+namespace. No ingress policy at all, a rule with no `from`, a `namespaceSelector` or an `ipBlock` peer on that
+port is reported. The policy KubeRay creates from `spec.networkPolicy.mode` (`DenyAll`, `DenyAllIngress`: the
+cluster's own pods plus the head's `ingressRules`) counts like one in the manifests.
 
 ## Why is this bad?
 The Ray job API on the dashboard port runs any command it is sent, with the head's environment: the
