@@ -46,7 +46,8 @@ def test_rayjob_ends_with_the_run_and_frees_the_gpus(render_values):
     assert spec["ttlSecondsAfterFinished"] == 120
     assert "suspend" not in spec, "an unqueued RayJob starts at once"
     argv = spec["entrypoint"].split()
-    assert argv[:3] == ["python3", "/etc/grpo-stack-tools/grpo_stack.zip", "--follow"]
+    assert argv[:5] == ["python3", "/etc/grpo-stack-tools/grpo_stack.zip", "--follow", "--address",
+                        "http://127.0.0.1:8265"]
     # The hash names the job.json text this release holds, as the head pod's mount will show it.
     text = only(rendered, "ConfigMap")["data"]["job.json"]
     assert argv[argv.index("--expect-spec-text-sha256") + 1] == hashlib.sha256(text.rstrip("\n").encode()).hexdigest()
@@ -104,7 +105,7 @@ def test_tools_configmap_runs_the_in_pod_submit_with_the_standard_library_alone(
     job_json = tmp_path / "job.json"
     job_json.write_text(only(rendered, "ConfigMap")["data"]["job.json"])
     args = spec["entrypoint"].split()[2:]
-    args = [a for a in args if a != "--follow"]
+    args = [a for a in args if a != "--follow"]  # --dry-run instead: nothing to follow, no Ray head here
     ok = subprocess.run([sys.executable, "-S", str(archive), *args, "--dry-run", "--spec", str(job_json)],
                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr

@@ -81,8 +81,8 @@ def test_rayjob_gets_the_pods_the_raycluster_gets(control_plane, installed):
     head = as_job["head"]
     submitter = [c for c in head["spec"]["containers"] if c["name"] == SUBMITTER]
     assert len(submitter) == 1
-    assert "grpo_stack.zip --follow --expect-spec-text-sha256" in " ".join(submitter[0]["command"] +
-                                                                           submitter[0].get("args", []))
+    submit_line = " ".join(submitter[0]["command"] + submitter[0].get("args", []))
+    assert "grpo_stack.zip --follow --address http://127.0.0.1:8265 --expect-spec-text-sha256" in submit_line
     head["spec"]["containers"] = [c for c in head["spec"]["containers"] if c["name"] != SUBMITTER]
     assert head["spec"].pop("restartPolicy") == "Never"
     as_cluster["head"]["spec"].pop("restartPolicy")
