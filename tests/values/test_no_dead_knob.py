@@ -112,6 +112,16 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     "GRPO601/GRPO613 (tests/lint/test_instance_capacity_in_values.py), as `.grpo-lint.yaml` instance-types is; "
     "the nodes' capacity is the cloud's, no pod has anything to set from it",
     ("miles", "global.instanceTypes"): "as for verl",
+    ("verl", "global.run.ttlSecondsAfterFinished"): "read in job mode (global.run.mode: job) alone: the RayJob's "
+    "ttlSecondsAfterFinished (tests/chart/test_job_mode.py); the shipped files run cluster mode, whose RayCluster "
+    "has no end",
+    ("miles", "global.run.ttlSecondsAfterFinished"): "as for verl",
+    ("verl", "global.run.operatorNamespace"): "read in job mode alone: the namespace the Ray dashboard port admits "
+    "the KubeRay operator from (tests/chart/test_job_mode.py); in cluster mode the operator never calls the pods",
+    ("miles", "global.run.operatorNamespace"): "as for verl",
+    ("verl", "global.run.kuberayVersion"): "the KubeRay release the cluster runs, an input of grpo-lint GRPO352 "
+    "(tests/lint/rules/fixtures/GRPO352); the chart renders the same objects for every release",
+    ("miles", "global.run.kuberayVersion"): "as for verl",
 }
 
 
