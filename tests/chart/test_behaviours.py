@@ -614,7 +614,7 @@ def test_notes_name_namespace_and_next_commands(values_name, rendered_all):
     assert NAMESPACE in notes
     assert f"kubectl -n {NAMESPACE}" in notes
     assert f"helm test {RELEASE} -n {NAMESPACE}" in notes
-    assert f"ray.io/cluster={raycluster(r)['metadata']['name']}" in notes
+    assert f"grpo-stack.io/ray-cluster={raycluster(r)['metadata']['name']}" in notes
     deployments = {o.name for o in r.of_kind("Deployment")}
     assert set(re.findall(r"deploy/([\w.-]+)", notes)) <= deployments
 
