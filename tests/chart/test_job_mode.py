@@ -35,7 +35,11 @@ def test_rayjob_runs_the_cluster_cluster_mode_runs(render_values, name):
     job = render_values(name, JOB)
     assert not job.of_kind("RayCluster"), "job mode renders no long-lived RayCluster"
     assert not cluster.of_kind("RayJob")
-    assert only(job, "RayJob")["spec"]["rayClusterSpec"] == only(cluster, "RayCluster")["spec"]
+    # The one difference: upgradeStrategy, which KubeRay v1.6.0+ refuses on a cluster a RayJob creates
+    # (ValidateRayClusterUpgradeOptions: "upgradeStrategy cannot be set when RayCluster is created by RayJob").
+    cluster_spec = dict(only(cluster, "RayCluster")["spec"])
+    assert cluster_spec.pop("upgradeStrategy") == {"type": "Recreate"}
+    assert only(job, "RayJob")["spec"]["rayClusterSpec"] == cluster_spec
 
 
 def test_rayjob_ends_with_the_run_and_frees_the_gpus(render_values):

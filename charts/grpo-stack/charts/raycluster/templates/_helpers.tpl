@@ -266,7 +266,9 @@ volumes:
 
 {{/*
 The Ray cluster's spec: the RayCluster's in cluster mode and, word for word, the RayJob's rayClusterSpec in job
-mode (tests/chart/test_job_mode.py compares the two renders). Both pod specs are rendered first so the config hash
+mode (tests/chart/test_job_mode.py compares the two renders). The one field it leaves out is the RayCluster's own
+`upgradeStrategy` (raycluster.yaml): KubeRay v1.6.0 and later refuse it on a cluster a RayJob creates
+(utils/validation.go ValidateRayClusterUpgradeOptions), and a RayJob's cluster is never upgraded in place. Both pod specs are rendered first so the config hash
 covers exactly what the pods are made of. Every Ray pod carries grpo-stack.io/ray-cluster (the release's cluster
 name): a RayJob's cluster is named `<rayjob>-<5 random characters>` by KubeRay, so ray.io/cluster cannot select
 its pods, and the NetworkPolicies select this label in both modes.
@@ -285,10 +287,6 @@ Usage: {{- include "raycluster.clusterSpec" . | nindent 2 }}
 {{- $workerMeta := include "grpo-common.podMetadata" (dict "component" "ray-worker" "context" $ "pod" $workerPod) -}}
 {{- $hash := include "raycluster.configHash" (list $headParams $headSpec $workerParams $workerSpec $headMeta $workerMeta) -}}
 rayVersion: {{ .Values.rayVersion | quote }}
-# A changed pod template (see the config-hash annotation) recreates the Ray pods on `helm upgrade` (KubeRay v1.6.0+;
-# v1.5.0 drops the field: grpo-lint GRPO352).
-upgradeStrategy:
-  type: Recreate
 headGroupSpec:
   # Zero GPUs and zero CPUs: Ray cannot place any actor or the job driver here, so nothing that imports
   # CUDA (Megatron, transformer_engine) lands on a pod without a driver. The head runs on a CPU node.
