@@ -324,7 +324,8 @@ def test_sandbox_anti_affinity_matches_the_ray_head(rendered_all):
     assert required, "the sandbox runs model-written code: anti-affinity from the Ray head must be required"
     selector = required[0]["labelSelector"]
     assert (selector.get("matchLabels") or {}).get("ray.io/node-type") == "head"
-    assert (selector.get("matchLabels") or {}).get("ray.io/cluster") == cluster["metadata"]["name"]
+    # The chart's label on every Ray pod, the cluster's name in both modes (a RayJob's cluster is named at random).
+    assert (selector.get("matchLabels") or {}).get("grpo-stack.io/ray-cluster") == cluster["metadata"]["name"]
     assert required[0]["topologyKey"] == "kubernetes.io/hostname"
     assert selects(selector, head_pod_labels(cluster))
     assert not selects(selector, worker_pod_labels(cluster))
@@ -624,7 +625,7 @@ def test_notes_name_namespace_and_next_commands(values_name, rendered_all):
     assert NAMESPACE in notes
     assert f"kubectl -n {NAMESPACE}" in notes
     assert f"helm test {RELEASE} -n {NAMESPACE}" in notes
-    assert f"ray.io/cluster={raycluster(r)['metadata']['name']}" in notes
+    assert f"grpo-stack.io/ray-cluster={raycluster(r)['metadata']['name']}" in notes
     deployments = {o.name for o in r.of_kind("Deployment")}
     assert set(re.findall(r"deploy/([\w.-]+)", notes)) <= deployments
 

@@ -22,7 +22,7 @@ EVERYTHING = {
     "global.components.fsxUtils": True, "global.components.vllm": True, "global.components.lmEval": True,
     "global.job.trainer.logger": ["console", "wandb"],
     "global.job.reward.kind": "external", "global.job.reward.url": "https://reward.example.com:8443/score",
-    "raycluster.dashboard.exposed": True, "lm-eval.allowPublicHttps": True,
+    "raycluster.dashboard.exposed": True, "lm-eval.allowPublicHttps": True, "global.run.mode": "job",
     "global.monitoring": {"labels": {}, "interval": "30s", "prometheusNamespace": "monitoring",
                           "alerts": {"rewardErrorRatio": 0.05, "stallFactor": 3, "stepTimeFloorSeconds": 300,
                                      "gpuIdlePercent": 10, "gpuIdleMinutes": 15, "sandboxSaturationRatio": 0.1}},
@@ -97,7 +97,8 @@ def test_each_component_policy_admits_exactly_its_flows(render_values):
             assert (rule.get("ports") or []) == flow["ports"], (component, flow)
     # Every pod-backed endpoint of a flow has a policy of its own (so its side of the flow is enforced).
     endpoints = {f[k] for f in listed for k in ("from", "to")}
-    assert endpoints - {"dns", "public", "namespace", "any-namespace", "prometheus"} <= set(policies)
+    outside = {"dns", "public", "namespace", "any-namespace", "prometheus", "kuberay-operator"}
+    assert endpoints - outside <= set(policies)
 
 
 def test_ray_pods_talk_freely_among_themselves_and_nowhere_else_unlisted(render_values):
@@ -106,7 +107,7 @@ def test_ray_pods_talk_freely_among_themselves_and_nowhere_else_unlisted(render_
     rendered = render_values("qwen3-235b")
     (ray,) = [o.obj for o in rendered.of_kind("NetworkPolicy") if o.obj["metadata"]["labels"]
               ["app.kubernetes.io/component"] == "ray"]
-    own = {"podSelector": {"matchLabels": {"ray.io/cluster": f"{RELEASE}-ray"}}}
+    own = {"podSelector": {"matchLabels": {"grpo-stack.io/ray-cluster": f"{RELEASE}-ray"}}}
     assert ray["spec"]["podSelector"] == own["podSelector"]
     all_ports_in = [r for r in ray["spec"]["ingress"] if not r.get("ports")]
     all_ports_out = [r for r in ray["spec"]["egress"] if not r.get("ports")]

@@ -128,7 +128,8 @@ def test_every_pod_is_placed_on_its_instance_type(run):
 def test_operator_makes_the_ray_pods_the_chart_and_recipe_select(run):
     """KubeRay turns the RayCluster into one head and every worker, labelled as run-on-cluster.sh, NOTES and the
     NetworkPolicies select them: the release's cluster by `app.kubernetes.io/instance`, its pods by
-    `ray.io/cluster` and `ray.io/node-type`. Every pod selector of every NetworkPolicy of both releases matches
+    `ray.io/cluster` and `ray.io/node-type` (the recipe) or the chart's `grpo-stack.io/ray-cluster` (NOTES, the
+    NetworkPolicies, the sandbox's anti-affinity). Every pod selector of every NetworkPolicy of both releases matches
     live pods (or the `helm test` pods it is written for), and every `-l` selector NOTES prints finds pods."""
     cp, ns = run.training.cp, run.namespace
     clusters = cp.get("-n", ns, "rayclusters.ray.io", "-l", f"{INSTANCE_LABEL}={run.training.name}")["items"]

@@ -15,7 +15,8 @@ def load_manifests(text: str) -> list[dict[str, Any]]:
 
 
 def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """(role, replicas, pod spec) for every pod an object makes: Pod, Deployment, Job, RayCluster head/workers."""
+    """(role, replicas, pod spec) for every pod an object makes: Pod, Deployment, Job, RayCluster (or RayJob)
+    head/workers."""
     kind, spec = obj.get("kind"), obj.get("spec") or {}
     if kind == "Pod":
         yield obj["metadata"]["name"], 1, spec
@@ -23,6 +24,9 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[str, int, dict[str, Any
         yield obj["metadata"]["name"], int(spec.get("replicas", 1)), spec["template"]["spec"]
     elif kind == "Job":
         yield obj["metadata"]["name"], int(spec.get("parallelism", 1)), spec["template"]["spec"]
+    elif kind == "RayJob":  # job mode: the cluster KubeRay makes from its rayClusterSpec
+        yield from pod_templates({"kind": "RayCluster", "metadata": obj["metadata"],
+                                  "spec": spec.get("rayClusterSpec") or {}})
     elif kind == "RayCluster":
         yield f"{obj['metadata']['name']}/head", 1, spec["headGroupSpec"]["template"]["spec"]
         for group in spec.get("workerGroupSpecs", []):

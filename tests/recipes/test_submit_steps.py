@@ -55,7 +55,8 @@ def miles_spec(tmp_path):
 def run(path, monkeypatch, fake, **kw):
     monkeypatch.setattr(submit, "Ray", lambda address: fake)
     opts = argparse.Namespace(spec=str(path), address="http://ray", dry_run=False, follow=False,
-                              expect_spec_sha256=None, spec_sha256_of=None, skip_check=[], overwrite_checkpoints=False)
+                              expect_spec_sha256=None, expect_spec_text_sha256=None, spec_sha256_of=None, skip_check=[],
+                              overwrite_checkpoints=False)
     for k, v in kw.items():
         setattr(opts, k, v)
     return submit.run(opts)

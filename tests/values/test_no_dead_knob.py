@@ -138,6 +138,16 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     "evaluation release renders (values/eval/eval.yaml on top; tests/chart/test_network_flows.py); a training "
     "release has no vLLM server",
     ("miles", "global.monitoring.prometheusNamespace"): "as for verl",
+    ("verl", "global.run.ttlSecondsAfterFinished"): "read in job mode (global.run.mode: job) alone: the RayJob's "
+    "ttlSecondsAfterFinished (tests/chart/test_job_mode.py); the shipped files run cluster mode, whose RayCluster "
+    "has no end",
+    ("miles", "global.run.ttlSecondsAfterFinished"): "as for verl",
+    ("verl", "global.run.operatorNamespace"): "read in job mode alone: the namespace the Ray dashboard port admits "
+    "the KubeRay operator from (tests/chart/test_job_mode.py); in cluster mode the operator never calls the pods",
+    ("miles", "global.run.operatorNamespace"): "as for verl",
+    ("verl", "global.run.kuberayVersion"): "the KubeRay release the cluster runs, an input of grpo-lint GRPO352 "
+    "(tests/lint/rules/fixtures/GRPO352); the chart renders the same objects for every release",
+    ("miles", "global.run.kuberayVersion"): "as for verl",
 }
 
 

@@ -1,6 +1,7 @@
 {{/*
-The umbrella renders one object of its own, the release's default-deny NetworkPolicy (templates/networkpolicy.yaml);
-every helper it needs comes from the grpo-common library.
+The umbrella renders the objects that need sibling subcharts' values: the release's default-deny NetworkPolicy
+(templates/networkpolicy.yaml), the job ConfigMap and, in job mode, the RayJob whose entrypoint names the job
+ConfigMap's hash; every other helper comes from the grpo-common library and the raycluster subchart.
 */}}
 
 {{/*
@@ -20,4 +21,12 @@ Usage: {{ include "grpo-stack.jobReleaseValues" . | fromJson }}
 {{- end -}}
 {{- end -}}
 {{- toJson $facts -}}
+{{- end -}}
+
+{{/*
+The job spec as the job ConfigMap holds it (job.json); job mode hashes this same text into the RayJob's entrypoint.
+Usage: {{ include "grpo-stack.jobJson" . }}
+*/}}
+{{- define "grpo-stack.jobJson" -}}
+{{- include "raycluster.jobSpec" (dict "context" (index .Subcharts "raycluster") "releaseValues" (include "grpo-stack.jobReleaseValues" . | fromJson)) -}}
 {{- end -}}

@@ -1,9 +1,10 @@
 """The in-pod submit: runs INSIDE the Ray head pod (recipes/grpo/submit.sh calls it).
 
-    python3 -m grpo_stack.job.submit [--dry-run] [--follow] [--expect-spec-sha256 HEX]
+    python3 -m grpo_stack.job.submit [--dry-run] [--follow] [--expect-spec-sha256 HEX | --expect-spec-text-sha256 HEX]
 
 1. Refuses a stale job spec: the spec is read from the ConfigMap mount, which the kubelet refreshes some time after
-   `helm upgrade`; run-on-cluster.sh passes the hash of the spec the release holds now.
+   `helm upgrade`; run-on-cluster.sh passes the hash of the spec the release holds now; in job mode the chart
+   writes the hash of the job.json text it rendered into the RayJob's entrypoint (--expect-spec-text-sha256).
 2. Runs grpo-lint's job checks (grpo_stack.jobgate: batch math, lengths, parallelism, the builder's own refusals)
    over the spec, with grpo-lint's rule code: values given with `helm install --set` or a hand-edited job
    ConfigMap never met grpo-lint. An error finding refuses the submit with grpo-lint's text and exit status (1);
@@ -69,7 +70,19 @@ def load_spec(path: str) -> dict[str, Any]:
     return data
 
 
-def check_fresh_spec(path: str, data: dict[str, Any], expected: str | None) -> None:
+def spec_text_sha256(path: str) -> str:
+    """Hash of the spec file's text without its trailing newlines: what the chart hashes in job mode (sha256sum of
+    the job.json it writes into the ConfigMap), so a RayJob's entrypoint names the spec it was rendered with."""
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read().rstrip(b"\n")).hexdigest()
+
+
+def check_fresh_spec(path: str, data: dict[str, Any], expected: str | None, expected_text: str | None = None) -> None:
+    if expected_text is not None and spec_text_sha256(path) != expected_text.lower():
+        raise Refused(
+            f"the mounted job spec {path} is not the one this RayJob was rendered with (text sha256 "
+            f"{expected_text[:12]}): the job ConfigMap changed after the RayJob was created. Create the RayJob "
+            "again (helm upgrade after deleting it) to run the spec the release holds now.")
     if expected is None:
         return
     have = spec_sha256(data)
@@ -194,7 +207,7 @@ def refuse_a_second_run(ray: Ray) -> None:
 
 def run(opts: argparse.Namespace) -> int:
     data = load_spec(opts.spec)
-    check_fresh_spec(opts.spec, data, opts.expect_spec_sha256)
+    check_fresh_spec(opts.spec, data, opts.expect_spec_sha256, opts.expect_spec_text_sha256)
     built = gate(opts.spec, data, opts.skip_check)
     if built is None:
         return 1
@@ -306,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--started-at", type=float, metavar="UNIX_SECONDS",
                    help="when the run's global.job.deadline.hours budget started (job mode: the RayJob's start); "
                    "default: now")
+    p.add_argument("--expect-spec-text-sha256", help="refuse unless the mounted spec file's text (trailing newlines "
+                   "dropped) has this hash: the chart's job mode writes it into the RayJob's entrypoint")
     p.add_argument("--spec-sha256-of", metavar="FILE", help="print the content hash of a job spec ('-': stdin)")
     opts = p.parse_args(argv)
     try:

@@ -11,6 +11,7 @@ Each wrapper module under modules/ (beside this file, shipped in the package) pi
     prometheus/  promtool (github.com/prometheus/prometheus/cmd/promtool, -tags remove_all_sd) and promql-metrics
                  (its main.go: Prometheus's PromQL parser listing the metrics an expression selects); toolset
                  "promtool", which checks and unit-tests the chart's alert rules and dashboard queries
+    kueue/       the Kueue controller manager (sigs.k8s.io/kueue/cmd/kueue), toolset "kueue"
 
     grpo-cluster build           # build what is missing (idempotent), print the directory
     grpo-cluster build --check   # exit 1 unless a complete, verified build is cached
@@ -91,7 +92,13 @@ PROMTOOL = Toolset("promtool", (
          tags="remove_all_sd"),
     Tool("promql-metrics", "prometheus", ".", "github.com/prometheus/prometheus"),
 ))
-TOOLSETS = {t.name: t for t in (CONTROL_PLANE, PROMTOOL)}
+# Kueue, started by the control plane when asked (cluster.ControlPlane(kueue=<this toolset's directory>)): its CRDs
+# with their conversion-webhook patches, and its webhook configurations (kueue.py points both at the local process).
+KUEUE = Toolset("kueue", (Tool("kueue", "kueue", "sigs.k8s.io/kueue/cmd/kueue", "sigs.k8s.io/kueue"),), (
+    ("kueue", "sigs.k8s.io/kueue", "config/components/crd", "kueue-crds"),
+    ("kueue", "sigs.k8s.io/kueue", "config/components/webhook", "kueue-webhook"),
+))
+TOOLSETS = {t.name: t for t in (CONTROL_PLANE, KUEUE, PROMTOOL)}
 
 
 class BuildError(RuntimeError):

@@ -1,4 +1,5 @@
-"""Start and stop the local cluster: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, KubeRay.
+"""Start and stop the local cluster: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, KubeRay,
+and Kueue when asked (`kueue=` the kueue toolset's directory; kueue.py).
 
 Every component listens on 127.0.0.1 only, on ports picked free at start. Nodes are kwok's (no kubelet, no
 container runtime): kwok sets their status and moves pods through Pending -> Running (Ready) -> Succeeded for Job
@@ -22,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from . import kueue as kueue_setup
 from . import nodes
 from .certs import Certs, make_certs
 from .crds import kuberay_crds
@@ -33,7 +35,7 @@ POD_CIDR = "10.244.0.0/16"  # kwok's pod IP bookkeeping
 # kwok's own stage files the build copies next to the binaries (binaries.py), plus ours.
 KWOK_STAGES = ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
                "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml")
-OWN_STAGES = (HERE / "stages" / "helm-test-complete.yaml",)
+OWN_STAGES = (HERE / "stages" / "helm-test-complete.yaml", HERE / "stages" / "ray-submitter-exit.yaml")
 
 
 class ControlPlaneError(RuntimeError):
@@ -82,8 +84,9 @@ class ControlPlane:
     """One control plane in `workdir`; `start()` returns once every component answers its health endpoint."""
 
     def __init__(self, tools: Path, kubectl_bin: Path, workdir: Path, *, start_timeout: float = 240.0,
-                 operator_lease: bool = False):
+                 operator_lease: bool = False, kueue: Path | None = None):
         self.tools = tools
+        self.kueue_tools = kueue  # the kueue toolset's build (binaries.tools_dir("kueue")); None: no Kueue
         # The operator runs as a local process, invisible to the API; with a lease (as a real one holds) the live
         # preflight finds it as it finds an operator it cannot see the Deployment of.
         self.operator_lease = operator_lease
@@ -110,6 +113,8 @@ class ControlPlane:
                 self._launch(component, wait=False)
             for component in self.components:
                 self._wait_healthy(component)
+            if self.kueue_tools:
+                self._start_kueue()
         except BaseException:
             self.stop()
             raise
@@ -226,6 +231,26 @@ class ControlPlane:
             *(["--enable-leader-election=true", "--leader-election-namespace=kube-system"] if self.operator_lease
               else ["--enable-leader-election=false"]),
         ], f"http://127.0.0.1:{probe}/readyz", env={"KUBECONFIG": str(self.kubeconfig)})
+
+    def _start_kueue(self) -> None:
+        """Kueue's CRDs, the process (its webhook server up), then the webhook configurations that point at it:
+        registered last, so no API call waits on a webhook that does not answer yet."""
+        tools, c = self.kueue_tools, self.certs
+        assert tools is not None and c is not None
+        health, webhook = free_port(), free_port()
+        crds = kueue_setup.crds(tools, webhook, c.ca)
+        self.apply(crds)
+        self.kubectl("wait", "--for=condition=Established", *[f"crd/{d['metadata']['name']}" for d in crds],
+                     "--timeout=60s")
+        self.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue_setup.NAMESPACE}}])
+        config = self.workdir / "kueue-config.yaml"
+        certs = kueue_setup.cert_dir(self.workdir / "kueue-certs", c.server_cert, c.server_key)
+        config.write_text(yaml.safe_dump(kueue_setup.configuration(health, webhook, certs)))
+        self._launch(Component("kueue", [
+            str(tools / "kueue"), f"--config={config}", f"--visibility-server-port={free_port()}",
+            "--feature-gates=VisibilityOnDemand=false", "--zap-encoder=console",
+        ], f"http://127.0.0.1:{health}/readyz", env={"KUBECONFIG": str(self.kubeconfig)}))
+        self.apply(kueue_setup.webhook_configurations(tools, webhook, c.ca))
 
     def _write_kubeconfig(self) -> None:
         c = self.certs

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,6 +12,8 @@ from ..kuberay_crd import KUBERAY_VERSION
 from ..lint.context import LintContext
 from ..lint.finding import Severity
 from .client import Cluster
+from .hit import ClusterHit
+from .kueue import queue
 from .nodes import allocatable, node_labels, pods_per_node, selects, short_resources, untolerated_taints
 from .plan import EFA, GPU, INSTANCE_TYPE, PodGroup, pod_groups, quantity
 
@@ -28,6 +29,7 @@ CODES = {
     "GRPO965": ("node-shortage",
                 "Too few nodes of an instance type the values need, with the GPUs, EFA, CPU and memory."),
     "GRPO966": ("device-plugin", "Nodes of the instance type advertise no nvidia.com/gpu or vpc.amazonaws.com/efa."),
+    "GRPO967": ("kueue-queue", "The run's Kueue LocalQueue or ClusterQueue is missing, or can never admit its GPUs."),
 }
 
 NETWORK_POLICY_NOTE = ("whether NetworkPolicies are enforced cannot be read from the API: it depends on the "
@@ -35,13 +37,6 @@ NETWORK_POLICY_NOTE = ("whether NetworkPolicies are enforced cannot be read from
 LEASE_FRESH_S = 120
 
 
-@dataclass(frozen=True)
-class ClusterHit:
-    code: str
-    key_path: str  # a values key ("" = the values file as a whole)
-    message: str
-    severity: Severity = Severity.ERROR
-    remediation: str = ""
 
 
 def crd(cluster: Cluster, ctx: LintContext, notes: list[str]) -> Iterator[ClusterHit]:
@@ -294,4 +289,4 @@ def device_plugins(cluster: Cluster, notes: list[str]) -> None:
                  "device plugin DaemonSets: none visible; the GPU/EFA counts above are what the nodes advertise")
 
 
-CHECKS = (namespace, crd, operator, secrets, storage, nodes)
+CHECKS = (namespace, crd, operator, secrets, storage, nodes, queue)

@@ -78,8 +78,13 @@ def pod_groups(ctx: LintContext) -> list[PodGroup]:
     return out
 
 
+RAYJOB_CLUSTER = "spec.rayClusterSpec."  # job mode: the RayJob's cluster, counted as the RayCluster's
+
+
 def _replicas(obj: dict[str, Any], path: str) -> tuple[int, str]:
     kind, spec = obj.get("kind"), obj.get("spec") or {}
+    if kind == "RayJob" and path.startswith(RAYJOB_CLUSTER):
+        obj, path, kind = {"spec": spec.get("rayClusterSpec") or {}}, "spec." + path[len(RAYJOB_CLUSTER):], "RayCluster"
     if kind == "RayCluster" and path.startswith("spec.workerGroupSpecs."):
         group = node_at(obj, ".".join(path.split(".")[:3])) or {}
         count = int(group.get("replicas", group.get("minReplicas", 0)) or 0) * int(group.get("numOfHosts") or 1)
@@ -94,7 +99,7 @@ def _replicas(obj: dict[str, Any], path: str) -> tuple[int, str]:
 
 
 def _values_key(ctx: LintContext, o, path: str) -> str:
-    if o.kind == "RayCluster":
+    if o.kind in ("RayCluster", "RayJob"):
         return "global.cluster.gpuInstanceType" if "workerGroupSpecs" in path else "raycluster.head.instanceType"
     parts = o.template.split("/")
     section = parts[2] if len(parts) > 3 and parts[1] == "charts" else ""

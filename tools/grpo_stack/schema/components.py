@@ -98,12 +98,44 @@ class Eval(Strict):
     )
 
 
+# The KubeRay releases grpo-lint knows the CRD fields of (GRPO352): v1.5.0 (the local control plane runs it),
+# v1.6.0 (the first with upgradeStrategy), v1.7.0 (the one the chart targets).
+KuberayVersion = Literal["1.5.0", "1.6.0", "1.7.0"]
+
+
+class Run(Strict):
+    """How the training run is driven: a long-lived RayCluster the recipe submits to, or a KubeRay RayJob that
+    submits itself and frees the GPUs when it ends (docs/day-2.md, "Job mode")."""
+
+    mode: Literal["cluster", "job"] = Field(
+        description="`cluster`: a long-lived RayCluster; `recipes/grpo/run-on-cluster.sh` submits the job and the "
+        "pods stay until the release is deleted. `job`: a RayJob (SidecarMode) whose entrypoint is the in-pod "
+        "submit with `--follow`, so the RayJob ends with the training run's status and KubeRay deletes its "
+        "cluster (shutdownAfterJobFinishes) `ttlSecondsAfterFinished` later. Job mode needs "
+        "`raycluster.dashboard.exposed: true`: the operator reads the job's status from the dashboard through "
+        "the head Service.")
+    ttlSecondsAfterFinished: int = Field(
+        ge=0, le=604800, description="Job mode: seconds between the RayJob's end and KubeRay deleting its "
+        "RayCluster (the GPUs are held until then; time to read the head's logs).")
+    operatorNamespace: Dns1123 = Field(
+        description="Job mode: the namespace of the KubeRay operator, the one peer outside the release namespace "
+        "the Ray dashboard port admits (the operator polls the job's status there).")
+    queue: Dns1123 | Literal[""] = Field(
+        description="A Kueue LocalQueue in the release namespace: the RayJob (job mode) or RayCluster (cluster "
+        "mode) carries `kueue.x-k8s.io/queue-name` and is admitted whole by Kueue; a RayJob is created "
+        "suspended. Empty: no queueing.")
+    kuberayVersion: KuberayVersion = Field(
+        description="The KubeRay operator release the cluster runs. Read by grpo-lint alone (GRPO352 warns of a "
+        "rendered field that release's CRD lacks, which the API server drops and the operator never sees).")
+
+
 class Global(Strict):
     cluster: Cluster
     storage: Storage
     secrets: Secrets
     components: Components
     job: Job
+    run: Run = Field(description="How the run is driven: RayCluster or RayJob, and its Kueue queue.")
     eval: Eval
     pod: GlobalPod = Field(description="Scheduling, labels and annotations of every pod of the release.")
     imageRegistry: Registry = Field(
@@ -182,7 +214,24 @@ class RayImage(Image):
     )
 
 
+JOB_MODE_DASHBOARD_REASON = (
+    "exposed: job mode (global.run.mode job) needs the dashboard on 0.0.0.0, since the KubeRay operator reads "
+    "the RayJob's status from the dashboard's job API through the head Service; on 127.0.0.1 the RayJob never learns "
+    "the run's end (KubeRay v1.5.0 rayjob_controller.go GetJobInfo); set raycluster.dashboard.exposed: true")
+# Helm injects `global` into the subchart's values, so the subchart schema can tie the two together.
+_JOB_MODE_EXPOSES_DASHBOARD = {
+    "if": {"properties": {"global": {"properties": {"run": {"properties": {"mode": {"const": "job"}},
+                                                            "required": ["mode"]}},
+                                     "required": ["run"]}},
+           "required": ["global"]},
+    "then": {"properties": {"dashboard": {"properties": {"exposed": {
+        "const": True, "x-grpo-reason": JOB_MODE_DASHBOARD_REASON}}}}},
+}
+
+
 class Raycluster(Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [_JOB_MODE_EXPOSES_DASHBOARD]})
+
     rayVersion: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = Field(
         description="Ray version inside the image (RayCluster spec.rayVersion)."
     )

@@ -25,7 +25,7 @@ Registry = Annotated[str, StringConstraints(
 # Labels the chart sets on every pod: selectors (Services, NetworkPolicies, Deployments, KubeRay) match on them,
 # so a pod label may not set them (KubeRay's own `ray.io/*` labels included).
 RESERVED_LABELS = re.compile(r"^(app\.kubernetes\.io/(name|instance|component|part-of|version|managed-by)|"
-                             r"helm\.sh/chart|ray\.io/.*)$")
+                             r"helm\.sh/chart|ray\.io/.*|grpo-stack\.io/ray-cluster)$")
 RESERVED_REASON = ("labels: the chart sets this label itself and its selectors match on it "
                    "(app.kubernetes.io/name, instance, component, part-of, version, managed-by, helm.sh/chart, "
                    "ray.io/*); pick another key")

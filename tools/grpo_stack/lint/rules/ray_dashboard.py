@@ -13,12 +13,12 @@ SEVERITY = Severity.WARNING
 CATEGORY = "security"
 SUMMARY = "The Ray dashboard and job API listen on every interface and may be reached from outside the namespace."
 DOC = """## What it does
-For each RayCluster whose head binds the dashboard to every interface (`dashboard-host` unset, which KubeRay
-turns into 0.0.0.0, or set to 0.0.0.0), checks the NetworkPolicies selecting the head: the dashboard port
-(8265) must be admitted from nothing wider than pods of the same namespace. No ingress policy at all, a rule
-with no `from`, a `namespaceSelector` or an `ipBlock` peer on that port is reported. The policy KubeRay creates
-from `spec.networkPolicy.mode` (`DenyAll`, `DenyAllIngress`: the cluster's own pods plus the head's
-`ingressRules`) counts like one in the manifests.
+For each RayCluster (and each RayJob's cluster) whose head binds the dashboard to every interface
+(`dashboard-host` unset, which KubeRay turns into 0.0.0.0, or set to 0.0.0.0), checks the NetworkPolicies
+selecting the head: the dashboard port (8265) must be admitted from nothing wider than pods of the same
+namespace. No ingress policy at all, a rule with no `from`, a `namespaceSelector` or an `ipBlock` peer on that
+port is reported. The policy KubeRay creates from `spec.networkPolicy.mode` (`DenyAll`, `DenyAllIngress`: the
+cluster's own pods plus the head's `ingressRules`) counts like one in the manifests.
 
 ## Why is this bad?
 The Ray job API on the dashboard port runs any command it is sent, with the head's environment: the
@@ -49,12 +49,14 @@ def _wide(peer: dict) -> bool:
 
 
 def check(ctx) -> Iterator[Hit]:
-    for o in ctx.of_kind("RayCluster"):
-        head = (o.obj.get("spec") or {}).get("headGroupSpec") or {}
+    for o in ctx.of_kind("RayCluster", "RayJob"):
+        prefix = "spec.rayClusterSpec" if o.kind == "RayJob" else "spec"  # job mode: the RayJob's cluster
+        spec = (o.obj.get("spec") or {}).get("rayClusterSpec") if o.kind == "RayJob" else o.obj.get("spec")
+        head = (spec or {}).get("headGroupSpec") or {}
         host = str((head.get("rayStartParams") or {}).get("dashboard-host", "0.0.0.0"))
         if host in LOCAL:
             continue
-        pod_path = "spec.headGroupSpec.template.spec"
+        pod_path = f"{prefix}.headGroupSpec.template.spec"
         policies = [spec for _p, spec in policies_selecting(ctx, o, pod_path) if "Ingress" in policy_types(spec)]
         reasons = [] if policies else ["no NetworkPolicy restricts ingress to the head"]
         for spec in policies:
@@ -67,5 +69,5 @@ def check(ctx) -> Iterator[Hit]:
                 elif any(_wide(p) for p in peers):
                     reasons.append("a NetworkPolicy admits it from other namespaces or IP ranges")
         if reasons:
-            yield Hit("spec.headGroupSpec.rayStartParams", f"RayCluster {o.name}: the dashboard listens on {host}:"
+            yield Hit(f"{prefix}.headGroupSpec.rayStartParams", f"{o.kind} {o.name}: the dashboard listens on {host}:"
                       f"{DASHBOARD_PORT} and {reasons[0]}", obj=o)

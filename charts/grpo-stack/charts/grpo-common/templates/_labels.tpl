@@ -21,12 +21,13 @@ app.kubernetes.io/instance: {{ .context.Release.Name }}
 {{- end -}}
 
 {{/*
-The labels KubeRay puts on this release's Ray head pod (ray-operator utils/constant.go). Selecting on both
-keeps the term scoped to this release's cluster; `ray-node-type` (unprefixed) matches nothing.
+This release's Ray head pod: the chart's grpo-stack.io/ray-cluster label (raycluster.clusterSpec; in job mode
+KubeRay names the cluster `<rayjob>-<random>`, so ray.io/cluster is not knowable) and the node type KubeRay puts
+on it (ray-operator utils/constant.go); `ray-node-type` (unprefixed) matches nothing.
 Usage: {{- include "grpo-common.rayHeadSelector" $ | nindent 10 }}
 */}}
 {{- define "grpo-common.rayHeadSelector" -}}
-ray.io/cluster: {{ include "grpo-common.rayClusterName" . }}
+grpo-stack.io/ray-cluster: {{ include "grpo-common.rayClusterName" . }}
 ray.io/node-type: head
 {{- end -}}
 
@@ -35,5 +36,5 @@ Labels that match every Ray pod (head and workers) of this release's cluster.
 Usage: {{- include "grpo-common.rayPodSelector" $ | nindent 10 }}
 */}}
 {{- define "grpo-common.rayPodSelector" -}}
-ray.io/cluster: {{ include "grpo-common.rayClusterName" . }}
+grpo-stack.io/ray-cluster: {{ include "grpo-common.rayClusterName" . }}
 {{- end -}}

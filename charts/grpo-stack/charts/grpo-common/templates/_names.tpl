@@ -33,6 +33,15 @@ Usage: {{ include "grpo-common.jobConfigMapName" . }}
 {{- end -}}
 
 {{/*
+The tools ConfigMap's name: the in-pod submit's package as a zip (`grpo_stack.zip`), made from the checkout by
+`python -m grpo_stack.job.toolsmap` (a chart cannot read files outside itself); mounted in the head pod, optional.
+Usage: {{ include "grpo-common.toolsConfigMapName" . }}
+*/}}
+{{- define "grpo-common.toolsConfigMapName" -}}
+{{- include "grpo-common.fullname" (dict "component" "tools" "context" .) -}}
+{{- end -}}
+
+{{/*
 The model name vLLM serves and lm-eval asks for: one name, used by both charts.
 Usage: {{ include "grpo-common.servedModelName" . }}
 */}}

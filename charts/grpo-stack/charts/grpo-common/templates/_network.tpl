@@ -10,7 +10,7 @@ Peers: a component name (its pods: app.kubernetes.io/name + instance), "ray" (th
 ray.io/cluster), "dns" (kube-dns / CoreDNS in any namespace), "public" (addresses outside the private, CGNAT and
 link-local ranges: no cluster pod, node or instance-metadata address), "namespace" (any pod in the release
 namespace), "any-namespace" (any pod in any namespace), "prometheus" (any pod in
-global.monitoring.prometheusNamespace).
+global.monitoring.prometheusNamespace), "kuberay-operator" (any pod in global.run.operatorNamespace).
 Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 */}}
 {{- define "grpo-common.flows" -}}
@@ -32,6 +32,9 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- $flows = append $flows (dict "from" "any-namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-metrics" | int))) "why" "Prometheus scrapes Ray's metrics port (counters only); the scraper's namespace differs per cluster") -}}
 {{- if ($rc.dashboard | default dict).exposed -}}
 {{- $flows = append $flows (dict "from" "namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-dashboard" | int))) "why" "raycluster.dashboard.exposed: pods in the release namespace may use the Ray dashboard and job API") -}}
+{{- end -}}
+{{- if eq (($g.run | default dict).mode | default "cluster") "job" -}}
+{{- $flows = append $flows (dict "from" "kuberay-operator" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-dashboard" | int))) "why" "global.run.mode job: the KubeRay operator polls the RayJob's status from the dashboard's job API, from global.run.operatorNamespace") -}}
 {{- end -}}
 {{- end -}}
 {{- if $c.rewardService -}}
@@ -112,6 +115,10 @@ Usage: {{- include "grpo-common.networkPeer" (dict "peer" "ray" "context" $) | n
 - namespaceSelector:
     matchLabels:
       kubernetes.io/metadata.name: {{ .context.Values.global.monitoring.prometheusNamespace }}
+{{- else if eq .peer "kuberay-operator" -}}
+- namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: {{ .context.Values.global.run.operatorNamespace | quote }}
 {{- else if eq .peer "namespace" -}}
 - podSelector: {}
 {{- else if eq .peer "any-namespace" -}}

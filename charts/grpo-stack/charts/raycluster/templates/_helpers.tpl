@@ -221,8 +221,17 @@ containers:
     {{- include "raycluster.securityContext" (dict "efa" false) | nindent 4 }}
     volumeMounts:
       {{- include "raycluster.volumeMounts" . | nindent 6 }}
+      - name: grpo-tools
+        mountPath: /etc/grpo-stack-tools
+        readOnly: true
 volumes:
   {{- include "raycluster.volumes" . | nindent 2 }}
+  # The in-pod submit's package (grpo-common.toolsConfigMapName): job mode's entrypoint runs it; optional, so a
+  # release without it starts (cluster mode copies the package in with kubectl cp instead).
+  - name: grpo-tools
+    configMap:
+      name: {{ include "grpo-common.toolsConfigMapName" . }}
+      optional: true
 {{- end -}}
 
 {{/*
@@ -258,4 +267,54 @@ containers:
       {{- include "raycluster.volumeMounts" . | nindent 6 }}
 volumes:
   {{- include "raycluster.volumes" . | nindent 2 }}
+{{- end -}}
+
+{{/*
+The Ray cluster's spec: the RayCluster's in cluster mode and, word for word, the RayJob's rayClusterSpec in job
+mode (tests/chart/test_job_mode.py compares the two renders). The one field it leaves out is the RayCluster's own
+`upgradeStrategy` (raycluster.yaml): KubeRay v1.6.0 and later refuse it on a cluster a RayJob creates
+(utils/validation.go ValidateRayClusterUpgradeOptions), and a RayJob's cluster is never upgraded in place. Both pod specs are rendered first so the config hash
+covers exactly what the pods are made of. Every Ray pod carries grpo-stack.io/ray-cluster (the release's cluster
+name): a RayJob's cluster is named `<rayjob>-<5 random characters>` by KubeRay, so ray.io/cluster cannot select
+its pods, and the NetworkPolicies select this label in both modes.
+Usage: {{- include "raycluster.clusterSpec" . | nindent 2 }}
+*/}}
+{{- define "raycluster.clusterSpec" -}}
+{{- $g := .Values.global -}}
+{{- $headParams := include "raycluster.headStartParams" . -}}
+{{- $headSpec := include "raycluster.headPodSpec" . -}}
+{{- $workerParams := "{}" -}}
+{{- $workerSpec := include "raycluster.workerPodSpec" . -}}
+{{- $rayLabel := dict "grpo-stack.io/ray-cluster" (include "grpo-common.rayClusterName" .) -}}
+{{- $headPod := merge (dict "labels" (merge (deepCopy $rayLabel) (.Values.head.pod.labels | default dict))) (deepCopy .Values.head.pod) -}}
+{{- $workerPod := merge (dict "labels" (merge (deepCopy $rayLabel) (.Values.worker.pod.labels | default dict))) (deepCopy .Values.worker.pod) -}}
+{{- $headMeta := include "grpo-common.podMetadata" (dict "component" "ray-head" "context" $ "pod" $headPod) -}}
+{{- $workerMeta := include "grpo-common.podMetadata" (dict "component" "ray-worker" "context" $ "pod" $workerPod) -}}
+{{- $hash := include "raycluster.configHash" (list $headParams $headSpec $workerParams $workerSpec $headMeta $workerMeta) -}}
+rayVersion: {{ .Values.rayVersion | quote }}
+headGroupSpec:
+  # Zero GPUs and zero CPUs: Ray cannot place any actor or the job driver here, so nothing that imports
+  # CUDA (Megatron, transformer_engine) lands on a pod without a driver. The head runs on a CPU node.
+  rayStartParams:
+    {{- $headParams | nindent 4 }}
+  template:
+    metadata:
+      {{- include "grpo-common.podMetadata" (dict "component" "ray-head" "context" $ "pod" $headPod "annotations" ($hash | fromYaml)) | nindent 6 }}
+    spec:
+      {{- $headSpec | nindent 6 }}
+workerGroupSpecs:
+  - groupName: gpu
+    # One worker per GPU node, from global.cluster.nodes: the only place the node count is written. worker.scaleToZero
+    # frees the GPUs between runs: the operator deletes every worker pod and keeps the head (KubeRay v1.6+ leaves
+    # replicas out of the spec hash its Recreate upgrade compares, so the head is not recreated either).
+    {{- $workers := ternary 0 $g.cluster.nodes (.Values.worker.scaleToZero | default false) }}
+    replicas: {{ $workers }}
+    minReplicas: {{ $workers }}
+    maxReplicas: {{ $g.cluster.nodes }}
+    rayStartParams: {{ $workerParams }}
+    template:
+      metadata:
+        {{- include "grpo-common.podMetadata" (dict "component" "ray-worker" "context" $ "pod" $workerPod "annotations" ($hash | fromYaml)) | nindent 8 }}
+      spec:
+        {{- $workerSpec | nindent 8 }}
 {{- end -}}

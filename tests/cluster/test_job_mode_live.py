@@ -1,0 +1,112 @@
+"""Job mode on the real API server and the real KubeRay operator: the RayJob is admitted, reconciled into the pods
+the RayCluster of cluster mode gets, and, once it ends, its cluster is deleted (the GPUs freed).
+
+How a RayJob ends in this tier: kwok runs no container, so neither the in-pod submit nor the Ray dashboard exists.
+In SidecarMode the operator learns of a failed run from the head pod's `ray-job-submitter` container status
+(rayjob_controller.go checkSidecarContainerStatus); kwok, standing in for the kubelet, reports that container
+terminated with the exit code the test puts in the pod's `grpo-stack.io/submitter-exit-code` annotation
+(grpo_stack/localcluster/stages/ray-submitter-exit.yaml). The RayJob's status is written only by the operator.
+Where the operator's path cannot be closed here: a run that SUCCEEDS. The operator then reads the job's status from
+the Ray dashboard through the head Service's cluster DNS name (GetJobInfo), which no process here answers, and marks
+the RayJob Failed after its submitter-finished timeout; that path is the in-pod submit's exit status (tests/recipes,
+a real Ray head) plus the operator's documented behaviour, not checked end to end.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cluster.kube_api import wait_for
+from tests.cluster.releases import REPO_ROOT, Release, prepare_namespace
+
+VALUES = REPO_ROOT / "values" / "qwen3-8b.yaml"
+EXPOSED = ["raycluster.dashboard.exposed=true"]
+JOB = [*EXPOSED, "global.run.mode=job", "global.run.ttlSecondsAfterFinished=0"]
+SUBMITTER = "ray-job-submitter"  # KubeRay utils.SubmitterContainerName
+EXIT = "grpo-stack.io/submitter-exit-code"
+
+
+def rayjob(cp, release: Release) -> dict:
+    return cp.get("-n", release.namespace, "rayjobs.ray.io", f"{release.name}-ray")
+
+
+def ray_pods(cp, namespace: str, cluster: str) -> dict[str, dict]:
+    items = cp.get("-n", namespace, "pods", "-l", f"ray.io/cluster={cluster}")["items"]
+    return {p["metadata"]["labels"]["ray.io/node-type"]: p for p in items}
+
+
+def modulo_names(pod: dict, cluster: str, namespace: str) -> dict:
+    """What the pod runs, its generated names (cluster, namespace, node) made placeholders. The chart's own
+    grpo-stack.io/ray-cluster label is the same in both modes and is compared as it is."""
+    labels = dict(pod["metadata"].get("labels") or {})
+    chart_label = labels.pop("grpo-stack.io/ray-cluster")
+    text = json.dumps({"labels": labels, "annotations": pod["metadata"].get("annotations"),
+                       "spec": {k: v for k, v in pod["spec"].items() if k != "nodeName"}}, sort_keys=True)
+    out = json.loads(text.replace(cluster, "<cluster>").replace(namespace, "<namespace>"))
+    out["labels"]["grpo-stack.io/ray-cluster"] = chart_label
+    return out
+
+
+@pytest.fixture(scope="module")
+def installed(control_plane, helm_bin):
+    cp = control_plane
+    releases = (Release(cp, helm_bin, "grpo", "jobmode-cluster", [VALUES], EXPOSED),
+                Release(cp, helm_bin, "grpo", "jobmode-job", [VALUES], JOB))
+    for release in releases:
+        prepare_namespace(cp, release.namespace)
+        release.install()
+    try:
+        yield releases
+    finally:
+        for release in releases:
+            release.uninstall()
+
+
+def test_rayjob_gets_the_pods_the_raycluster_gets(control_plane, installed):
+    cp = control_plane
+    cluster_release, job_release = installed
+    cluster_release.wait_running()
+    job_release.wait_running()
+    generated = rayjob(cp, job_release)["status"]["rayClusterName"]
+    assert generated.startswith("grpo-ray-")  # KubeRay's `<rayjob>-<random>`
+    as_cluster = {role: modulo_names(p, "grpo-ray", cluster_release.namespace)
+                  for role, p in ray_pods(cp, cluster_release.namespace, "grpo-ray").items()}
+    as_job = {role: modulo_names(p, generated, job_release.namespace)
+              for role, p in ray_pods(cp, job_release.namespace, generated).items()}
+    assert set(as_job) == set(as_cluster) == {"head", "worker"}
+    assert as_job["worker"] == as_cluster["worker"]
+    # SidecarMode's one addition to the head: the submitter container, and restartPolicy Never (KubeRay's own).
+    head = as_job["head"]
+    submitter = [c for c in head["spec"]["containers"] if c["name"] == SUBMITTER]
+    assert len(submitter) == 1
+    submit_line = " ".join(submitter[0]["command"] + submitter[0].get("args", []))
+    assert "grpo_stack.zip --follow --address http://127.0.0.1:8265 --expect-spec-text-sha256" in submit_line
+    head["spec"]["containers"] = [c for c in head["spec"]["containers"] if c["name"] != SUBMITTER]
+    assert head["spec"].pop("restartPolicy") == "Never"
+    as_cluster["head"]["spec"].pop("restartPolicy")
+    assert head == as_cluster["head"]
+
+
+def test_a_failed_run_ends_the_rayjob_and_deletes_its_cluster(control_plane, helm_bin):
+    cp = control_plane
+    release = Release(cp, helm_bin, "ends", "jobmode-ends", [VALUES], JOB)
+    prepare_namespace(cp, release.namespace)
+    release.install()
+    try:
+        release.wait_running()
+        cluster = rayjob(cp, release)["status"]["rayClusterName"]
+        wait_for("the RayJob to run", lambda: rayjob(cp, release)["status"].get("jobDeploymentStatus") == "Running")
+        head = ray_pods(cp, release.namespace, cluster)["head"]["metadata"]["name"]
+        # The in-pod submit exits 1 when training fails after its retries (grpo_stack.job.submit): so does the
+        # submitter that streams it.
+        cp.kubectl("-n", release.namespace, "annotate", "pod", head, f"{EXIT}=1")
+        status = wait_for("the operator to fail the RayJob", lambda: (
+            s if (s := rayjob(cp, release)["status"]).get("jobDeploymentStatus") == "Failed" else None), timeout=90)
+        assert SUBMITTER in status.get("message", "") or status.get("reason") in ("SubmissionFailed", "AppFailed")
+        wait_for("the RayJob's cluster to be deleted (shutdownAfterJobFinishes)", lambda: cp.kubectl(
+            "-n", release.namespace, "get", "rayclusters.ray.io", cluster, check=False).returncode != 0, timeout=90)
+        wait_for("its pods to be gone", lambda: not ray_pods(cp, release.namespace, cluster), timeout=90)
+    finally:
+        release.uninstall()
