@@ -13,7 +13,8 @@ Usage: {{- include "grpo-common.monitoringLabels" (dict "component" "reward-serv
 {{/*
 A PodMonitor (Prometheus Operator, monitoring.coreos.com/v1) for a component's pods, rendered only when
 global.monitoring is set. "port" names a container port of those pods; "ray" selects this release's Ray pods
-(head and workers, by ray.io/cluster) and keeps that label as `ray_io_cluster`, as KubeRay's dashboards expect.
+(head and workers, by grpo-stack.io/ray-cluster: the same in both run modes) and keeps KubeRay's ray.io/cluster label as
+`ray_io_cluster`, as KubeRay's dashboards expect.
 Usage: {{ include "grpo-common.podMonitor" (dict "component" "reward-service" "port" "metrics" "context" $) }}
 */}}
 {{- define "grpo-common.podMonitor" -}}

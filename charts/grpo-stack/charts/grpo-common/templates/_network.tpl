@@ -7,7 +7,7 @@ docs/security.md's flow table is checked against this list (tests/chart/test_net
 
 Each flow: from / to (a peer, below), ports (list of {port, protocol}; empty = every port), why.
 Peers: a component name (its pods: app.kubernetes.io/name + instance), "ray" (this release's Ray pods, by
-ray.io/cluster), "dns" (kube-dns / CoreDNS in any namespace), "public" (addresses outside the private, CGNAT and
+grpo-stack.io/ray-cluster), "dns" (kube-dns / CoreDNS in any namespace), "public" (addresses outside the private, CGNAT and
 link-local ranges: no cluster pod, node or instance-metadata address), "namespace" (any pod in the release
 namespace), "any-namespace" (any pod in any namespace), "prometheus" (any pod in
 global.monitoring.prometheusNamespace), "kuberay-operator" (any pod in global.run.operatorNamespace).
