@@ -10,6 +10,9 @@ only in the process that runs the code it wraps. A later scenario adds an entry 
     hold_at_step: N                  step N stalls at its start (verl trainer_base.py `on_step_begin`) for
                                      HOLD_SECONDS, after printing "loop-event: holding step N": an event from
                                      outside (the harness's SIGKILL) then lands inside step N, not between steps.
+    slow_steps: S                    every step sleeps S seconds at its start (after printing "loop-event: step N
+                                     slowed by S s"): a run that is slow but makes progress, which the stall
+                                     detector must not flag.
 """
 
 from __future__ import annotations
@@ -59,7 +62,22 @@ def _hold(step: int):
     after_import("verl.trainer.ppo.v1.trainer_sync", patch)
 
 
-EVENTS = {"skip_weight_sync_after_step": _skip_weight_sync, "hold_at_step": _hold}
+def _slow(seconds: float):
+    def patch(module) -> None:
+        cls = module.PPOTrainerSync
+        original = cls.on_step_begin
+
+        def on_step_begin(self):
+            original(self)
+            print(f"loop-event: step {self.global_steps} slowed by {seconds} s", file=sys.stderr, flush=True)
+            time.sleep(seconds)
+
+        cls.on_step_begin = on_step_begin
+
+    after_import("verl.trainer.ppo.v1.trainer_sync", patch)
+
+
+EVENTS = {"skip_weight_sync_after_step": _skip_weight_sync, "hold_at_step": _hold, "slow_steps": _slow}
 
 
 def install() -> None:

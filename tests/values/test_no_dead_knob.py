@@ -45,6 +45,7 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.lora": {"rank": 32, "alpha": 64, "targetModules": "all-linear"},
     "job.offload": {"params": True, "optimizer": True},
     "job.supervision": {"retries": 2},
+    "job.supervision.stall": {"action": "resubmit", "factor": 4, "floorSeconds": 900, "startupSeconds": 7200},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
 }
 # Optional sections that are an alternative to a key the file sets (exactly one of the two): not varied here.
@@ -89,6 +90,19 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("verl", "global.job.supervision.retries"): "read by the in-pod submit when it follows the run (how many times it "
     "resubmits a failed attempt, tests/recipes/test_supervised_submit.py); the command is the same for every attempt",
     ("miles", "global.job.supervision.retries"): "as for verl",
+    ("verl", "global.job.supervision.stepMetricsPort"): "read by the in-pod submit when it follows the run: the "
+    "port it serves the step metrics on (tools/grpo_stack/job/supervised.py, scraped in tests/loop); the command is "
+    "the same",
+    ("miles", "global.job.supervision.stepMetricsPort"): "read by the in-pod submit; miles writes no step file, so "
+    "only grpo_stall is served (docs/observability-steps.md)",
+}
+for _leaf in ("action", "factor", "floorSeconds", "startupSeconds"):
+    EXCEPTIONS[("verl", f"global.job.supervision.stall.{_leaf}")] = (
+        "read by the in-pod submit's stall detector while it follows the run (tools/grpo_stack/supervise/stall.py, "
+        "tests/supervise/test_stall.py, tests/loop); the command is the same")
+    EXCEPTIONS[("miles", f"global.job.supervision.stall.{_leaf}")] = (
+        "read by the in-pod submit; miles writes no step file the detector could read (docs/observability-steps.md)")
+EXCEPTIONS |= {
     ("verl", "global.storage.capacity"): "the filesystem's size, an input of grpo-lint GRPO614 (checkpoints x "
     "retention + model + data must fit); no pod has anything to set from it",
     ("miles", "global.storage.capacity"): "as for verl",
