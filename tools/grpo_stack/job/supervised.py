@@ -42,7 +42,11 @@ def step_file_env(framework: str, checkpoint_dir: str, job_id: str) -> dict[str,
     if framework != "verl":
         return {}
     path = logstore.steps_path(checkpoint_dir, job_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # verl would fail to open a file there: let it write into its working directory
+        report(f"step file: cannot create {path.parent} ({exc.strerror or exc}); no step metrics for {job_id}")
+        return {}
     return {STEP_FILE_ENV: str(path)}
 
 
