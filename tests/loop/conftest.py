@@ -87,15 +87,19 @@ def stop_and_continue(world: World, launch: Launch) -> dict:
     wait for the report that the stall cleared; scrape. Returns what happened, for the tests to judge."""
     stall = world.values["global"]["job"]["supervision"]["stall"]
     out: dict = {}
-    # The driver's and actors' pids from Ray's state API take seconds to ask: ask once the actors are up (verl has
-    # logged the validation it runs before training, step 0), so the stop lands right after step 1 is logged.
-    if world.wait_for_record(launch, 0, LAUNCH_TIMEOUT_S) is None:
-        raise AssertionError(f"{launch.name}: no validation record before training:\n{launch.tail()}")
+    # The driver's and actors' pids from Ray's state API take seconds to ask: ask once the actors are up (verl's
+    # trainer has opened its step file, before the validation it runs before training), so that the stop lands
+    # right after step 1 is logged.
+    if world.wait_for_record(launch, -1, LAUNCH_TIMEOUT_S) is None:
+        raise AssertionError(f"{launch.name}: verl opened no step file:\n{launch.tail()}")
     roots = world.training_roots(launch)
     step = world.wait_for_record(launch, STOP_AFTER_STEP, LAUNCH_TIMEOUT_S)
     if step is None:
         raise AssertionError(f"{launch.name}: step {STOP_AFTER_STEP} never logged:\n{launch.tail()}")
     out["pids"] = world.signal_training(roots, signal.SIGSTOP)
+    if max(world.step_records(launch)) != STOP_AFTER_STEP:
+        world.signal_training(roots, signal.SIGCONT)
+        raise AssertionError(f"{launch.name}: step {STOP_AFTER_STEP + 1} ended before the stop landed")
     out["bound"] = max(stall["floorSeconds"], stall["factor"] * step["timing_s/step"])
     try:
         out["reported_after"] = world.wait_for_text(launch, "submit: stall: ", out["bound"] + POLL_SLACK_S)

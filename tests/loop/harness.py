@@ -345,11 +345,14 @@ class World:
         return out
 
     def wait_for_record(self, launch: Launch, step: int, timeout: float) -> dict | None:
-        """Poll the launch's step file until it holds a record at `step` (0: verl's validation before training)."""
+        """Poll the launch's step file until it holds a record at `step` (0: verl's validation before training; -1:
+        until the file exists, {} then)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             path = self.step_file(launch) if launch.job_id() else None
             if path is not None and path.exists():
+                if step < 0:
+                    return {}
                 for line in path.read_text().splitlines():
                     with contextlib.suppress(ValueError):
                         record = json.loads(line)
