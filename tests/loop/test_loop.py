@@ -173,9 +173,10 @@ def test_the_supervisor_judged_each_attempt_from_verls_own_output(scenario):
 
 
 # -- step metrics, stalls, logs on storage (docs/observability-steps.md) -------------------------------------------
-# Phases every step of this run times (verl timing_s/<phase>; `ref` only where a reference model runs: the shipped
-# values keep the KL loss off, so none here).
-PHASES = {"gen", "reward", "old_log_prob", "adv", "update_actor", "update_weights", "save_checkpoint"}
+# Phases every step of this run times (verl timing_s/<phase>). No `reward`: with the reward loop (reward.kind
+# service) verl scores inside the rollout, in `gen`; `update_weights` is left out of the step after which the
+# resume skips the sync (loop event), so it is not required of every step.
+PHASES = {"gen", "old_log_prob", "ref", "adv", "update_actor", "save_checkpoint"}
 
 
 def scraped(scenario, launch: str) -> list[dict[tuple[str, tuple], float]]:
