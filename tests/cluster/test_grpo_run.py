@@ -20,9 +20,9 @@ import time
 
 import pytest
 from grpo_stack.localcluster.cluster import free_port
-from grpo_stack.runctl import commands, stored_logs
+from grpo_stack.runctl import commands
 from grpo_stack.runctl.kube import Kube
-from grpo_stack.supervise import records
+from grpo_stack.supervise import logstore, records
 
 from tests.cluster.conftest import namespace_for
 from tests.cluster.releases import REPO_ROOT, Release, prepare_namespace
@@ -101,7 +101,7 @@ def test_status_reads_the_runs_attempts_through_the_in_pod_half(release, tmp_pat
     ckpt = tmp_path / "fsx" / spec["job"]["trainer"]["checkpointDir"]
     records.append(ckpt, records.Attempt(attempt=1, started=0.0, ended=1.0, start_step=0, last_step=4,
                                          checkpoint=4, end="finished: step 4 of 4", job_id="grpo-verl-x"))
-    stored = stored_logs.log_path(ckpt, "grpo-verl-x")
+    stored = logstore.log_path(ckpt, "grpo-verl-x")
     stored.parent.mkdir(parents=True)
     stored.write_text("step:4 - actor/pg_loss:0.1\n")
     kube = Kube(str(release.cp.kubeconfig), None)

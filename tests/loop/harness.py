@@ -15,13 +15,15 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from ..rayhead import RayHead
+from ..rayhead import RayHead, free_port
 from . import cpu_set
 
 HERE = Path(__file__).resolve().parent
@@ -67,12 +69,15 @@ def merge(base: dict, over: dict) -> dict:
     return out
 
 
-def loop_values(mount: Path, gpus: int | None = None) -> dict:
-    """values/qwen3-8b.yaml + tests/loop/overlay.yaml, the storage mount at `mount` (and another GPU count)."""
+def loop_values(mount: Path, gpus: int | None = None, metrics_port: int | None = None) -> dict:
+    """values/qwen3-8b.yaml + tests/loop/overlay.yaml, the storage mount at `mount` (and another GPU count, the
+    port of the step metrics)."""
     from grpo_stack.values import load_values_file
 
     data = merge(load_values_file(BASE_VALUES).data, yaml.safe_load(OVERLAY.read_text()))
     data["global"].setdefault("storage", {})["mountPath"] = str(mount)
+    if metrics_port is not None:
+        data["global"]["job"].setdefault("supervision", {})["stepMetricsPort"] = metrics_port
     if gpus is not None:
         data["global"]["cluster"]["gpusPerNode"] = gpus
     return data
@@ -165,6 +170,39 @@ class Launch:
         return self.text()[-chars:]
 
 
+class Scraper:
+    """Scrapes the supervised submit's step metrics (http://127.0.0.1:PORT/metrics) every second from a thread,
+    keeping every answer with the launch it was taken in; refused connections (no submit following) are skipped."""
+
+    def __init__(self, port: int):
+        self.url = f"http://127.0.0.1:{port}/metrics"
+        self.scrapes: list[tuple[str, str]] = []  # (launch name, exposition text)
+        self.launch = ""
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> Scraper:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=10)
+
+    def scrape(self) -> str | None:
+        try:
+            with urllib.request.urlopen(self.url, timeout=5) as resp:
+                text = resp.read().decode()
+        except OSError:
+            return None
+        self.scrapes.append((self.launch, text))
+        return text
+
+    def _run(self) -> None:
+        while not self._done.wait(1.0):
+            self.scrape()
+
+
 class World:
     """Storage, tiny model and data, reward service and Ray head, for every launch of a session."""
 
@@ -188,7 +226,8 @@ class World:
 
         from ..reward.reward_harness import ServiceProcess
 
-        self.values = loop_values(self.mount)
+        self.metrics_port = free_port()
+        self.values = loop_values(self.mount, metrics_port=self.metrics_port)
         release = rendered(self.values)
         self.spec = job_spec(release)
         self.build_fixtures()
@@ -199,6 +238,8 @@ class World:
         self.ray = LoopHead(self.python, HEAD_GPUS, {**clean_env(), **head_env})
         self._stack.callback(self.ray.stop)
         self.ray.start()
+        self.scraper = Scraper(self.metrics_port).start()
+        self._stack.callback(self.scraper.stop)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -217,7 +258,7 @@ class World:
     def spec_file(self, name: str, gpus: int | None = None) -> Path:
         from grpo_stack.render import job_spec
 
-        spec = self.spec if gpus is None else job_spec(rendered(loop_values(self.mount, gpus)))
+        spec = self.spec if gpus is None else job_spec(rendered(loop_values(self.mount, gpus, self.metrics_port)))
         path = self.root / f"{name}.json"
         path.write_text(json.dumps(spec))
         return path
@@ -233,6 +274,7 @@ class World:
             env["LOOP_EVENTS"] = json.dumps(events)
         launch = Launch(name, argv, self.root / f"{name}.log")
         launch.started = time.monotonic()
+        self.scraper.launch = name
         launch.proc = subprocess.Popen(argv, stdout=launch.log_path.open("wb"), stderr=subprocess.STDOUT, env=env,
                                        cwd=self.root)
         self.launches.append(launch)
@@ -311,12 +353,70 @@ class World:
                 raise AssertionError(f"{launch.name}: no {text!r} within {timeout} s:\n{launch.tail()}")
             time.sleep(1)
 
-    def training_pids(self, launch: Launch) -> list[int]:
-        """The run's driver and actors (Ray's state API), with every process they started."""
+    def step_file(self, launch: Launch) -> Path:
+        """The step file verl's `file` tracker writes for the launch's (first) Ray job, on the run's storage."""
+        from grpo_stack.supervise import logstore
+
+        return logstore.steps_path(self.checkpoints, launch.job_id() or "none")
+
+    def step_records(self, launch: Launch) -> dict[int, dict]:
+        """step -> the metrics verl's `file` tracker wrote for it (training steps only)."""
+        out = {}
+        path = self.step_file(launch)
+        for line in path.read_text().splitlines() if path.exists() else []:
+            with contextlib.suppress(ValueError):
+                record = json.loads(line)
+                if "training/global_step" in record["data"]:
+                    out[record["step"]] = record["data"]
+        return out
+
+    def wait_for_record(self, launch: Launch, step: int, timeout: float) -> dict | None:
+        """Poll the launch's step file until it holds a record at `step` (0: verl's validation before training; -1:
+        until the file exists, {} then)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            path = self.step_file(launch) if launch.job_id() else None
+            if path is not None and path.exists():
+                if step < 0:
+                    return {}
+                for line in path.read_text().splitlines():
+                    with contextlib.suppress(ValueError):
+                        record = json.loads(line)
+                        if record.get("step") == step:
+                            return record["data"]
+            if launch.proc.poll() is not None:
+                return None
+            time.sleep(0.2)
+        return None
+
+    def wait_for_text(self, launch: Launch, text: str, timeout: float) -> float | None:
+        """Poll the launch's output for `text`: seconds waited, or None at the timeout or the launch's end."""
+        start = time.monotonic()
+        while text not in launch.text():
+            if launch.proc.poll() is not None or time.monotonic() - start > timeout:
+                return None
+            time.sleep(0.5)
+        return time.monotonic() - start
+
+    def signal_training(self, roots: list[int], sig: int) -> list[int]:
+        """`sig` to the given driver and actor pids and every process they started now; the pids signalled."""
+        pids = sorted(set(roots) | {d for pid in roots for d in descendants(pid)})
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        return pids
+
+    def training_roots(self, launch: Launch) -> list[int]:
+        """The run's driver and actors, from Ray's state API."""
         out = self.ray.helper("pids", launch.job_id() or "")
         assert out.returncode == 0, out.stderr[-3000:]
         roots = json.loads(out.stdout.strip().splitlines()[-1])
         assert roots, f"no processes found for job {launch.job_id()}"
+        return roots
+
+    def training_pids(self, launch: Launch) -> list[int]:
+        """The run's driver and actors (Ray's state API), with every process they started."""
+        roots = self.training_roots(launch)
         return sorted(set(roots) | {d for pid in roots for d in descendants(pid)})
 
 

@@ -13,6 +13,9 @@ only in the process that runs the code it wraps. A later scenario adds an entry 
     legacy_hold_at_step: N           the same for verl's legacy trainer (trainer.use_v1: false)
     deadline_near_at_step: N         legacy trainer: from step N on, verl's end-time check reads a clock that puts
                                      the deadline it was given one save and margin away (tests/loop/test_deadline.py)
+    slow_steps: S                    every step sleeps S seconds at its start (after printing "loop-event: step N
+                                     slowed by S s"): a run that is slow but makes progress, which the stall
+                                     detector must not flag.
 """
 
 from __future__ import annotations
@@ -138,7 +141,22 @@ def _deadline_near(step: int):
 
 
 VERL_END_ENV = "SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP"
-EVENTS = {"skip_weight_sync_after_step": _skip_weight_sync, "hold_at_step": _hold,
+def _slow(seconds: float):
+    def patch(module) -> None:
+        cls = module.PPOTrainerSync
+        original = cls.on_step_begin
+
+        def on_step_begin(self):
+            original(self)
+            print(f"loop-event: step {self.global_steps} slowed by {seconds} s", file=sys.stderr, flush=True)
+            time.sleep(seconds)
+
+        cls.on_step_begin = on_step_begin
+
+    after_import("verl.trainer.ppo.v1.trainer_sync", patch)
+
+
+EVENTS = {"skip_weight_sync_after_step": _skip_weight_sync, "hold_at_step": _hold, "slow_steps": _slow,
           "legacy_hold_at_step": _legacy_hold, "deadline_near_at_step": _deadline_near}
 
 

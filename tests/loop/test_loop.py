@@ -17,6 +17,7 @@ import subprocess
 from collections import defaultdict
 
 import pytest
+from grpo_stack.monitoring import metrics
 
 from . import cpu_set
 from .conftest import KILL_STEP, SKIPPED_SYNC_AFTER
@@ -170,3 +171,125 @@ def test_the_supervisor_judged_each_attempt_from_verls_own_output(scenario):
     assert attempts[0].end == (f"driver killed by SIGKILL (exit 137) at step {n} of {STEPS}; retry budget of 0 "
                                "resubmission(s) spent"), attempts[0]
     assert attempts[1].end == f"finished: step {STEPS} of {STEPS}" and attempts[1].last_step == STEPS
+
+
+# -- step metrics, stalls, logs on storage (docs/observability.md) -------------------------------------------
+# Phases every step of this run times (verl timing_s/<phase>). No `reward`: with the reward loop (reward.kind
+# service) verl scores inside the rollout, in `gen`; `update_weights` is left out of the step after which the
+# resume skips the sync (loop event), so it is not required of every step.
+PHASES = {"gen", "old_log_prob", "ref", "adv", "update_actor", "save_checkpoint"}
+
+
+def scraped(scenario, launch: str) -> list[dict[tuple[str, tuple], float]]:
+    """Each scrape the harness took during `launch`, parsed by prometheus_client's text parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return [{(s.name, tuple(sorted(s.labels.items()))): s.value
+             for family in text_string_to_metric_families(text) for s in family.samples}
+            for name, text in scenario.world.scraper.scrapes if name == launch]
+
+
+def value(samples: dict, name: str, **labels) -> float | None:
+    return next((v for (n, lab), v in samples.items() if n == name and all(dict(lab).get(k) == x
+                                                                           for k, x in labels.items())), None)
+
+
+def test_step_metrics_are_scraped_during_the_run(scenario):
+    """While the submit follows the run, /metrics serves verl's own step records (its `file` tracker, written by the
+    trainer in the TaskRunner): the step number rises, each phase's time and the reward are the ones verl logged,
+    under the attempt's job id and the release's name."""
+    # The resume's step 4 is its last: the submit stops serving seconds after it, perhaps before a scrape.
+    for launch, steps in ((scenario.first, [1, 2]), (scenario.resume, [3])):
+        job = launch.job_id()
+        records = scenario.world.step_records(launch)
+        seen = [s for s in scraped(scenario, launch.name) if value(s, "grpo_step_number", job=job, release="grpo")]
+        numbers = [value(s, "grpo_step_number") for s in seen]
+        assert numbers == sorted(numbers) and set(steps) <= set(numbers), (launch.name, numbers)
+        for scrape in seen:
+            step = int(value(scrape, "grpo_step_number"))
+            verl = records[step]
+            phases = {dict(lab)["phase"]: v for (n, lab), v in scrape.items() if n == "grpo_step_phase_seconds"}
+            assert PHASES <= set(phases), phases
+            assert all(phases[p] == verl[f"timing_s/{p}"] for p in phases), (phases, verl)
+            assert value(scrape, "grpo_step_seconds") == verl["timing_s/step"]
+            assert value(scrape, "grpo_step_reward_mean") == verl["critic/score/mean"]
+            assert value(scrape, "grpo_step_response_length_mean") == verl["response_length/mean"]
+            assert value(scrape, "grpo_step_tokens_per_second") > 0
+            assert value(scrape, "grpo_step_last_timestamp_seconds") > 0
+        # every step-exporter name the chart's dashboards and alerts query is served in this run
+        served = {n for scrape in seen for (n, _labels) in scrape}
+        assert set(metrics.SOURCES["step-exporter"]) <= served, set(metrics.SOURCES["step-exporter"]) - served
+        # the console's step line and the file tracker's record are the same numbers
+        console = launch.steps()
+        assert all(console[s]["critic/score/mean"] == pytest.approx(records[s]["critic/score/mean"], rel=1e-3)
+                   for s in steps)
+
+
+def test_stopped_training_is_reported_as_a_stall_and_cleared(scenario):
+    """SIGSTOP to the trainer's processes after step 1: the submit reports a stall within the bound the overlay's
+    policy gives (3 x step 1's time, floor 10 s; the fixture waited that plus 30 s) and serves grpo_stall 1; SIGCONT:
+    step 2 is logged, the stall is cleared and grpo_stall is 0."""
+    stall, text = scenario.stall, scenario.first.text()
+    assert stall["reported_after"] is not None, (stall, scenario.first.tail())
+    report = re.search(r"submit: stall: no new step in (\d+) s after step 1 \(bound (\d+) s", text)
+    assert report, scenario.first.tail()
+    assert int(report.group(1)) >= int(report.group(2)) >= round(stall["bound"]) - 3, (report.group(0), stall)
+    job = scenario.first.job_id()
+    assert value(scraped_text(stall["scrape_stalled"]), "grpo_stall", job=job) == 1.0
+    assert stall["cleared_after"] is not None and "submit: stall cleared: step 2 logged" in text
+    assert value(scraped_text(stall["scrape_cleared"]), "grpo_stall", job=job) == 0.0
+    assert text.count("submit: stall: ") == 1, text
+
+
+def scraped_text(text: str | None) -> dict:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    assert text is not None, "the step metrics did not answer"
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def test_a_slowed_but_progressing_run_is_not_flagged(scenario):
+    """The resume's steps each sleep SLOW_STEP_S at their start: every one takes longer than the stall floor (a
+    fixed bound at the floor would flag each), yet none is a stall, since each comes within 3 x the last."""
+    from .conftest import SLOW_STEP_S
+
+    floor = scenario.world.values["global"]["job"]["supervision"]["stall"]["floorSeconds"]
+    records = scenario.world.step_records(scenario.resume)
+    assert sorted(records) == [3, 4] and SLOW_STEP_S > floor
+    assert all(r["timing_s/step"] > floor for r in records.values()), records
+    assert "loop-event: step 4 slowed by" in scenario.resume.text()
+    assert "submit: stall" not in scenario.resume.text()
+    assert all(value(s, "grpo_stall") == 0.0 for s in scraped(scenario, "resume")), "grpo_stall was 1"
+
+
+def test_logs_outlive_the_ray_head(scenario, tmp_path_factory):
+    """Each attempt's driver log lies on the run's storage under its job id, beside attempts.jsonl: after the Ray
+    head is stopped and its temp directory (where Ray keeps job logs) removed, it still reads back with the steps
+    the submit streamed. Runs last: it stops the tier's Ray head. Writes the run's phase times and rewards per step
+    for the docs' plot and prints the file's path."""
+    from grpo_stack.supervise import logstore, records
+    from grpo_stack.supervise.steps import LoggedSteps, logged_steps
+
+    world = scenario.world
+    attempts = records.read(world.checkpoints)
+    world.ray.stop()
+    assert not world.ray.temp_dir.exists()
+    assert logstore.job_ids(world.checkpoints) == [a.job_id for a in attempts] == \
+        [scenario.first.job_id(), scenario.resume.job_id()]
+    for launch in (scenario.first, scenario.resume):
+        stored = logstore.read_log(world.checkpoints, launch.job_id())
+        assert f"Total training steps: {STEPS}" in stored, stored[-3000:]
+        assert set(stored.splitlines()) <= set(launch.text().splitlines()), launch.name
+        assert logged_steps(stored, "verl") == logged_steps(launch.text(), "verl") != LoggedSteps(None, None)
+    plot = {launch.name: {str(step): {"phases": {k[len("timing_s/"):]: v for k, v in data.items()
+                                                 if k.startswith("timing_s/")},
+                                      "reward_mean": data.get("critic/score/mean"),
+                                      "reward_max": data.get("critic/score/max"),
+                                      "reward_min": data.get("critic/score/min"),
+                                      "response_length_mean": data.get("response_length/mean")}
+                          for step, data in world.step_records(launch).items()}
+            for launch in (scenario.first, scenario.resume)}
+    out = tmp_path_factory.mktemp("plot") / "loop-step-timings.json"
+    out.write_text(json.dumps(plot, indent=2, sort_keys=True))
+    print(f"\nloop run's phase timings and rewards per step: {out}")

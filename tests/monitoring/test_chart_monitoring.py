@@ -26,7 +26,8 @@ def test_each_component_gets_a_pod_monitor_on_its_metrics_port(rendered_on):
     assert set(monitors) == {f"{RELEASE}-ray", f"{RELEASE}-reward-service", f"{RELEASE}-vllm"}
     ports = {name: m["spec"]["podMetricsEndpoints"][0]["port"] for name, m in monitors.items()}
     assert ports == {f"{RELEASE}-ray": "metrics", f"{RELEASE}-reward-service": "metrics", f"{RELEASE}-vllm": "http"}
-    assert monitors[f"{RELEASE}-ray"]["spec"]["selector"] == {"matchLabels": {"grpo-stack.io/ray-cluster": f"{RELEASE}-ray"}}
+    ray_pods = {"matchLabels": {"grpo-stack.io/ray-cluster": f"{RELEASE}-ray"}}
+    assert monitors[f"{RELEASE}-ray"]["spec"]["selector"] == ray_pods
     for m in monitors.values():
         assert m["metadata"]["labels"]["release"] == "kube-prometheus-stack"  # the Prometheus's selector label
         assert m["spec"]["podMetricsEndpoints"][0]["interval"] == "30s"

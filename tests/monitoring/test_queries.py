@@ -96,7 +96,10 @@ def test_vllm_names_are_defined_by_the_pinned_release():
     assert not missing, f"not defined in {found[0]}: {missing}"
 
 
-def test_step_exporter_names_are_pending_and_exactly_the_agreed_ones():
-    """Until the step exporter runs in the loop tier, its names are taken as agreed: grpo_step_* and grpo_stall."""
-    assert "step-exporter" in metrics.PENDING
-    assert all(n.startswith(("grpo_step_", "grpo_stall")) for n in metrics.SOURCES["step-exporter"])
+def test_step_exporter_names_are_the_exporters_own():
+    """The dashboards' and alerts' grpo_step_*/grpo_stall names are the ones grpo_stack.stepmetrics serves (its HELP
+    table); the loop tier scrapes each of them in a real verl run."""
+    from grpo_stack.stepmetrics.exporter import HELP
+
+    assert set(metrics.SOURCES["step-exporter"]) == set(HELP)
+    assert all(n.startswith(("grpo_step_", "grpo_stall")) for n in HELP)

@@ -9,9 +9,8 @@ import json
 
 import pytest
 from grpo_stack.render import job_spec, render
-from grpo_stack.runctl import stored_logs
 from grpo_stack.runctl.status import ClusterView, lines
-from grpo_stack.supervise import records
+from grpo_stack.supervise import logstore, records
 from grpo_stack.values import load_values_file
 
 from tests.conftest import REPO_ROOT
@@ -38,8 +37,8 @@ def storage_of_a_resumed_run(root, spec) -> tuple[str, str]:
                                              "resubmitting (attempt 2 of 3) from the step-2 checkpoint",
                                          job_id="grpo-verl-20260101-000000-aaaaaa"))
     second = "grpo-verl-20260101-010000-bbbbbb"
-    stored_logs.log_path(ckpt, second).parent.mkdir(parents=True)
-    stored_logs.log_path(ckpt, second).write_text(LOG)
+    logstore.log_path(ckpt, second).parent.mkdir(parents=True)
+    logstore.log_path(ckpt, second).write_text(LOG)
     return str(ckpt), second
 
 

@@ -142,3 +142,12 @@ def test_the_lines_of_verls_v1_trainer_as_its_ray_job_log_holds_them():
             "\x1b[36m(TaskRunnerV1 pid=30478)\x1b[0m step:1 - global_seqlen/min:409.0 - actor/pg_loss:0.1\n")
     assert stated_total(text, "verl") == 4
     assert logged_steps(text, "verl") == LoggedSteps(1, 1)
+
+
+def test_an_attempt_stopped_for_a_stall_is_resubmitted_from_the_newest_checkpoint(tmp_path):
+    """Unlike a `ray job stop` by hand, a stop by the stall detector (stall.action: resubmit) is a failure."""
+    outcome = Outcome(2, None, LoggedSteps(3, 3), stalled="no new step in 700 s after step 3")
+    d = decide(POLICY, [], outcome, state(checkpoints(tmp_path, 2, 3)))
+    assert d.action == RESUBMIT
+    assert d.reason == ("stalled at step 3 of 4 and stopped (no new step in 700 s after step 3); resubmitting "
+                        "(attempt 2 of 3) from the step-3 checkpoint")

@@ -14,7 +14,7 @@ from pathlib import Path
 from grpo_stack.job.resume import resume_state
 from grpo_stack.supervise import records
 from grpo_stack.supervise.decide import DONE, GIVE_UP, Policy
-from grpo_stack.supervise.run import Refused, supervise
+from grpo_stack.supervise.run import Refused, Stalled, supervise
 
 TRAINER = Path(__file__).with_name("trainer.py")
 TOTAL = 4
@@ -100,3 +100,25 @@ def test_the_total_verl_states_is_the_one_checked(tmp_path):
     decision, attempts, lines, _ = run(tmp_path, ["exit0@2", "ok"], total=None)
     assert lines[0].startswith("attempt 1: exited 0 at step 2 of 4: 2 step(s) left")
     assert decision.reason == "finished: step 4 of 4"
+
+
+class StalledFirst(Processes):
+    """The first attempt ends as the stall detector's stop leaves it (stall.action resubmit): killed mid-step."""
+
+    def wait(self, job_id: str) -> tuple[int | None, str]:
+        status, out = super().wait(job_id)
+        if job_id == "attempt-1":
+            raise Stalled("no new step in 700 s after step 2 (bound 600 s: ...)", out)
+        return status, out
+
+
+def test_an_attempt_stopped_for_a_stall_is_resumed_from_its_checkpoint(tmp_path):
+    root = tmp_path / "ckpt"
+    lines: list[str] = []
+    decision = supervise(StalledFirst(root, ["kill@3", "ok"]), Policy(TOTAL, 2), str(root), "verl",
+                         lambda: resume_state("verl", str(root), "auto", None), report=lines.append)
+    attempts = records.read(root)
+    assert decision.action == DONE
+    assert lines[0] == ("attempt 1: stalled at step 2 of 4 and stopped (no new step in 700 s after step 2 (bound "
+                        "600 s: ...)); resubmitting (attempt 2 of 3) from the step-2 checkpoint")
+    assert [(a.start_step, a.last_step) for a in attempts] == [(0, 2), (2, 4)]

@@ -46,6 +46,7 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.offload": {"params": True, "optimizer": True},
     "job.supervision": {"retries": 2},
     "job.deadline": {"end": "2027-01-04T11:30:00Z"},
+    "job.supervision.stall": {"action": "resubmit", "factor": 4, "floorSeconds": 900, "startupSeconds": 7200},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
     "monitoring": {"labels": {"release": "kube-prometheus-stack"}, "interval": "30s",
                    "prometheusNamespace": "monitoring",
@@ -111,6 +112,19 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     "(grpo_stack.deadline.miles_save_request_at, tests/deadline/test_plan.py)",
     ("miles", "global.job.deadline.checkpointWriteMinutes"): "as deadline.marginMinutes",
     ("miles", "global.job.deadline.stepMinutes"): "as deadline.marginMinutes",
+    ("verl", "global.job.supervision.stepMetricsPort"): "read by the in-pod submit when it follows the run: the "
+    "port it serves the step metrics on (tools/grpo_stack/job/supervised.py, scraped in tests/loop); the command is "
+    "the same",
+    ("miles", "global.job.supervision.stepMetricsPort"): "read by the in-pod submit; miles writes no step file, so "
+    "only grpo_stall is served (docs/observability.md)",
+}
+for _leaf in ("action", "factor", "floorSeconds", "startupSeconds"):
+    EXCEPTIONS[("verl", f"global.job.supervision.stall.{_leaf}")] = (
+        "read by the in-pod submit's stall detector while it follows the run (tools/grpo_stack/supervise/stall.py, "
+        "tests/supervise/test_stall.py, tests/loop); the command is the same")
+    EXCEPTIONS[("miles", f"global.job.supervision.stall.{_leaf}")] = (
+        "read by the in-pod submit; miles writes no step file the detector could read (docs/observability.md)")
+EXCEPTIONS |= {
     ("verl", "global.storage.capacity"): "the filesystem's size, an input of grpo-lint GRPO614 (checkpoints x "
     "retention + model + data must fit); no pod has anything to set from it",
     ("miles", "global.storage.capacity"): "as for verl",

@@ -7,6 +7,7 @@ import secrets
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -19,6 +20,10 @@ JOB_PREFIX = "grpo-"
 AGENT_WAIT_SECONDS = 120
 
 
+def new_job_id(label: str) -> str:
+    return f"{label}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+
+
 class Ray:
     """The Ray job API of the head this pod runs (imported here: the builder itself stays stdlib-only)."""
 
@@ -27,8 +32,8 @@ class Ray:
 
         self.client = JobSubmissionClient(address)
 
-    def submit(self, argv: list[str], env: dict[str, str], num_gpus: int, label: str) -> str:
-        job_id = f"{label}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+    def submit(self, argv: list[str], env: dict[str, str], num_gpus: int, label: str, job_id: str = "") -> str:
+        job_id = job_id or new_job_id(label)
         kwargs: dict[str, Any] = {"entrypoint_num_cpus": 1}
         if num_gpus:
             kwargs["entrypoint_num_gpus"] = num_gpus
@@ -54,15 +59,21 @@ class Ray:
                 out.append((job_id, status))
         return sorted(out)
 
-    def follow(self, job_id: str) -> None:
+    def follow(self, job_id: str, sink: Callable[[str], None] | None = None) -> None:
+        """Stream the job's log to stdout (and each chunk to `sink`) until the job ends."""
         import asyncio
 
         async def tail() -> None:
             async for chunk in self.client.tail_job_logs(job_id):
                 sys.stdout.write(chunk)
                 sys.stdout.flush()
+                if sink is not None:
+                    sink(chunk)
 
         asyncio.run(tail())
+
+    def stop(self, job_id: str) -> None:
+        self.client.stop_job(job_id)
 
     def wait(self, job_id: str, poll: float = 2.0) -> tuple[str, int]:
         """(status, exit status for this script): 0 when SUCCEEDED, the driver's exit code when Ray has one."""

@@ -43,7 +43,7 @@ from ..supervise.decide import Policy
 from . import BuildError
 from .args import BuiltJob, PrepareStep
 from .miles import resume_mode
-from .rayjobs import Ray
+from .rayjobs import Ray, new_job_id
 from .resume import TRACKER, ResumeState, resume_state, start_refusal, tracker_text
 from .spec import Spec, job_deadline
 
@@ -270,8 +270,13 @@ def run(opts: argparse.Namespace) -> int:
         print("submit: dry run, nothing submitted")
         return 0
     label = f"grpo-{built.framework}"
+    checkpoint_dir = spec.on_storage(spec.get("trainer.checkpointDir"))
+    from .supervised import RayAttempts, follow, step_file_env, watching
+
     if not opts.follow:
-        job_id = ray.submit(argv, env, 0, label)
+        job_id = new_job_id(label)
+        job_id = ray.submit(argv, {**env, **step_file_env(built.framework, checkpoint_dir, job_id)}, 0, label,
+                            job_id=job_id)
         print(f"submit: Ray job id {job_id}", flush=True)
         if deadline is not None and end is not None and built.framework == "miles":
             print(f"submit: deadline: nothing creates {arg_value(built, 'save-trigger-sentinel')} for this run (the "
@@ -279,8 +284,6 @@ def run(opts: argparse.Namespace) -> int:
                   "or submit with --follow", file=sys.stderr)
         print(f"submit: follow with: ray job logs --follow {job_id}")
         return 0
-    from .supervised import RayAttempts, follow
-
     if deadline is not None and end is not None and built.framework == "miles":
         request.schedule_sentinel(str(arg_value(built, "save-trigger-sentinel")), miles_save_request_at(deadline, end),
                                   time.time(), lambda line: print(f"submit: {line}", flush=True))
@@ -299,9 +302,8 @@ def run(opts: argparse.Namespace) -> int:
 
     policy = Policy(total_steps=None, retries=int(spec.opt("supervision.retries", 0) or 0),
                     resume_mode=resume_mode(spec)[0])
-    return follow(RayAttempts(ray, argv, env, label, regate), policy,
-                  spec.on_storage(spec.get("trainer.checkpointDir")), built.framework,
-                  lambda: checkpoint_state(spec, built))
+    attempts = RayAttempts(ray, argv, env, label, regate, checkpoint_dir, built.framework, watching(spec))
+    return follow(attempts, policy, checkpoint_dir, built.framework, lambda: checkpoint_state(spec, built))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -265,7 +265,9 @@ def _trainer(spec: Spec, out: ArgList) -> None:
     out.add("trainer.default_local_dir", spec.on_storage(t["checkpointDir"]), v + "checkpointDir")
     if t.get("keepCheckpoints") is not None:
         out.add("trainer.max_actor_ckpt_to_keep", t["keepCheckpoints"], v + "keepCheckpoints")
-    out.add("trainer.logger", list(t["logger"]), v + "logger")
+    # verl's own `file` tracker: one JSON line a step, the step file the supervised submit's step metrics and stall
+    # detector read (VERL_FILE_LOGGER_PATH, set by the submit per attempt; job/supervised.py).
+    out.add("trainer.logger", [*t["logger"], "file"], v + "logger, plus verl's file tracker")
     out.add("trainer.use_v1", spec.get("verl.useV1Trainer"), "values: global.job.verl.useV1Trainer")
     deadline = job_deadline(spec)
     if deadline is not None and not spec.get("verl.useV1Trainer"):

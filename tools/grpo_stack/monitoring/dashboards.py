@@ -98,9 +98,7 @@ TRAINING = Dashboard("grpo-training", "GRPO / Training", "The trainer's steps: s
         Query(f'max by (phase) (grpo_step_phase_seconds{{{NS}, phase=~"update_weights|save_checkpoint"}})',
               "{{phase}}"),),
           "verl's timing keys for the rollout weight update and the checkpoint save."),
-    Panel("Reward", "short", (
-        Query(f"max (grpo_step_reward_mean{{{NS}}})", "mean"),
-        Query(f"max (grpo_step_reward_std{{{NS}}})", "std"))),
+    Panel("Reward", "short", (Query(f"max (grpo_step_reward_mean{{{NS}}})", "mean"),)),
     Panel("Response length", "short", (Query(f"max (grpo_step_response_length_mean{{{NS}}})", "mean"),)),
     Panel("Tokens/s", "short", (Query(f"max (grpo_step_tokens_per_second{{{NS}}})", "tokens/s"),)),
     Panel("Since the last step", "s", (

@@ -6,12 +6,15 @@ Sources:
                   loop tier's installed copy of that release
   dcgm            NVIDIA dcgm-exporter's default counters, recorded/dcgm-exporter-default-counters.csv
                   (SOURCES.json beside it); no GPU runs here
-  step-exporter   the training step exporter (grpo_step_*, grpo_stall): pending, not yet seen in a run here
+  step-exporter   the training step exporter (grpo_step_*, grpo_stall: grpo_stack.stepmetrics), scraped in a real
+                  verl run by the loop tier
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from ..stepmetrics.exporter import HELP as STEP_HELP
 
 RECORDED_DIR = Path(__file__).resolve().parent / "recorded"
 DCGM_COUNTERS = RECORDED_DIR / "dcgm-exporter-default-counters.csv"
@@ -32,14 +35,10 @@ SOURCES: dict[str, tuple[str, ...]] = {
         "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:request_queue_time_seconds_bucket",
     ),
     "dcgm": ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_POWER_USAGE"),
-    "step-exporter": (
-        "grpo_step_number", "grpo_step_seconds", "grpo_step_phase_seconds", "grpo_step_reward_mean",
-        "grpo_step_reward_std", "grpo_step_response_length_mean", "grpo_step_tokens_per_second", "grpo_stall",
-        "grpo_step_last_timestamp_seconds",
-    ),
+    # What grpo_stack.stepmetrics serves (its HELP table, one source); tests/loop scrapes each of them in a real
+    # verl run (test_step_metrics_are_scraped_during_the_run).
+    "step-exporter": tuple(STEP_HELP),
 }
-# Sources no running component here emits yet: their names are taken as given, and said so.
-PENDING = {"step-exporter": "the training step exporter (tests/loop) is to export these; not yet seen in a run"}
 
 
 def source_of(name: str) -> str | None:

@@ -21,11 +21,18 @@ from ..job.miles import resume_mode
 from ..job.rayjobs import ACTIVE, JOB_PREFIX, TERMINAL
 from ..job.resume import resume_state
 from ..job.spec import Spec
-from ..supervise import records
+from ..supervise import logstore, records
 from ..supervise.steps import logged_steps, stated_total
-from . import stored_logs
 
 STOP_WAIT_S = 30  # Ray stops a job 3 s after SIGTERM; a little more for the job to be reported STOPPED
+
+
+def stored_log(checkpoint_dir: str, job_id: str) -> str | None:
+    """The driver log kept on the run's storage (grpo_stack.supervise.logstore), None when there is none."""
+    try:
+        return logstore.read_log(checkpoint_dir, job_id)
+    except FileNotFoundError:
+        return None
 
 
 class Run:
@@ -74,12 +81,12 @@ class Run:
         try:
             return self.client().get_job_logs(job_id), "ray"
         except Exception:  # noqa: BLE001 - a job the head no longer knows (a restarted head): the stored copy
-            return stored_logs.read_log(self.checkpoint_dir, job_id), "stored"
+            return stored_log(self.checkpoint_dir, job_id), "stored"
 
     def latest_training(self, jobs: list[dict[str, Any]]) -> str | None:
         """The newest training job Ray, the stored logs or the attempt records know. The submit's ids carry their UTC
         start (`grpo-verl-20260101-000000-ab12cd`), so the greatest id is the newest."""
-        ids = {j["id"] for j in jobs} | set(stored_logs.job_ids(self.checkpoint_dir))
+        ids = {j["id"] for j in jobs} | set(logstore.job_ids(self.checkpoint_dir))
         ids |= {a.job_id for a in records.read(self.checkpoint_dir)}
         training = [i for i in ids if i and self.is_training(i)]
         return max(training) if training else None
@@ -137,7 +144,7 @@ def stop(run: Run, job_id: str | None) -> int:
 def logs(run: Run, job_id: str | None, follow: bool, stored: bool) -> int:
     target = job_id or run.latest_training(run.jobs())
     if not target:
-        print(f"no job of this release has logs (Ray's job list, {stored_logs.log_path(run.checkpoint_dir, 'X')})",
+        print(f"no job of this release has logs (Ray's job list, {logstore.log_path(run.checkpoint_dir, 'X')})",
               file=sys.stderr)
         return 2
     if not stored and follow:
@@ -153,9 +160,9 @@ def logs(run: Run, job_id: str | None, follow: bool, stored: bool) -> int:
             return 0
         except Exception as exc:  # noqa: BLE001 - a job the head does not know: fall back to the stored log
             print(f"{target}: no live log from Ray ({exc}); the stored log follows", file=sys.stderr)
-    text, where = (stored_logs.read_log(run.checkpoint_dir, target), "stored") if stored else run.log(target)
+    text, where = (stored_log(run.checkpoint_dir, target), "stored") if stored else run.log(target)
     if text is None:
-        print(f"{target}: no log, neither in Ray nor at {stored_logs.log_path(run.checkpoint_dir, target)}",
+        print(f"{target}: no log, neither in Ray nor at {logstore.log_path(run.checkpoint_dir, target)}",
               file=sys.stderr)
         return 2
     sys.stdout.write(text)
@@ -188,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.verb == "jobs":
         jobs = run.jobs()
         print(json.dumps({"jobs": jobs, "rayError": run.ray_error,
-                          "stored": stored_logs.job_ids(run.checkpoint_dir),
+                          "stored": logstore.job_ids(run.checkpoint_dir),
                           "attempts": [asdict(a) for a in records.read(run.checkpoint_dir)]}))
         return 0
     if opts.verb == "stop":

@@ -304,6 +304,23 @@ class Resume(Strict):
         "(verl trainer.resume_from_path).")
 
 
+class Stall(Strict):
+    """When a followed verl attempt counts as stalled (docs/observability.md): no new step for
+    max(floorSeconds, factor x the longest of its last 5 steps), or for startupSeconds before its first step."""
+
+    action: Literal["off", "report", "resubmit"] = Field(
+        default="report", description="report: a line in the submit's log, a Kubernetes Event on the head pod and "
+        "grpo_stall 1 until the next step; resubmit: also stop the Ray job, which the supervisor then resubmits "
+        "through the resume gate (within supervision.retries); off: no detection.")
+    factor: float = Field(default=3.0, ge=1.5, le=100, description="How many times the longest recent step a "
+                          "step may take before it is a stall.")
+    floorSeconds: int = Field(default=600, ge=1, le=86_400, description="The least wait that is a stall, "
+                              "whatever the recent steps took; also what a checkpoint or validation step may add "
+                              "before the attempt has shown one.")
+    startupSeconds: int = Field(default=3600, ge=1, le=86_400, description="The wait for an attempt's first step "
+                                "(Ray workers, model load, inference engine, the validation before training).")
+
+
 class Supervision(Strict):
     """What the in-pod submit does after it submitted the run and follows it (`run-on-cluster.sh --follow`)."""
 
@@ -311,6 +328,12 @@ class Supervision(Strict):
                          "exited non-zero or was lost, or it exited 0 with steps left), each through the resume gate; "
                          "the submit gives up sooner on a refusal, a resume that starts over, or two attempts that "
                          "saved no checkpoint (docs/day-2.md, Supervision). 0: one attempt, its outcome still checked.")
+    stepMetricsPort: int | None = Field(default=None, ge=1024, le=65535, description="Serve the running attempt's "
+                                        "step metrics (grpo_step_*, grpo_stall) in Prometheus's text format on this "
+                                        "port of the Ray head, at /metrics, while the submit follows the run (verl; "
+                                        "docs/observability.md). Absent: not served.")
+    stall: Stall | None = Field(default=None, description="The stall detector of a followed run (verl). Absent: it "
+                                "reports with the defaults below.")
 
 
 class Deadline(Strict):

@@ -42,6 +42,7 @@ class Outcome:
     logged: LoggedSteps
     refused: str = ""  # the submit's refusal, when it refused before starting anything
     stopped: bool = False  # stopped on purpose (`ray job stop`, a deadline): never resubmitted
+    stalled: str = ""  # stopped by the stall detector (stall.action: resubmit), why: a failure like any other
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ def decide(policy: Policy, earlier: list[Attempt], outcome: Outcome, state: Chec
 
 def _failure(outcome: Outcome, reached: int, total: int | None) -> str:
     of = f" of {total}" if total is not None else ""
+    if outcome.stalled:
+        return f"stalled at step {reached}{of} and stopped ({outcome.stalled})"
     if outcome.exit_status == 0:
         return f"exited 0 at step {reached}{of}: {total - reached} step(s) left"  # total is known here
     if outcome.exit_status is None:

@@ -26,13 +26,21 @@ class Stopped(Exception):
     """The attempt was stopped on purpose (`ray job stop`): the message says by what."""
 
 
+class Stalled(Exception):
+    """The attempt was stopped because it stalled (the values' stall.action: resubmit): a failure, resubmitted."""
+
+    def __init__(self, reason: str, text: str):
+        super().__init__(reason)
+        self.reason, self.text = reason, text
+
+
 class Transport(Protocol):
     def submit(self) -> str:
         """Start one attempt through the in-pod submit; its job id. Raises Refused."""
 
     def wait(self, job_id: str) -> tuple[int | None, str]:
         """Block until the attempt ends: (driver exit status or None when lost, console output). Raises Stopped
-        when it was stopped on purpose."""
+        when it was stopped on purpose, Stalled when it was stopped for a stall."""
 
 
 def supervise(transport: Transport, policy: Policy, checkpoint_dir: str, framework: str,
@@ -42,7 +50,7 @@ def supervise(transport: Transport, policy: Policy, checkpoint_dir: str, framewo
     while True:
         number = len(records.read(checkpoint_dir)) + 1  # numbered across every supervision of the run
         start = checkpoint_step(read_state()) or 0
-        started, job_id, status, text, refused, stopped = clock(), "", None, "", "", False
+        started, job_id, status, text, refused, stopped, stalled = clock(), "", None, "", "", False, ""
         try:
             job_id = transport.submit()
             status, text = transport.wait(job_id)
@@ -50,10 +58,12 @@ def supervise(transport: Transport, policy: Policy, checkpoint_dir: str, framewo
             refused = str(exc)
         except Stopped:
             stopped = True
+        except Stalled as exc:
+            stalled, text = exc.reason, exc.text
         after = read_state()
         if policy.total_steps is None and (total := stated_total(text, framework)) is not None:
             policy = replace(policy, total_steps=total)
-        outcome = Outcome(start, status, logged_steps(text, framework), refused, stopped)
+        outcome = Outcome(start, status, logged_steps(text, framework), refused, stopped, stalled)
         decision = decide(policy, earlier, outcome, after)
         attempt = records.Attempt(attempt=number, started=started, ended=clock(), start_step=start,
                                   last_step=outcome.logged.last, checkpoint=checkpoint_step(after),
