@@ -44,6 +44,9 @@ def modulo_names(pod: dict, cluster: str, namespace: str) -> dict:
     chart_label = labels.pop("grpo-stack.io/ray-cluster")
     text = json.dumps({"labels": labels, "annotations": pod["metadata"].get("annotations"),
                        "spec": {k: v for k, v in pod["spec"].items() if k != "nodeName"}}, sort_keys=True)
+    # The operator's usage-stats tag names the CRD that made the pod (kuberay_crd=RayCluster | RayJob).
+    for crd in ("RayJob", "RayCluster"):
+        text = text.replace(f"kuberay_crd={crd}", "kuberay_crd=<crd>")
     out = json.loads(text.replace(cluster, "<cluster>").replace(namespace, "<namespace>"))
     out["labels"]["grpo-stack.io/ray-cluster"] = chart_label
     return out
