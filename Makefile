@@ -50,14 +50,12 @@ helm: setup
 	$(BIN)/python -m tests.helm_binaries
 
 # The local cluster `grpo-cluster up` starts and tests/cluster runs on (kube-apiserver, scheduler, controller manager,
-# etcd, kwok, KubeRay operator) and the Kueue controller (toolset kueue, its own cache entry), built with `go build`
-# from the pinned modules in tools/grpo_stack/localcluster/modules and cached in ~/.cache/grpo-stack/cluster-tools/
-# (idempotent; a second clone reuses the build). docs/local-cluster.md, docs/control-plane.md. Beside it, under its
+# etcd, kwok, KubeRay operator), built with `go build` from the pinned modules in tools/grpo_stack/localcluster/modules
+# and cached in ~/.cache/grpo-stack/cluster-tools/ (idempotent; a second clone reuses the build). docs/local-cluster.md, docs/control-plane.md. Beside it, under its
 # own key, the promtool toolset (promtool and promql-metrics from github.com/prometheus/prometheus) that checks the
 # chart's alerts and dashboards (docs/observability.md).
 cluster-tools: setup
 	$(BIN)/grpo-cluster build
-	$(BIN)/grpo-cluster build --toolset kueue
 	$(BIN)/grpo-cluster build --toolset promtool
 
 # Re-vendor the grpo-common library into every subchart (charts/<sub>/charts/*.tgz + Chart.lock) after editing it.

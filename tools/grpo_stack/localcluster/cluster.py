@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import signal
 import socket
 import ssl
@@ -246,11 +247,30 @@ class ControlPlane:
         config = self.workdir / "kueue-config.yaml"
         certs = kueue_setup.cert_dir(self.workdir / "kueue-certs", c.server_cert, c.server_key)
         config.write_text(yaml.safe_dump(kueue_setup.configuration(health, webhook, certs)))
-        self._launch(Component("kueue", [
-            str(tools / "kueue"), f"--config={config}", f"--visibility-server-port={free_port()}",
-            "--feature-gates=VisibilityOnDemand=false", "--zap-encoder=console",
-        ], f"http://127.0.0.1:{health}/readyz", env={"KUBECONFIG": str(self.kubeconfig)}))
+        command = [str(tools / "kueue"), f"--config={config}", f"--visibility-server-port={free_port()}",
+                   "--feature-gates=VisibilityOnDemand=false", "--zap-encoder=console"]
+        self._launch(Component("kueue", self._with_kueue_metrics_certs(command, c.server_cert, c.server_key),
+                               f"http://127.0.0.1:{health}/readyz", env={"KUBECONFIG": str(self.kubeconfig)}))
         self.apply(kueue_setup.webhook_configurations(tools, webhook, c.ca))
+
+    def _with_kueue_metrics_certs(self, command: list[str], cert: Path, key: Path) -> list[str]:
+        """Kueue v0.17.0 reads its metrics certificate from /etc/kueue/metrics/certs whenever its own certificate
+        management is off (cmd/kueue/main.go), as a pod would have it mounted. Here it runs in a mount namespace of
+        its own whose /etc is an overlay holding that file: the machine's /etc is never written. Needs root and
+        unshare(1), as mounting does."""
+        if os.geteuid() != 0 or not shutil.which("unshare"):
+            raise ControlPlaneError("Kueue reads its metrics certificate from /etc/kueue/metrics/certs; the local "
+                                    "cluster mounts one there in a private mount namespace, which needs root and "
+                                    "unshare(1)")
+        layer = self.workdir / "kueue-etc"
+        certs = layer / "upper" / "kueue" / "metrics" / "certs"
+        certs.mkdir(parents=True, exist_ok=True)
+        (layer / "work").mkdir(exist_ok=True)
+        shutil.copyfile(cert, certs / "tls.crt")
+        shutil.copyfile(key, certs / "tls.key")
+        mount = (f"mount -t overlay overlay -o lowerdir=/etc,upperdir={layer / 'upper'},workdir={layer / 'work'} /etc"
+                 ' && exec "$@"')
+        return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", mount, "sh", *command]
 
     def _write_kubeconfig(self) -> None:
         c = self.certs
