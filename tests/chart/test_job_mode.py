@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import subprocess
 import sys
+import time
 
 import pytest
+from grpo_stack import deadline
 from grpo_stack.job import toolsmap
 from grpo_stack.render import RenderError, merged_values
 from grpo_stack.values import schema_violations
@@ -118,3 +121,48 @@ def test_tools_configmap_runs_the_in_pod_submit_with_the_standard_library_alone(
     stale = subprocess.run([sys.executable, "-S", str(archive), *args, "--dry-run", "--spec", str(job_json)],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert stale.returncode == 2 and "not the one this RayJob was rendered with" in stale.stderr
+
+
+def rfc3339(unix: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(unix))
+
+
+def test_deadline_fails_the_rayjob_at_the_deadline_the_submit_saves_before(render_values):
+    """KubeRay counts activeDeadlineSeconds from the RayJob's status.startTime, which it sets after the render; the
+    submit counts from the render (--started-at). So the planned save, one grace period before the submit's end,
+    comes before KubeRay's stop: the check here is that both ends are the same instant counted from the render. Where
+    it stops: KubeRay's own timer runs in the control-plane tier only as far as the RayJob's admission."""
+    legacy = {**JOB, "global.job.verl.useV1Trainer": False, "global.job.trainer.saveFreq": 5}
+    before = int(time.time())
+    rendered = render_values("qwen3-8b", {**legacy, "global.job.deadline": {"hours": 2}})
+    after = int(time.time())
+    job = only(rendered, "RayJob")
+    clock = int(job["metadata"]["annotations"]["grpo-stack.io/deadline-clock"])
+    assert before <= clock <= after
+    assert job["spec"]["activeDeadlineSeconds"] == 7200
+    argv = job["spec"]["entrypoint"].split()
+    assert int(argv[argv.index("--started-at") + 1]) == clock
+    spec_job = json.loads(only(rendered, "ConfigMap")["data"]["job.json"])["job"]
+    submit_end = deadline.from_job(spec_job, None).end_time(clock)
+    assert submit_end == clock + job["spec"]["activeDeadlineSeconds"]
+
+    # A Capacity Block ending before the budget runs out: the earlier end applies on both sides.
+    end = before + 3600 + 0.5
+    rendered = render_values("qwen3-8b", {**legacy, "global.job.deadline": {"hours": 2, "end": rfc3339(end)}})
+    job = only(rendered, "RayJob")
+    clock = int(job["metadata"]["annotations"]["grpo-stack.io/deadline-clock"])
+    assert job["spec"]["activeDeadlineSeconds"] == int(end) - clock
+    spec_job = json.loads(only(rendered, "ConfigMap")["data"]["job.json"])["job"]
+    assert deadline.from_job(spec_job, None).end_time(clock) == clock + job["spec"]["activeDeadlineSeconds"]
+
+
+def test_no_deadline_no_active_deadline(render_values):
+    spec = only(render_values("qwen3-8b", JOB), "RayJob")
+    assert "activeDeadlineSeconds" not in spec["spec"] and "--started-at" not in spec["spec"]["entrypoint"]
+    assert "grpo-stack.io/deadline-clock" not in (spec["metadata"].get("annotations") or {})
+
+
+def test_a_deadline_already_past_fails_the_install(render_values):
+    past = rfc3339(time.time() - 600)
+    with pytest.raises(RenderError, match=r"global.job.deadline: the deadline passed \d+ s before this render"):
+        render_values("qwen3-8b", {**JOB, "global.job.deadline": {"end": past}})

@@ -78,18 +78,6 @@ def test_miles_is_asked_one_step_write_and_margin_ahead():
         dl.miles_save_request_at(plan(end=END), END_TS)
 
 
-def test_active_deadline_seconds_falls_at_the_deadline_after_the_save():
-    d = plan(end=END, hours=5, checkpointWriteMinutes=2, marginMinutes=10)
-    start = END_TS - 24 * 3600
-    assert dl.active_deadline_seconds(d, start) == 5 * 3600  # the budget, counted from the RayJob's start
-    late = END_TS - 3600
-    assert dl.active_deadline_seconds(d, late) == 3600  # the Capacity Block's end comes first
-    with pytest.raises(dl.DeadlineError, match="passed"):
-        dl.active_deadline_seconds(plan(end=END), END_TS + 10)
-    assert dl.job_active_deadline_seconds({"deadline": {"end": END}}, END_TS - 7200.5) == 7201
-    assert dl.job_active_deadline_seconds({"framework": "verl"}, END_TS) is None
-
-
 def test_ray_job_env_carries_the_end_time_for_verls_legacy_trainer_only():
     assert dl.runtime_env("verl", False, END_TS + 0.7) == {dl.VERL_END_ENV: "1799062200"}  # verl parses int()
     assert dl.runtime_env("verl", True, END_TS) == {}

@@ -14,10 +14,13 @@ import re
 import shlex
 import statistics
 import subprocess
+import urllib.request
 from collections import defaultdict
+from xml.etree import ElementTree
 
 import pytest
 from grpo_stack.monitoring import metrics
+from grpo_stack.stepmetrics import plot
 
 from . import cpu_set
 from .conftest import KILL_STEP, SKIPPED_SYNC_AFTER
@@ -266,8 +269,8 @@ def test_a_slowed_but_progressing_run_is_not_flagged(scenario):
 def test_logs_outlive_the_ray_head(scenario, tmp_path_factory):
     """Each attempt's driver log lies on the run's storage under its job id, beside attempts.jsonl: after the Ray
     head is stopped and its temp directory (where Ray keeps job logs) removed, it still reads back with the steps
-    the submit streamed. Runs last: it stops the tier's Ray head. Writes the run's phase times and rewards per step
-    for the docs' plot and prints the file's path."""
+    the submit streamed. Runs last: it stops the tier's Ray head. Draws the docs' plot from the stored step file and
+    the reward service's counters (grpo_stack.stepmetrics.plot) and prints its path."""
     from grpo_stack.supervise import logstore, records
     from grpo_stack.supervise.steps import LoggedSteps, logged_steps
 
@@ -282,14 +285,22 @@ def test_logs_outlive_the_ray_head(scenario, tmp_path_factory):
         assert f"Total training steps: {STEPS}" in stored, stored[-3000:]
         assert set(stored.splitlines()) <= set(launch.text().splitlines()), launch.name
         assert logged_steps(stored, "verl") == logged_steps(launch.text(), "verl") != LoggedSteps(None, None)
-    plot = {launch.name: {str(step): {"phases": {k[len("timing_s/"):]: v for k, v in data.items()
-                                                 if k.startswith("timing_s/")},
-                                      "reward_mean": data.get("critic/score/mean"),
-                                      "reward_max": data.get("critic/score/max"),
-                                      "reward_min": data.get("critic/score/min"),
-                                      "response_length_mean": data.get("response_length/mean")}
-                          for step, data in world.step_records(launch).items()}
-            for launch in (scenario.first, scenario.resume)}
-    out = tmp_path_factory.mktemp("plot") / "loop-step-timings.json"
-    out.write_text(json.dumps(plot, indent=2, sort_keys=True))
-    print(f"\nloop run's phase timings and rewards per step: {out}")
+    # The docs' plot (docs/observability.md), drawn from what outlived the head: the resumed attempt's stored step
+    # file and the reward service's counters over both attempts.
+    counters = urllib.request.urlopen(f"http://127.0.0.1:{world.reward.metrics_port}/metrics", timeout=10).read()
+    statuses = plot.reward_statuses(counters.decode())
+    assert sum(statuses.values()) > 0 and "ok" in statuses, statuses
+    steps_file = logstore.steps_path(world.checkpoints, scenario.resume.job_id())
+    where = tmp_path_factory.mktemp("plot")
+    (where / "reward-metrics.txt").write_bytes(counters)
+    out = where / "loop-run.svg"
+    assert plot.main([str(steps_file), "--reward-metrics", str(where / "reward-metrics.txt"), "-o", str(out)]) == 0
+    drawn = ElementTree.parse(out).getroot()
+    titles = [t.text for t in drawn.iter("{http://www.w3.org/2000/svg}title")]
+    resumed = sorted(world.step_records(scenario.resume))
+    for step in resumed:
+        assert any(t.startswith(f"step {step} gen: ") for t in titles), (step, titles)
+        assert any(t.startswith(f"step {step} update_actor: ") for t in titles), (step, titles)
+    texts = "".join(t.text or "" for t in drawn.iter("{http://www.w3.org/2000/svg}text"))
+    assert f"({int(sum(statuses.values()))} in all)" in texts
+    print(f"\nthe loop run's phase timings and reward mix: {out}")

@@ -46,6 +46,7 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.offload": {"params": True, "optimizer": True},
     "job.supervision": {"retries": 2},
     "job.deadline": {"end": "2027-01-04T11:30:00Z"},
+    "job.fabricGate": {"dcgmLevel": 2, "maxMiB": 4096, "minBusBandwidthGBps": 200, "timeoutSeconds": 900},
     "job.supervision.stall": {"action": "resubmit", "factor": 4, "floorSeconds": 900, "startupSeconds": 7200},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
     "monitoring": {"labels": {"release": "kube-prometheus-stack"}, "interval": "30s",
@@ -118,6 +119,12 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("miles", "global.job.supervision.stepMetricsPort"): "read by the in-pod submit; miles writes no step file, so "
     "only grpo_stall is served (docs/observability.md)",
 }
+for _leaf in ("dcgmLevel", "maxMiB", "minBusBandwidthGBps", "timeoutSeconds"):
+    for _framework in ("verl", "miles"):
+        EXCEPTIONS[(_framework, f"global.job.fabricGate.{_leaf}")] = (
+            "read by the in-pod submit before it submits training: the gate's probe arguments and floor "
+            "(grpo_stack.job.submit.fabric_gate, tests/recipes/test_fabric_gate_submit.py, tests/loop/"
+            "test_fabric_gate.py); the command is the same")
 for _leaf in ("action", "factor", "floorSeconds", "startupSeconds"):
     EXCEPTIONS[("verl", f"global.job.supervision.stall.{_leaf}")] = (
         "read by the in-pod submit's stall detector while it follows the run (tools/grpo_stack/supervise/stall.py, "

@@ -1,5 +1,5 @@
-"""A run's wall-clock deadline: when it falls, what each framework is told so that it saves before it, and when
-the cluster may be stopped after that save (a RayJob's activeDeadlineSeconds)."""
+"""A run's wall-clock deadline: when it falls, what each framework is told so that it saves before it (the
+RayJob's activeDeadlineSeconds, which stops the cluster after that save, is the chart's)."""
 
 from .plan import (
     MILES_SENTINEL,
@@ -8,11 +8,9 @@ from .plan import (
     VERL_END_ENV,
     Deadline,
     DeadlineError,
-    active_deadline_seconds,
     from_job,
     grace_seconds,
     honoured_by,
-    job_active_deadline_seconds,
     miles_save_request_at,
     parse_rfc3339,
     runtime_env,
@@ -20,5 +18,5 @@ from .plan import (
 )
 
 __all__ = ["MILES_SENTINEL", "RAY_STOP_WAIT_S", "VERL_ASSUMED_SAVE_S", "VERL_END_ENV", "Deadline", "DeadlineError",
-           "active_deadline_seconds", "from_job", "grace_seconds", "honoured_by", "job_active_deadline_seconds",
-           "miles_save_request_at", "parse_rfc3339", "runtime_env", "verl_redundant_time"]
+           "from_job", "grace_seconds", "honoured_by", "miles_save_request_at", "parse_rfc3339", "runtime_env",
+           "verl_redundant_time"]

@@ -1,5 +1,6 @@
-"""global.job.deadline -> the end time, each framework's own save trigger, the grace period and the RayJob's
-activeDeadlineSeconds. Stdlib only: the builder and the in-pod submit import it.
+"""global.job.deadline -> the end time, each framework's own save trigger and the grace period (the RayJob's
+activeDeadlineSeconds is the chart's, charts/grpo-stack/templates/rayjob.yaml). Stdlib only: the builder and the
+in-pod submit import it.
 
 Both frameworks save only at a step boundary, and neither catches SIGTERM (verl 0.9.1 and miles dec268f7 install
 no handler for it), so a save before the deadline has to be asked for at least one step, one checkpoint write and
@@ -118,25 +119,6 @@ def runtime_env(framework: str, use_v1: bool, end: float) -> dict[str, str]:
     if framework == "verl" and not use_v1:
         return {VERL_END_ENV: str(int(end))}
     return {}
-
-
-def active_deadline_seconds(deadline: Deadline, start: float) -> int:
-    """A RayJob's spec.activeDeadlineSeconds for a run whose budget starts at `start`, the moment KubeRay starts
-    counting (the RayJob's status.startTime, ray-operator rayjob_controller.go
-    checkActiveDeadlineAndUpdateStatusIfNeeded): the deadline itself, which falls `margin` after the planned save
-    ends. KubeRay then marks the RayJob Failed (DeadlineExceeded) and, with shutdownAfterJobFinishes, deletes the
-    cluster: whatever runs then is killed like a `stop`, so the save must be done by then."""
-    seconds = math.ceil(deadline.end_time(start) - start)
-    if seconds <= 0:
-        raise DeadlineError(f"global.job.deadline: the deadline passed {-seconds} s before the RayJob's start")
-    return seconds
-
-
-def job_active_deadline_seconds(job: dict[str, Any], start: float) -> int | None:
-    """activeDeadlineSeconds for the job spec's `job` section (None: no deadline), `start` as above. The write
-    estimate plays no part, so the model's size is not needed."""
-    deadline = from_job(job, None)
-    return None if deadline is None else active_deadline_seconds(deadline, start)
 
 
 def honoured_by(job: dict[str, Any]) -> list[tuple[str, str, str]]:

@@ -32,9 +32,17 @@ class Ray:
 
         self.client = JobSubmissionClient(address)
 
-    def submit(self, argv: list[str], env: dict[str, str], num_gpus: int, label: str, job_id: str = "") -> str:
+    def submit(self, argv: list[str], env: dict[str, str], num_gpus: int, label: str, job_id: str = "",
+               working_dir: str | None = None) -> str:
+        """`working_dir`: a directory of this pod Ray uploads for the job, its driver's and workers' current
+        directory on every node."""
         job_id = job_id or new_job_id(label)
         kwargs: dict[str, Any] = {"entrypoint_num_cpus": 1}
+        runtime_env: dict[str, Any] = {}
+        if env:
+            runtime_env["env_vars"] = env
+        if working_dir:
+            runtime_env["working_dir"] = working_dir
         if num_gpus:
             kwargs["entrypoint_num_gpus"] = num_gpus
         # A head that has just started answers "No available agent" until its job agent registers: retry that
@@ -43,7 +51,7 @@ class Ray:
         while True:
             try:
                 return self.client.submit_job(entrypoint=shlex.join(argv), submission_id=job_id,
-                                              runtime_env={"env_vars": env} if env else None, **kwargs)
+                                              runtime_env=runtime_env or None, **kwargs)
             except RuntimeError as exc:
                 if "No available agent" not in str(exc) or time.monotonic() > deadline:
                     raise

@@ -14,6 +14,9 @@
    checkpoint written by another world size than the values' is refused too (it loads only onto its own).
 4. Refuses a second run while one of this submit's jobs (a training or a preparation step) is PENDING or RUNNING on
    the head, naming it: one run per release's Ray cluster.
+   With global.job.fabricGate, runs the GPU and fabric gate's probe as a Ray job first (DCGM diagnostics and
+   all-reduces on each node and across them, grpo_stack.fabricgate) and refuses the run, naming the node, on a
+   failure.
 5. Runs the preparation steps the builder lists (miles: HF -> torch_dist conversion), each skipped when its output
    holds a matching manifest, each as a Ray job waited for.
 6. With global.job.deadline: prints when it falls and how the framework saves before it, refuses one that has
@@ -34,11 +37,14 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import sys
+import tempfile
 import time
 from typing import Any
 
 from ..deadline import miles_save_request_at, request, runtime_env
+from ..fabricgate import judge_report, probe
 from ..supervise.decide import Policy
 from . import BuildError
 from .args import BuiltJob, PrepareStep
@@ -48,6 +54,7 @@ from .resume import TRACKER, ResumeState, resume_state, start_refusal, tracker_t
 from .spec import Spec, job_deadline
 
 MANIFEST = "grpo-stack-manifest.json"
+PROBE_FILE = "fabric_probe.py"  # the gate's probe, alone in its Ray job's working_dir
 
 
 class Refused(Exception):
@@ -205,6 +212,38 @@ def refuse_a_second_run(ray: Ray) -> None:
                       "it (grpo-run stop, docs/day-2.md) and submit again")
 
 
+def submit_probe(ray: Ray, args: list[str]) -> str:
+    """The gate's probe as a Ray job: its one file as the job's working_dir (Ray uploads it from this pod, so the
+    driver runs wherever Ray places it), run by the image's python3."""
+    with tempfile.TemporaryDirectory(prefix="grpo-fabric-gate-") as tmp:
+        shutil.copyfile(probe.__file__, os.path.join(tmp, PROBE_FILE))
+        return ray.submit(["python3", PROBE_FILE, *args], {}, 0, "grpo-fabric-gate", working_dir=tmp)
+
+
+def fabric_gate(ray: Ray, spec: Spec) -> None:
+    """global.job.fabricGate: the probe on this cluster, judged here; an error refuses the run."""
+    gate = spec.opt("fabricGate")
+    if gate is None:
+        return
+    job_id = submit_probe(ray, ["--nodes", str(spec.cluster["nodes"]), "--gpus-per-node",
+                                str(spec.cluster["gpusPerNode"]), "--dcgm-level", str(gate.get("dcgmLevel", 1)),
+                                "--max-mib", str(gate.get("maxMiB", 2048)),
+                                "--timeout", str(gate.get("timeoutSeconds", 1800))])
+    print(f"submit: fabric gate: Ray job id {job_id} ({spec.cluster['nodes']} node(s) x "
+          f"{spec.cluster['gpusPerNode']} GPU(s))", flush=True)
+    status, _ = ray.wait(job_id)
+    findings = judge_report(ray.logs(job_id), str(spec.cluster["gpuInstanceType"]),
+                            int(spec.cluster.get("efaPerNode") or 0) > 0, gate.get("minBusBandwidthGBps"))
+    for f in findings:
+        print(f"submit: fabric gate: {f.severity}: {f.node}: {f.message}", file=sys.stderr)
+    failed = sorted({f.node for f in findings if f.severity == "error"})
+    if failed:
+        raise Refused(f"the GPU and fabric gate failed on {', '.join(failed)} (probe {status}; logs: ray job logs "
+                      f"{job_id}): nothing submitted. Replace the node (cordon it and delete its Ray pod) and submit "
+                      "again; docs/observability.md, GPU and fabric gate")
+    print(f"submit: fabric gate: passed on {spec.cluster['nodes']} node(s)", flush=True)
+
+
 def run(opts: argparse.Namespace) -> int:
     data = load_spec(opts.spec)
     check_fresh_spec(opts.spec, data, opts.expect_spec_sha256, opts.expect_spec_text_sha256)
@@ -235,6 +274,9 @@ def run(opts: argparse.Namespace) -> int:
     ray = None if opts.dry_run else Ray(opts.address)
     if ray is not None:
         refuse_a_second_run(ray)
+        fabric_gate(ray, spec)
+    elif spec.opt("fabricGate") is not None:
+        print("submit: fabric gate: runs on the cluster before training (not in a dry run)")
     for i, step in enumerate(built.prepare, 1):
         want, problem = expected_manifest(step)
         if problem and ray is not None:

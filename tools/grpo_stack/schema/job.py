@@ -321,6 +321,23 @@ class Stall(Strict):
                                 "(Ray workers, model load, inference engine, the validation before training).")
 
 
+class FabricGate(Strict):
+    """Before training, on the nodes the run received: DCGM's diagnostics and NCCL all-reduces on each node and
+    across all of them (docs/observability.md, "GPU and fabric gate"). A failure refuses the submit and names the
+    node."""
+
+    dcgmLevel: Literal[0, 1, 2, 3] = Field(default=1, description="`dcgmi diag -r` level on each node (1: seconds, "
+                                           "2: about 2 minutes, 3: about 30); 0: no DCGM diagnostic. DCGM comes "
+                                           "from the image, or a host engine named by DCGM_HOST_ENGINE (extraEnv).")
+    maxMiB: int = Field(default=2048, ge=1, le=65_536, description="The largest all-reduce message, in MiB; the "
+                        "catalogued bandwidth is compared at its own message size (2 to 16 GiB), so a smaller sweep is "
+                        "not checked against it.")
+    minBusBandwidthGBps: float | None = Field(default=None, gt=0, le=10_000, description="The bus bandwidth the "
+                                              "all-reduce across nodes must reach; absent: half of the instance "
+                                              "catalogue's published figure for the type (none: not checked).")
+    timeoutSeconds: int = Field(default=1800, ge=60, le=86_400, description="The whole probe, placement included.")
+
+
 class Supervision(Strict):
     """What the in-pod submit does after it submitted the run and follows it (`run-on-cluster.sh --follow`)."""
 
@@ -506,6 +523,8 @@ class JobBase(Variant):
     clipRatio: ClipRatio | None = Field(default=None, description="PPO clip ratios; absent: 0.2 / 0.2 (verl).")
     resume: Resume | None = Field(default=None, description="Resume behaviour; absent: disable (fail closed).")
     supervision: Supervision | None = Field(default=None, description="Retries of a followed run; absent: none.")
+    fabricGate: FabricGate | None = Field(default=None, description="The GPU and fabric gate before training; "
+                                          "absent: not run.")
     validation: Validation | None = Field(default=None, description="Validation sampling; absent: verl defaults.")
     extraEnv: list[EnvVar] | None = Field(default=None, max_length=64, description="Extra variables on every Ray "
                                           "pod (the trainer's environment), e.g. MLFLOW_TRACKING_URI.")

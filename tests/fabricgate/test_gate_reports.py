@@ -1,0 +1,89 @@
+"""The GPU and fabric gate on real outputs published by others (tests/fabricgate/fixtures/SOURCES.json cites
+each): nccl-tests all_reduce_perf logs from EKS, Slurm and AWS Batch runs on p4d/p4de/p5/g4dn, a socket fallback,
+a CUDA failure, and DCGM diagnostics that pass and fail. These are the outputs the gate's rules were written on;
+four more were set aside before any rule was written and are judged in test_held_out.py. Where the check stops:
+no GPU runs here, so the probe's own output on a GPU is the prepared script's (docs/observability.md)."""
+
+from __future__ import annotations
+
+import pytest
+from grpo_stack.fabricgate import judge, parse_all_reduce, parse_dcgm
+from grpo_stack.fabricgate.floors import floor_for
+
+from tests.fabricgate.verdicts import FIXTURES, SOURCES, findings_for, verdict
+
+TUNED = sorted(p for p in FIXTURES.iterdir() if p.name in SOURCES)
+
+
+@pytest.mark.parametrize("path", TUNED, ids=lambda p: p.stem)
+def test_verdict_is_the_one_the_source_reports(path):
+    assert verdict(findings_for(path)) == SOURCES[path.name]["verdict_expected"], findings_for(path)
+
+
+def test_a_healthy_efa_run_passes_and_its_network_is_read():
+    run = parse_all_reduce((FIXTURES / "nccl_ofi_p4d_2node_eks_debug_info.txt").read_text())
+    assert run.transport == "ofi" and run.hosts == ["nccl-tests-efa-16-worker-0", "nccl-tests-efa-16-worker-1"]
+    assert run.peak_busbw == 43.81 and run.avg_busbw == 11.2432
+    assert run.wrong == 0, "the old layout's `error` column is a rounding deviation (5e-07), not a failure"
+    assert findings_for(FIXTURES / "nccl_ofi_p4d_2node_eks_debug_info.txt") == []
+
+
+def test_socket_fallback_is_refused_naming_the_nodes():
+    (finding,) = [f for f in findings_for(FIXTURES / "nccl_socket_g4dn_2node_eks.txt") if f.severity == "error"]
+    assert "NCCL chose sockets, not EFA" in finding.message and finding.node == "test-nccl-worker-0"
+
+
+def test_a_test_that_died_names_its_host():
+    (finding,) = findings_for(FIXTURES / "nccl_fail_cuda_not_initialized_h100.txt")
+    assert finding.severity == "error" and finding.node == "test"
+    assert "Test CUDA failure common.cu:941 'system not yet initialized'" in finding.message
+
+
+def test_bandwidth_under_the_floor_names_the_floor_and_its_source():
+    """A healthy p4de run's bandwidth is far under what a p5 reaches: judged as a p5 run, it fails."""
+    findings = findings_for(FIXTURES / "nccl_ofi_p4de_2node_slurm_table.txt", instance="p5.48xlarge")
+    (finding,) = [f for f in findings if f.severity == "error"]
+    assert "bus bandwidth 78.3 GB/s is under the floor 218.9 GB/s for p5.48xlarge" in finding.message
+    assert "awsome-distributed-training" in finding.message
+
+
+def test_no_published_figure_is_a_warning_never_an_error():
+    findings = findings_for(FIXTURES / "nccl_ofi_g4dn_2node_eks_karpenter.txt", instance="g4dn.12xlarge")
+    assert [f.severity for f in findings] == ["warning"]
+    assert "no sourced figure for g4dn.12xlarge" in findings[0].message
+
+
+def test_unknown_network_is_a_warning():
+    findings = findings_for(FIXTURES / "nccl_ofi_p5_2node_slurm_table.txt")
+    assert [(f.severity, "EFA is not confirmed" in f.message) for f in findings] == [("warning", True)]
+
+
+def test_a_sweep_below_the_published_size_is_not_compared():
+    run = parse_all_reduce((FIXTURES / "nccl_ofi_p5_2node_eks_excerpt.txt").read_text())
+    short = type(run)(ranks=run.ranks, rows=[r for r in run.rows if r.size < 1 << 30], networks={"h": {"Socket"}})
+    findings = judge({}, {}, short, "p5.48xlarge", None, floor_for("p5.48xlarge", True), efa=False)
+    assert [f.severity for f in findings] == ["warning"] and "no message of 2048 MiB or more" in findings[0].message
+
+
+def test_dcgm_failures_name_the_test_and_the_gpus():
+    diag = parse_dcgm((FIXTURES / "dcgm_diag_r3_fail_gpu_memory_cuinit_h100.txt").read_text())
+    assert [(r.name, r.status) for r in diag.failed] == [("GPU Memory", "Fail")]
+    assert 0 in diag.gpus(diag.failed[0]) and "cuInit" in diag.failed[0].detail
+    assert {r.status for r in diag.results} >= {"Pass", "Skip", "Fail"}
+    row_remap = parse_dcgm((FIXTURES / "dcgm_diag_deployment_error_row_remap_fragment.txt").read_text())
+    (failed,) = row_remap.failed
+    assert failed.name == "Deployment" and "row remappings are pending" in failed.detail
+    assert row_remap.gpus(failed) == [3]
+
+
+def test_dcgm_json_reads_like_the_table():
+    diag = parse_dcgm((FIXTURES / "dcgm_diag_nvvs_json_pass_8gpu.json").read_text())
+    assert diag.results and not diag.failed
+    table = parse_dcgm((FIXTURES / "dcgm_diag_r2_pass_p4de.txt").read_text())
+    assert table.results and not table.failed and not table.warned
+
+
+def test_a_report_without_results_is_an_error():
+    (finding,) = judge({"node-b": parse_dcgm("dcgmi: not found in the image")}, {}, None, "p5.48xlarge", None,
+                       None, efa=True)
+    assert finding.severity == "error" and finding.node == "node-b" and "did not run" in finding.message
