@@ -93,10 +93,10 @@ class Release:
         self.provision_nodes()
         return self.helm("install", self.name, str(CHART), "-n", self.namespace, *self._value_args(), *extra)
 
-    def upgrade(self, *sets: str) -> str:
+    def upgrade(self, *sets: str, flags: tuple[str, ...] = ()) -> str:
         self.sets = [*self.sets, *sets]
         self.provision_nodes()
-        return self.helm("upgrade", self.name, str(CHART), "-n", self.namespace, *self._value_args())
+        return self.helm("upgrade", self.name, str(CHART), "-n", self.namespace, *self._value_args(), *flags)
 
     def uninstall(self) -> str:
         return self.helm("uninstall", self.name, "-n", self.namespace, "--wait", "--timeout", "120s")

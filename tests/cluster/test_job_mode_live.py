@@ -19,7 +19,7 @@ import json
 import pytest
 
 from tests.cluster.kube_api import wait_for
-from tests.cluster.releases import REPO_ROOT, Release, prepare_namespace
+from tests.cluster.releases import REPO_ROOT, HelmError, Release, prepare_namespace
 
 VALUES = REPO_ROOT / "values" / "qwen3-8b.yaml"
 EXPOSED = ["raycluster.dashboard.exposed=true"]
@@ -111,5 +111,43 @@ def test_a_failed_run_ends_the_rayjob_and_deletes_its_cluster(control_plane, hel
         wait_for("the RayJob's cluster to be deleted (shutdownAfterJobFinishes)", lambda: cp.kubectl(
             "-n", release.namespace, "get", "rayclusters.ray.io", cluster, check=False).returncode != 0, timeout=90)
         wait_for("its pods to be gone", lambda: not ray_pods(cp, release.namespace, cluster), timeout=90)
+    finally:
+        release.uninstall()
+
+
+def test_deadline_clock_survives_an_upgrade(control_plane, helm_bin):
+    """global.job.deadline in job mode: the RayJob the real API server admits carries activeDeadlineSeconds and the
+    render time both clocks count from. A plain `helm upgrade` of the running RayJob is refused: Helm 4 applies
+    server-side and the operator has written fields of its spec (.spec.rayClusterSpec.workerGroupSpecs), so a
+    job-mode run is changed by uninstall and install (docs/day-2.md). Forced, the upgrade finds the live RayJob
+    (Helm's lookup against this API server) and keeps that render time, so the deadline does not move. Where it
+    stops: KubeRay's timer itself, which fires hours later (rayjob_controller.go
+    checkActiveDeadlineAndUpdateStatusIfNeeded)."""
+    import calendar
+    import time
+
+    cp = control_plane
+    end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 3600))
+    release = Release(cp, helm_bin, "dl", "jobmode-deadline", [VALUES],
+                      [*JOB, f"global.job.deadline.end={end}", "global.job.verl.useV1Trainer=false",
+                       "global.job.trainer.saveFreq=5"])
+    prepare_namespace(cp, release.namespace)
+    release.install()
+    try:
+        release.wait_running()
+        first = rayjob(cp, release)
+        clock = int(first["metadata"]["annotations"]["grpo-stack.io/deadline-clock"])
+        deadline = first["spec"]["activeDeadlineSeconds"]
+        assert clock + deadline == calendar.timegm(time.strptime(end, "%Y-%m-%dT%H:%M:%SZ"))
+        assert f"--started-at {clock}" in first["spec"]["entrypoint"]
+        time.sleep(2)  # a new render would move both by at least this much
+        with pytest.raises(HelmError, match='conflict with "kuberay-operator"'):
+            release.upgrade("global.job.deadline.marginMinutes=5")
+        release.upgrade(flags=("--force-conflicts",))
+        after = rayjob(cp, release)
+        assert after["metadata"]["generation"] > first["metadata"]["generation"], "the upgrade changed the RayJob"
+        assert after["metadata"]["annotations"]["grpo-stack.io/deadline-clock"] == str(clock)
+        assert after["spec"]["activeDeadlineSeconds"] == deadline
+        assert f"--started-at {clock}" in after["spec"]["entrypoint"]
     finally:
         release.uninstall()
