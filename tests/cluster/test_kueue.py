@@ -1,0 +1,152 @@
+"""Queueing with the real Kueue controller (sigs.k8s.io/kueue v0.17.0, built from Go modules: toolset "kueue"),
+its webhooks on, in front of the real API server and KubeRay operator: a run in a LocalQueue is admitted whole;
+a second run waits behind it and is admitted once the first ends; a run larger than the ClusterQueue can ever hold
+stays suspended, and `grpo-lint --cluster` says so before it is installed.
+
+"Once the first ends" is the first RayJob's Workload finishing, not its deletion: the first run's submitter exits 1
+(kwok reports the container status, tests/cluster/test_job_mode_live.py says how), the operator marks the RayJob
+Failed, Kueue sees it finished and releases its quota. Where the check stops: Kueue assigns flavors and quota; no
+pod runs a container, and the ClusterQueue's flavor carries no node labels (the chart's instance-type selector does
+the placement, as tests/cluster/test_placement_oracle.py checks).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+
+import pytest
+import yaml
+from grpo_stack.preflight.run import preflight_many
+
+from tests.cluster.kube_api import wait_for
+from tests.cluster.releases import REPO_ROOT, Release, prepare_namespace
+
+VALUES = REPO_ROOT / "values" / "qwen3-8b.yaml"  # one p5en.48xlarge worker: 8 GPUs, 16 EFA
+NS = "queued"
+QUEUE = "team-a"
+GPU_QUOTA = 8  # one run of the base values at a time
+QUEUED = ["raycluster.dashboard.exposed=true", "global.run.mode=job", "global.run.ttlSecondsAfterFinished=0",
+          f"global.run.queue={QUEUE}"]
+EXIT = "grpo-stack.io/submitter-exit-code"
+KUEUE = "kueue.x-k8s.io/v1beta2"
+
+
+def kueue_objects(gpus: int = GPU_QUOTA) -> list[dict]:
+    quotas = {"cpu": "1000", "memory": "20Ti", "nvidia.com/gpu": str(gpus), "vpc.amazonaws.com/efa": "64"}
+    cq_spec: dict = {"namespaceSelector": {}, "resourceGroups": [{
+        "coveredResources": list(quotas),
+        "flavors": [{"name": "default-flavor",
+                     "resources": [{"name": k, "nominalQuota": v} for k, v in quotas.items()]}]}]}
+    return [
+        {"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}},
+        {"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": {"name": "gpus"}, "spec": cq_spec},
+        {"apiVersion": KUEUE, "kind": "LocalQueue", "metadata": {"name": QUEUE, "namespace": NS},
+         "spec": {"clusterQueue": "gpus"}},
+    ]
+
+
+@pytest.fixture(scope="module")
+def kueue_plane(kubectl_bin, tmp_path_factory):
+    """A control plane of its own with Kueue started (its webhooks see every RayJob and RayCluster, so the
+    session's shared control plane stays without them)."""
+    from grpo_stack.localcluster import binaries
+    from grpo_stack.localcluster.cluster import ControlPlane
+
+    missing = [name for name in ("control-plane", "kueue") if not binaries.verified(name=name)]
+    if missing:
+        reason = f"toolsets {missing} are not built: run `make cluster-tools kueue-tools`"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    cp = ControlPlane(binaries.tools_dir(), kubectl_bin, tmp_path_factory.mktemp("kueue-plane"),
+                      kueue=binaries.tools_dir("kueue"))
+    atexit.register(cp.stop)
+    cp.start()
+    try:
+        prepare_namespace(cp, NS)
+        cp.apply(kueue_objects())
+        yield cp
+    finally:
+        cp.stop()
+
+
+def rayjob(cp, release: Release) -> dict:
+    return cp.get("-n", NS, "rayjobs.ray.io", f"{release.name}-ray")
+
+
+def workload(cp, release: Release) -> dict | None:
+    owned = [w for w in cp.get("-n", NS, "workloads.kueue.x-k8s.io")["items"]
+             if any(o.get("name") == f"{release.name}-ray" for o in w["metadata"].get("ownerReferences") or [])]
+    return owned[0] if owned else None
+
+
+def condition(obj: dict | None, kind: str) -> dict:
+    return next((c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c["type"] == kind), {})
+
+
+def admitted(cp, release: Release) -> bool:
+    """Kueue's Workload says Admitted and the RayJob runs: Kueue unsuspends it by clearing `suspend` (false is
+    left out of the stored object)."""
+    return condition(workload(cp, release), "Admitted").get("status") == "True" and \
+        not rayjob(cp, release)["spec"].get("suspend")
+
+
+def test_second_run_waits_for_the_first_to_end(kueue_plane, helm_bin):
+    cp = kueue_plane
+    first = Release(cp, helm_bin, "first", NS, [VALUES], QUEUED)
+    second = Release(cp, helm_bin, "second", NS, [VALUES], QUEUED)
+    first.install()
+    assert rayjob(cp, first)["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == QUEUE
+    wait_for("Kueue to admit the first run", lambda: admitted(cp, first), timeout=90)
+    first.wait_running()
+    second.install()
+    pending = wait_for("the second run's Workload to wait for quota", lambda: (
+        w if condition(w := workload(cp, second), "QuotaReserved").get("status") == "False" else None), timeout=60)
+    assert "nvidia.com/gpu" in condition(pending, "QuotaReserved").get("message", "")
+    assert rayjob(cp, second)["spec"]["suspend"] is True
+    assert not cp.get("-n", NS, "pods", "-l", "app.kubernetes.io/instance=second,app.kubernetes.io/name=ray-worker")[
+        "items"], "a suspended RayJob has no pods"
+    # The first run ends (its submitter exits 1): the operator fails the RayJob, Kueue finishes its Workload.
+    cluster = rayjob(cp, first)["status"]["rayClusterName"]
+    head = cp.get("-n", NS, "pods", "-l", f"ray.io/cluster={cluster},ray.io/node-type=head")["items"][0]
+    cp.kubectl("-n", NS, "annotate", "pod", head["metadata"]["name"], f"{EXIT}=1")
+    wait_for("the first run's Workload to finish", lambda: condition(workload(cp, first), "Finished").get(
+        "status") == "True", timeout=90)
+    wait_for("Kueue to admit the second run", lambda: admitted(cp, second), timeout=90)
+    second.wait_running()
+    for release in (first, second):
+        release.uninstall()
+
+
+def test_run_larger_than_the_queue_is_never_admitted_and_the_preflight_says_so(kueue_plane, helm_bin, tmp_path):
+    cp = kueue_plane
+    big = Release(cp, helm_bin, "big", NS, [VALUES], [*QUEUED, "global.cluster.nodes=2"])
+    overlay = tmp_path / "big.yaml"
+    overlay.write_text(yaml.safe_dump({"global": {"cluster": {"nodes": 2}, "run": {
+        "mode": "job", "queue": QUEUE}}, "raycluster": {"dashboard": {"exposed": True}}}))
+    result = preflight_many([[str(VALUES), str(overlay)]], "big", NS, str(cp.kubeconfig), None)
+    queue_findings = [f for f in result.findings if f.code == "GRPO967"]
+    assert len(queue_findings) == 1 and queue_findings[0].severity.value == "error"
+    assert "can never admit the run: it needs 16 nvidia.com/gpu" in queue_findings[0].message
+    assert "most any flavor holds, nominal quota plus borrowing limit, is 8" in queue_findings[0].message
+    fits = tmp_path / "fits.yaml"
+    fits.write_text(yaml.safe_dump({"global": {"run": {"mode": "job", "queue": QUEUE}},
+                                    "raycluster": {"dashboard": {"exposed": True}}}))
+    result = preflight_many([[str(VALUES), str(fits)]], "fits", NS, str(cp.kubeconfig), None)
+    assert not [f for f in result.findings if f.code == "GRPO967"]
+    big.install()
+    pending = wait_for("Kueue to find no flavor for the run", lambda: (
+        w if condition(w := workload(cp, big), "QuotaReserved").get("status") == "False" else None), timeout=60)
+    assert "nvidia.com/gpu" in condition(pending, "QuotaReserved")["message"]
+    assert rayjob(cp, big)["spec"]["suspend"] is True
+    big.uninstall()
+
+
+def test_preflight_names_a_missing_local_queue(kueue_plane, tmp_path):
+    overlay = tmp_path / "nowhere.yaml"
+    overlay.write_text(yaml.safe_dump({"global": {"run": {"mode": "job", "queue": "nowhere"}},
+                                       "raycluster": {"dashboard": {"exposed": True}}}))
+    result = preflight_many([[str(VALUES), str(overlay)]], "nowhere", NS, str(kueue_plane.kubeconfig), None)
+    (finding,) = [f for f in result.findings if f.code == "GRPO967"]
+    assert f"LocalQueue {NS}/nowhere does not exist" in finding.message
