@@ -86,16 +86,39 @@ def probe_vllm_version(plugin: bool) -> str:
     return importlib.metadata.version("vllm")
 
 
+NOT_ON_THIS_CPU = "not on this CPU: "  # a probe whose failure needs hardware this machine lacks
+
+
 def probe_onednn_packing(plugin: bool) -> str:
     """vllm/model_executor/layers/utils.py dispatch_cpu_unquantized_gemm(layer, remove_weight=True) (linear.py:215):
-    with oneDNN the weight is packed and freed, and verl's weight sync cannot load into it."""
+    with oneDNN the weight is packed and freed, and verl's weight sync cannot load into it. vLLM packs only where
+    this CPU and its build allow (oneDNN, or the sgl kernels); elsewhere it falls back to torch's linear and keeps
+    the weight, and there is no failure to reproduce: said as NOT_ON_THIS_CPU, never as "fixed upstream"."""
     import torch
-    from vllm.model_executor.layers.utils import dispatch_cpu_unquantized_gemm
+    from vllm import _custom_ops as ops
+    from vllm.model_executor.layers import utils
+
+    packed = []
+    create = ops.create_onednn_mm
+
+    def counting(*args, **kwargs):
+        handler = create(*args, **kwargs)
+        packed.append("oneDNN")
+        return handler
 
     layer = torch.nn.Module()
     layer.weight = torch.nn.Parameter(torch.randn(64, 64, dtype=torch.bfloat16), requires_grad=False)
-    dispatch_cpu_unquantized_gemm(layer, remove_weight=True)
+    ops.create_onednn_mm = counting
+    try:
+        utils.dispatch_cpu_unquantized_gemm(layer, remove_weight=True)
+    finally:
+        ops.create_onednn_mm = create
     assert layer.weight.numel() == 64 * 64, f"the weight was freed: shape {tuple(layer.weight.shape)}"
+    if not packed and not plugin:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            model = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), "?")
+        return (f"{NOT_ON_THIS_CPU}vLLM packed nothing on {model} (oneDNN supported: {ops._supports_onednn}); "
+                "it used torch's linear, which keeps the weight")
     return "the live weight is kept"
 
 

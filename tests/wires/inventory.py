@@ -23,7 +23,7 @@ from grpo_stack.render import Rendered
 
 FLOWS_ANNOTATION = "grpo-stack.io/flows"
 URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>\\,]+", re.IGNORECASE)
-POD_OWNERS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "Pod", "RayCluster")
+POD_OWNERS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "Pod", "RayCluster", "RayJob")
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,16 @@ def _pod_specs(o) -> Iterator[dict]:
     spec = o.obj.get("spec") or {}
     if o.kind == "Pod":
         yield spec
-    elif o.kind == "RayCluster":
-        for group in [spec["headGroupSpec"], *spec.get("workerGroupSpecs", [])]:
+    elif o.kind in ("RayCluster", "RayJob"):  # job mode: the RayJob carries the one cluster spec
+        cluster = spec["rayClusterSpec"] if o.kind == "RayJob" else spec
+        for group in [cluster["headGroupSpec"], *cluster.get("workerGroupSpecs", [])]:
             yield group["template"]["spec"]
     else:
         yield (spec.get("template") or {}).get("spec") or {}
 
 
 def caller_of(o, frame: str | None) -> str:
-    if o.kind == "RayCluster":
+    if o.kind in ("RayCluster", "RayJob"):
         return f"ray:{frame}" if frame else "ray"
     return o.obj["metadata"]["labels"]["app.kubernetes.io/component"]
 

@@ -64,6 +64,12 @@ BOUNDARY = {
     ("any-namespace", "ray"): "from outside the release: Prometheus scrapes Ray's metrics port",
     ("any-namespace", "reward-service"): "from outside the release: Prometheus scrapes the metrics port",
     ("namespace", "ray"): "from outside the release: users reach the Ray dashboard (raycluster.dashboard.exposed)",
+    ("kuberay-operator", "ray"): "from outside the release: in job mode the KubeRay operator polls the RayJob's "
+                                 "status from the dashboard's job API; no dashboard answers in the control-plane "
+                                 "tier (kwok runs no container), tests/cluster/test_job_mode_live.py says where that "
+                                 "path stops",
+    ("prometheus", "vllm"): "from outside the release: Prometheus scrapes vLLM's /metrics (global.monitoring); the "
+                            "names scraped are checked against vLLM 0.24.0's source (tests/monitoring/test_queries.py)",
 }
 NAME_RESOLUTION = "dns"
 # job.json URLs the builder does not hand to the trainer -> why.
