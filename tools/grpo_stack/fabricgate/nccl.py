@@ -91,7 +91,8 @@ def _wrong(token: str) -> int:
     trailer). N/A: not validated."""
     if token.isdigit():
         return int(token)
-    float(token) if token.upper() != "N/A" else None  # a deviation or N/A: read, not counted
+    if token.upper() != "N/A":
+        float(token)  # a deviation: must be a number (a garbled row is not a row), never counted
     return 0
 
 

@@ -73,15 +73,14 @@ def judge(dcgm: dict[str, DcgmDiag], per_node: dict[str, AllReduce], across: All
     where = f"all-reduce across {len(hosts)} nodes" if hosts != ["all"] else "all-reduce across the nodes"
     done = _completed(where, hosts, across)
     out += done
-    if efa:
-        if across.hosts_on("socket"):
-            out += [GateFinding("error", h, f"{where}: NCCL chose sockets, not EFA (no OFI network: the "
-                                "aws-ofi-nccl plugin did not load or found no EFA device)")
-                    for h in across.hosts_on("socket")]
-        elif across.transport == "unknown":
-            out.append(GateFinding("warning", "all", f"{where}: no NCCL_DEBUG=INFO line names the network NCCL "
-                                   "chose, so EFA is not confirmed"))
-    if not done and not any(f.severity == "error" and "sockets" in f.message for f in out):
+    # Sockets where EFA was asked for: those nodes are named, and no bandwidth of the run is judged.
+    on_sockets = across.hosts_on("socket") if efa else []
+    out += [GateFinding("error", h, f"{where}: NCCL chose sockets, not EFA (no OFI network: the aws-ofi-nccl plugin "
+                        "did not load or found no EFA device)") for h in on_sockets]
+    if efa and not on_sockets and across.transport == "unknown":
+        out.append(GateFinding("warning", "all", f"{where}: no NCCL_DEBUG=INFO line names the network NCCL chose, "
+                               "so EFA is not confirmed"))
+    if not done and not on_sockets:
         out += _bandwidth(where, "all", across, fabric_floor, instance,
                           " (set global.job.fabricGate.minBusBandwidthGBps)")
     return out
