@@ -102,6 +102,19 @@ def with_overrides(values: dict[str, Any], overrides: dict[str, Any] | None) -> 
     return out
 
 
+def own_check_refuses(values: dict[str, Any]) -> bool:
+    """Whether grpo-lint's own values check (as lint/engine.py runs it) refuses `values`; it refuses everything
+    Helm's schema check does (tests/render/test_helm_schema_agreement.py), so where it accepts, a render may skip
+    Helm's slower check with the same verdict."""
+    from grpo_stack.render import merged_values
+    from grpo_stack.values import schema_violations, with_user_nulls
+
+    try:
+        return bool(schema_violations(with_user_nulls(merged_values(values), values)))
+    except Exception:  # noqa: BLE001 - values Helm cannot even coalesce are an input error in grpo-lint too
+        return True
+
+
 @pytest.fixture(scope="session")
 def set_values():
     """set_values(values, {"a.b": 1}) -> deep copy with dotted keys set (for tests that build their own dicts)."""

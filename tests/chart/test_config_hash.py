@@ -14,7 +14,7 @@ import json
 import pytest
 from grpo_stack.render import RenderError, render
 
-from tests.conftest import NAMESPACE, RELEASE
+from tests.conftest import NAMESPACE, RELEASE, own_check_refuses
 
 HASH = "grpo-stack.io/config-hash"
 
@@ -174,8 +174,11 @@ def test_hash_changes_exactly_when_the_ray_pods_change(name, shipped_values):
         if "global" in path[1:] or path[0] == "grpo-common":
             continue  # the copies of `global` Helm puts in each subchart section
         for new in _mutations(value):
+            changed = _set(base_values, path, new)
+            if own_check_refuses(changed):
+                continue  # values helm install refuses; what it takes renders without Helm's schema pass
             try:
-                after = render(_set(base_values, path, new), release=RELEASE, namespace=NAMESPACE)
+                after = render(changed, release=RELEASE, namespace=NAMESPACE, helm_schema=False)
             except RenderError:
                 continue
             if not after.of_kind("RayCluster"):

@@ -10,7 +10,7 @@ import os
 import pytest
 from grpo_stack.cli.lint import main as lint_main
 from grpo_stack.cli.render import main as render_main
-from grpo_stack.safeyaml import MAX_BYTES
+from grpo_stack.filereader import MAX_BYTES
 
 from tests.conftest import REPO_ROOT
 from tests.fuzz.harness import check, console, in_process

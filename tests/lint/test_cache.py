@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from grpo_stack.cli.lint import main
 from grpo_stack.lint import cache
 from grpo_stack.lint.cache import run_lint
+from grpo_stack.lint.selection import Selection
 from grpo_stack.paths import REPO_ROOT
 
 from tests.lint.fixtures import FIXTURES
@@ -87,7 +92,8 @@ def test_a_changed_manifest_misses_the_whole_release(inputs):
     assert sum(f.code == "GRPO851" and f.file == inputs[3] for f in again.findings) == before - 1
 
 
-@pytest.mark.parametrize("change", ["base", "config", "namespace", "select", "tool", "chart"])
+@pytest.mark.parametrize("change", ["base", "config", "namespace", "select", "ignore", "overlay", "tool",
+                                    "chart"])
 def test_every_key_part_is_part_of_the_key(inputs, tmp_path, monkeypatch, change):
     run(inputs)
     kw = {}
@@ -101,8 +107,14 @@ def test_every_key_part_is_part_of_the_key(inputs, tmp_path, monkeypatch, change
         kw["config_path"] = str(cfg)
     elif change == "namespace":
         kw["namespace"] = "verl"
-    elif change == "select":
-        kw["select"] = frozenset({"GRPO502"})
+    elif change in ("select", "ignore"):
+        kw["select"] = Selection(**{change: "GRPO502"})
+    elif change == "overlay":  # the evaluation overlay every run's file is also linted with, edited in place
+        overlay = tmp_path / "eval.yaml"
+        overlay.write_text((REPO_ROOT / "values" / "eval" / "eval.yaml").read_text())
+        monkeypatch.setattr(cache, "EVAL_OVERLAY", overlay)
+        run(inputs)
+        overlay.write_text(overlay.read_text() + "\n")
     elif change == "tool":
         monkeypatch.setattr(cache, "tool_digest", lambda: "another version")
     else:
@@ -119,3 +131,31 @@ def test_corrupt_entries_are_misses(inputs, cache_dir):
         p.write_text("{not json")
     again = run(inputs)
     assert again.hits == 0 and again.findings == first.findings
+
+
+def test_selection_keys_on_the_words_and_a_hit_needs_no_rule(inputs):
+    """The same --select written twice differently is one entry; a wrong word is still refused on a miss."""
+    first = run(inputs, select=Selection("security,GRPO5"))
+    again = run(inputs, select=Selection(" GRPO5 ,security,security"))
+    assert (again.hits, again.misses) == (first.misses, 0) and again.findings == first.findings
+    with pytest.raises(ValueError, match="unknown rule"):
+        run(inputs, select=Selection("no-such-rule"))
+
+
+def test_a_warm_hit_loads_no_linter(tmp_path):
+    """What a cache hit imports, in a real grpo-lint process over the shipped run files: no rule, object schema
+    (jsonschema, referencing), YAML parser (PyYAML, ruamel) or Helm engine; the hit answers from disk alone."""
+    env = {**os.environ, "GRPO_LINT_CACHE_DIR": str(tmp_path / "cache")}
+    files = [str(p) for p in sorted((REPO_ROOT / "values").glob("*.yaml"))]
+    probe = ("import io, contextlib, sys\nfrom grpo_stack.cli.lint import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as out: code = main(sys.argv[1:])\n"
+             "print(code, sorted({m.split('.')[0] if not m.startswith('grpo_stack') else '.'.join(m.split('.')[:3]) "
+             "for m in sys.modules}))")
+    runs = [subprocess.run([sys.executable, "-c", probe, "--select", "correctness,security", *files], env=env,
+                           capture_output=True, text=True, timeout=300) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    cold, warm = (set(ast.literal_eval(r.stdout.split(" ", 1)[1])) for r in runs)
+    linter = {"grpo_stack.lint.rules", "jsonschema", "referencing", "ruamel", "helm_python", "helm_python_sdk",
+              "yaml"}
+    assert {"grpo_stack.lint.rules", "jsonschema"} <= cold, "the probe must see the linter load on a miss"
+    assert not warm & linter, f"a warm hit imported {sorted(warm & linter)}"

@@ -27,7 +27,7 @@ from grpo_stack.schema.job import JOB_VARIANTS
 from grpo_stack.values import schema_violations
 from pydantic import BaseModel
 
-from tests.conftest import VALUES_FILES, with_overrides
+from tests.conftest import VALUES_FILES, own_check_refuses, with_overrides
 
 HASH = "grpo-stack.io/config-hash"
 # Subchart section -> the component switch that installs it (raycluster is always installed).
@@ -360,7 +360,10 @@ class View:
     @property
     def rendered(self):
         if self._rendered is None:
-            self._rendered = render(self.values, release="grpo", namespace="grpo")
+            # Helm's own schema check (most of a render) only where grpo-lint's, which refuses everything Helm's
+            # does (tests/render/test_helm_schema_agreement.py), finds something: the verdicts are the same.
+            self._rendered = render(self.values, release="grpo", namespace="grpo",
+                                    helm_schema=own_check_refuses(self.values))
         return self._rendered
 
     def argv_fast(self, base_spec: dict) -> tuple:

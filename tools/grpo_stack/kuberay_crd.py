@@ -17,8 +17,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import InputError
 
 KUBERAY_VERSION = "v1.7.0"  # the operator version the chart targets (README: prerequisites)
@@ -78,6 +76,8 @@ def fetch(url: str = CRD_URL, force: bool = False) -> tuple[Path, bool]:
 
 def reduce_crd(raw: bytes, source: str) -> dict[str, Any]:
     """A CustomResourceDefinition (YAML or JSON) or an already reduced schema file -> the reduced form."""
+    import yaml  # only for a download: every grpo-lint run imports this module
+
     try:
         doc = yaml.load(raw.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:

@@ -108,8 +108,8 @@ def _raycluster_shape() -> jsonschema.Draft202012Validator:
 def crd_validator(path: str) -> jsonschema.Draft7Validator:
     """The RayCluster v1 schema of a CRD file (a CustomResourceDefinition or its reduced form); a file that is
     not one is an InputError."""
+    from .filereader import read_text
     from .kuberay_crd import MAX_CRD_BYTES, reduce_crd
-    from .safeyaml import read_text
 
     data = reduce_crd(read_text(path, max_bytes=MAX_CRD_BYTES).encode(), path)
     return jsonschema.Draft7Validator(strict_crd_schema(data["versions"]["v1"]))

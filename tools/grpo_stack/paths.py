@@ -15,6 +15,8 @@ PACKAGED_CHARTS = PACKAGE_DIR / "_charts"
 REPO_ROOT = Path(os.environ.get("GRPO_STACK_ROOT", PACKAGE_DIR.parents[1]))
 CHECKOUT_CHART = REPO_ROOT / "charts" / "grpo-stack"
 VALUES_DIR = REPO_ROOT / "values"
+# The evaluation release's overlay a run's file is also linted with (lint/evaluation_view.py).
+EVAL_OVERLAY = VALUES_DIR / "eval" / "eval.yaml"
 # The subcharts, in documentation order (the typed model in schema/components.py defines their values).
 SUBCHART_NAMES = ("raycluster", "sandbox-fusion", "reward-service", "fsx-utils", "vllm", "lm-eval")
 

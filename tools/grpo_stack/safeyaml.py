@@ -16,23 +16,17 @@ goes through `read_text` and `load_documents`, so one place decides what input i
   control characters in strings (Helm writes them raw into manifests that no YAML reader accepts), string keys;
 - at most MAX_NODES nodes after alias expansion and MAX_DEPTH levels of nesting.
 
-Inside `ledger()`, `read_text` notes the sha256 of the exact bytes it returned for each path, so the lint cache
-keys a result by what was linted, not by what the file holds afterwards (a file renamed over mid-run).
+Inside `ledger()`, `read_text` (filereader.py) notes the sha256 of the exact bytes it returned for each path, so
+the lint cache keys a result by what was linted, not by what the file holds afterwards (a file renamed over
+mid-run).
 
 Errors are `InputError`s with file, line, column, key path and a bounded excerpt of the bad value.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 import re
-import stat
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -40,8 +34,8 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from . import goyaml
 from .errors import InputError, excerpt
+from .filereader import MAX_BYTES
 
-MAX_BYTES = 5 * 1024 * 1024  # the largest shipped values file is 2 KB; rendered releases are ~100 KB
 MAX_NODES = 200_000  # alias expansion is bounded so an anchors/aliases bomb is an input error, not an OOM kill
 MAX_DEPTH = 64  # the deepest shipped values key is 5 levels, the deepest rendered object ~15
 # Helm decodes values as JSON numbers (float64): an integer beyond 2**53 silently changes (2**64 renders as
@@ -55,79 +49,6 @@ MAP_TAG, SEQ_TAG, MERGE_TAG, TIMESTAMP_TAG = _T + "map", _T + "seq", _T + "merge
 _ALLOWED_CONTROL = frozenset("\t\n\r")
 
 BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
-
-
-_ledger: dict[str, set[str]] | None = None  # absolute path -> sha256 of each content read there
-_ledger_lock = threading.Lock()  # a module global, not a context variable: reads in worker threads count too
-
-
-@contextmanager
-def ledger() -> Iterator[dict[str, set[str]]]:
-    """Record every `read_text` while inside: absolute path -> the sha256 of each distinct content it returned
-    (two digests for one path: the file changed between two reads of one run)."""
-    global _ledger
-    with _ledger_lock:
-        outer, _ledger = _ledger, {}
-        mine = _ledger
-    try:
-        yield mine
-    finally:
-        with _ledger_lock:
-            _ledger = outer
-
-
-def _note_read(name: str, raw: bytes) -> None:
-    with _ledger_lock:
-        if _ledger is not None:
-            _ledger.setdefault(os.path.abspath(name), set()).add(hashlib.sha256(raw).hexdigest())
-
-
-def read_text(path: str | Path, max_bytes: int = MAX_BYTES) -> str:
-    """The UTF-8 text of a regular file of at most `max_bytes`; anything else is an InputError."""
-    name = str(path)
-    try:
-        # O_NONBLOCK: opening a FIFO for reading must not wait for a writer; it is refused just below.
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise InputError(name, "no such file") from None
-    except OSError as exc:
-        raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise InputError(name, "is a directory, not a file")
-        if not stat.S_ISREG(mode):
-            raise InputError(name, f"not a regular file ({_file_kind(mode)}); give a YAML file")
-        chunks, size = [], 0
-        while size <= max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if size > max_bytes:
-        raise InputError(name, f"larger than {max_bytes // (1024 * 1024)} MiB; not a values or manifest file")
-    raw = b"".join(chunks)
-    if b"\0" in raw:
-        raise InputError(name, "binary data (NUL byte); not a YAML file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(name, f"not UTF-8 text (byte {exc.start})") from None
-    _note_read(name, raw)
-    return text
-
-
-def _file_kind(mode: int) -> str:
-    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return kind
-    return "not a plain file"
 
 
 def load_documents(text: str, name: str, helm: bool = True) -> list[Any]:

@@ -14,10 +14,11 @@ import jsonschema
 import yaml
 
 from .errors import InputError, excerpt
+from .filereader import read_text
 from .paths import SUBCHART_NAMES, chart_dir, subchart_dir
 from .positions import PosMap
 from .positions import load as load_positions
-from .safeyaml import load_documents, read_text
+from .safeyaml import load_documents
 
 
 @dataclass

@@ -30,7 +30,7 @@ MAX_CONFIG_BYTES = 1024 * 1024  # a Hugging Face config.json is a few KB
 
 def shape_from_config(path: str) -> dict[str, int]:
     """The shape keys from config.json (a multimodal config's `text_config` when present)."""
-    from ..safeyaml import read_text
+    from ..filereader import read_text
 
     # Bounded like every other file option: a regular file of at most MAX_CONFIG_BYTES (never /dev/zero or a FIFO).
     text = read_text(path, max_bytes=MAX_CONFIG_BYTES)
@@ -74,7 +74,7 @@ def config_position(path: str, shape_key: str) -> tuple[int, int, str] | None:
     a finding about the shape points at the user's file; None when it cannot be found."""
     names = FIELDS.get(shape_key) or OTHER_FIELDS.get(shape_key) or ()
     from ..errors import InputError
-    from ..safeyaml import read_text
+    from ..filereader import read_text
 
     try:  # bounded like the read that filled the shape
         lines = read_text(path, max_bytes=MAX_CONFIG_BYTES).splitlines()

@@ -7,7 +7,6 @@ import argparse
 import functools
 import os
 import sys
-from importlib.metadata import PackageNotFoundError, version
 
 
 class Usage(Exception):
@@ -38,6 +37,8 @@ def check_endpoint(endpoint: str | None) -> None:
 
 
 def tools_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # only for --version: a lint run never asks
+
     try:
         return version("grpo-stack")
     except PackageNotFoundError:

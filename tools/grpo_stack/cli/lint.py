@@ -26,6 +26,7 @@ from ..errors import InputError, clip, printable
 from ..lint.cache import run_lint
 from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
+from ..lint.selection import Selection, SelectionError
 from ..paths import use_chart
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from .conventions import CLOSED_PIPE, Parser, Usage, command, silence_stdout
@@ -162,7 +163,7 @@ def _lint(args) -> int:
     colour = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     config_path = args.config or (".grpo-lint.yaml" if Path(".grpo-lint.yaml").exists() else None)
     check_release_args(args.release, args.namespace)
-    select = _selection(args.select, args.ignore)
+    select = Selection(args.select, args.ignore)
     if args.chart:
         use_chart_option(args.chart)
     crd = kuberay_crd.resolve(args.kuberay_crd)
@@ -179,8 +180,11 @@ def _lint(args) -> int:
     # Values files one by one; all manifest files together, as one release (lint/release.py); each answered
     # from the content-addressed cache when nothing it depends on changed (lint/cache.py).
     paths = _expand(args.paths)
-    result = run_lint(paths, args.base, args.release, args.namespace, crd, config_path, select,
-                      use_cache=not args.no_cache, overlay=overlay)
+    try:
+        result = run_lint(paths, args.base, args.release, args.namespace, crd, config_path, select,
+                          use_cache=not args.no_cache, overlay=overlay)
+    except SelectionError as exc:
+        raise Usage(f"--select/--ignore: {exc}") from None
     findings, errors = result.findings, result.input_errors
     if overlay:
         findings, errors = _at_model_config(findings, errors, overlay[0], args.model_config)
@@ -227,15 +231,6 @@ def check_release_args(release: str, namespace: str | None) -> None:
         raise Usage(f"--release {release[:80]!r}: {why}")
     if namespace is not None and (why := names.namespace(namespace)) is not None:
         raise Usage(f"--namespace {namespace[:80]!r}: {why}")
-
-
-def _selection(select: str | None, ignore: str | None) -> frozenset[str] | None:
-    from ..lint.rules import selection
-
-    try:
-        return selection(select, ignore)
-    except ValueError as exc:
-        raise Usage(f"--select/--ignore: {exc}") from None
 
 
 def _model_overlay(config_json: str) -> tuple[dict[str, int], str]:

@@ -4,10 +4,11 @@ answers from disk without importing the linter (no YAML round trip, Helm render,
 An entry is keyed by the SHA-256 of everything its result depends on: the tool (every file of the installed
 `grpo_stack` package, so an edited rule or catalogue misses, and the versions of the libraries it lints with), the
 chart (every file under the chart directory),
-the KubeRay CRD file, the config file, `--release/--namespace/--select`, the base files, and the unit's own files
+the KubeRay CRD file, the config file, `--release/--namespace/--select/--ignore` (as written: the rules are
+imported only on a miss, to expand them), the evaluation overlay, the base files, and the unit's own files
 (path and content). A unit is one values file, or all manifest files of the run together (one release). Any
 changed byte changes the key: a changed input always misses. The key holds the bytes that were linted: the reader
-notes what it read (safeyaml.ledger), so a file replaced while grpo-lint runs never files the old verdict under
+notes what it read (filereader.ledger), so a file replaced while grpo-lint runs never files the old verdict under
 the new content; an input read twice with two contents in one run, or a base, config or CRD file that changed
 between its hashing and its reading, stores nothing. Entries live in `$GRPO_LINT_CACHE_DIR`, else
 `$XDG_CACHE_HOME/grpo-stack/lint` (`~/.cache` when unset); `grpo-lint --no-cache` bypasses it. A cache that
@@ -29,9 +30,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import InputError
-from ..paths import PACKAGE_DIR, chart_dir
-from ..safeyaml import ledger, read_text
+from ..filereader import ledger, read_text
+from ..paths import EVAL_OVERLAY, PACKAGE_DIR, chart_dir
 from .finding import Finding, Severity
+from .selection import Selection
 
 FORMAT = 1  # bump when the entry layout changes
 
@@ -123,7 +125,7 @@ class ResultCache:
 
 
 def run_lint(paths: list[str], base: list[str], release: str, namespace: str | None, crd: str | None,
-             config_path: str | None, select: frozenset[str] | None, use_cache: bool = True,
+             config_path: str | None, select: Selection | None = None, use_cache: bool = True,
              overlay: list[str] | tuple[str, ...] = ()) -> Outcome:
     """Lint `paths` as the CLI does (lint/release.py): units whose key hits come from the cache, the others are
     linted (importing the linter only then) and stored. With an `overlay` (a generated file) nothing is cached."""
@@ -161,7 +163,7 @@ def _open(base, release, namespace, crd, config_path, select) -> ResultCache | N
         inputs = {p: file_digest(p) for p in [*base, crd, config_path] if p}
         common = [tool_digest(), tree_digest(chart_dir()), crd and inputs[crd], config_path,
                   config_path and inputs[config_path], release, namespace,
-                  None if select is None else sorted(select),
+                  (select or Selection()).key(),
                   [(b, inputs[b]) for b in base], _overlay_digest()]
         root = cache_dir()
     except (InputError, OSError, RuntimeError):  # RuntimeError: no home directory to put the cache in
@@ -171,8 +173,6 @@ def _open(base, release, namespace, crd, config_path, select) -> ResultCache | N
 
 def _overlay_digest() -> str | None:
     """The evaluation overlay every run's file is also linted with (lint/evaluation_view.py)."""
-    from .evaluation_view import EVAL_OVERLAY
-
     return file_digest(str(EVAL_OVERLAY)) if EVAL_OVERLAY.is_file() else None
 
 
@@ -246,6 +246,7 @@ def _compute(paths, base, release, namespace, crd, config_path, select, cache: R
     from .release import lint_units
     from .suppress import LintConfig, load_config
 
+    codes = (select or Selection()).codes()  # before any file is read: a wrong entry is a usage error
     config_errors = []
     before = _digests(paths) if cache is not None else None
     with ledger() as reads:
@@ -257,7 +258,7 @@ def _compute(paths, base, release, namespace, crd, config_path, select, cache: R
         if crd:
             crd_validator(crd)  # a file that is not the RayCluster CRD is an input error before any linting
         units = lint_units(paths, base=base, release=release, namespace=namespace, kuberay_crd=crd, config=config,
-                           select=select, overlay=overlay)
+                           select=codes, overlay=overlay)
     fresh = {unit: cache_entry(result) for _kind, unit, result in units}
     if cache is not None and before is not None and _shared_inputs_held(cache, reads):
         digests = {p: d for p in paths if (d := _linted_digest(p, reads, before)) is not None}

@@ -35,7 +35,9 @@ class LintContext:
     extra: dict[str, Any] = field(default_factory=dict)
     user: dict[str, Any] | None = None  # the user's values files merged, without the chart's defaults
     _value_strings: list[tuple[str, str]] | None = field(default=None, init=False, repr=False, compare=False)
-    _pod_templates: tuple[list, list] | None = field(default=None, init=False, repr=False, compare=False)
+    # What is derived from the objects (by kind, pod templates, the NetworkPolicies selecting a pod, ...), once per
+    # object list: (the list it was derived from, key -> value); see `derived`.
+    _derived: tuple[list, dict[Any, Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
     # --- values -------------------------------------------------------------------------------------------
     @property
@@ -88,16 +90,35 @@ class LintContext:
 
     # --- rendered objects -----------------------------------------------------------------------------------
     def of_kind(self, *kinds: str) -> list[RenderedObject]:
-        return [o for o in self.objects if o.kind in kinds]
+        """The objects of these kinds, in document order. Rules ask per pod: an index by kind, built once per
+        object list, keeps that linear in the objects."""
+        index = self.derived("objects-by-kind", self._objects_by_kind)
+        if len(kinds) == 1:
+            return list(index.get(kinds[0], ()))
+        wanted = {id(o) for k in kinds for o in index.get(k, ())}
+        return [o for o in self.objects if id(o) in wanted] if wanted else []
+
+    def _objects_by_kind(self) -> dict[str, list[RenderedObject]]:
+        index: dict[str, list] = {}
+        for o in self.objects:
+            index.setdefault(o.kind, []).append(o)
+        return index
+
+    def derived(self, key: Any, compute):
+        """`compute()` once per key and object list (the list rules see may be replaced, never edited)."""
+        if self._derived is None or self._derived[0] is not self.objects:
+            self._derived = (self.objects, {})
+        found = self._derived[1]
+        if key not in found:
+            found[key] = compute()
+        return found[key]
 
     def pod_templates(self) -> list[tuple[RenderedObject, str, dict]]:
         """(object, dotted path to the pod spec, pod spec) for every pod the objects create, wherever it is
         embedded: workloads, CronJob, RayCluster groups, RayJob (cluster spec and submitter), RayService,
         JobSet, LeaderWorkerSet and any custom resource holding a pod template (found by shape)."""
-        if self._pod_templates is None or self._pod_templates[0] is not self.objects:  # rules read it many times
-            self._pod_templates = (self.objects, [(o, path, spec) for o in self.objects
-                                                  for path, spec in find_pod_specs(o.obj)])
-        return list(self._pod_templates[1])
+        return list(self.derived("pod-templates", lambda: [(o, path, spec) for o in self.objects  # read many times
+                                                           for path, spec in find_pod_specs(o.obj)]))
 
     def pod_labels(self, obj: RenderedObject, pod_path: str) -> dict[str, str | frozenset[str]]:
         """Labels the running pods will carry: the template's, and those their controller adds (KubeRay, JobSet,

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import MAX_MESSAGE, InputError, clip
+from ..filereader import read_text
 from ..job import BuildError
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import Rendered, RenderedObject, RenderError, job_spec, merged_values, render
-from ..safeyaml import load_documents, load_input, read_text
+from ..safeyaml import load_documents, load_input
 from ..values import (
     ValuesFile,
     load_values_file,

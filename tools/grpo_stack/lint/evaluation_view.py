@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..paths import VALUES_DIR
+from ..paths import EVAL_OVERLAY
 from ..render import RenderError, job_spec, merged_values, render
 from ..values import load_values_file, merge_user_values
 from .context import LintContext
 
-EVAL_OVERLAY = VALUES_DIR / "eval" / "eval.yaml"
 EVAL_SECTIONS = ("vllm", "lm-eval")
 EVAL_COMPONENTS = frozenset({"vllm", "lm-eval"})
 PREFIX = "evaluation release (-f values/eval/eval.yaml): "

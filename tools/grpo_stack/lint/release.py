@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..filereader import read_text
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderedObject
-from ..safeyaml import load_input, read_text
+from ..safeyaml import load_input
 from .context import LintContext
 from .engine import LintResult, Locator, Options, lint_values_many
 from .rules.release_namespace import EXPECTED

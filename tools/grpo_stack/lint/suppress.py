@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..safeyaml import load_documents, read_text
+from ..filereader import read_text
+from ..safeyaml import load_documents
 
 DIRECTIVE = re.compile(r"#\s*grpo-lint:\s*disable=([A-Z0-9,]+)[ \t]*(.*)$")
 

@@ -241,8 +241,7 @@ class ControlPlane:
         health, webhook = free_port(), free_port()
         crds = kueue_setup.crds(tools, webhook, c.ca)
         self.apply(crds)
-        self.kubectl("wait", "--for=condition=Established", *[f"crd/{d['metadata']['name']}" for d in crds],
-                     "--timeout=60s")
+        self._wait_established(*[d["metadata"]["name"] for d in crds])
         self.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue_setup.NAMESPACE}}])
         config = self.workdir / "kueue-config.yaml"
         certs = kueue_setup.cert_dir(self.workdir / "kueue-certs", c.server_cert, c.server_key)
@@ -288,8 +287,14 @@ class ControlPlane:
     # --- CRDs -----------------------------------------------------------------------------------------------------
     def _install_crds(self) -> None:
         self.apply(kuberay_crds(self.tools / "kuberay-crds"))
-        for crd in ("rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io"):
-            self.kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+        self._wait_established("rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io")
+
+    def _wait_established(self, *crds: str) -> None:
+        """CRDs served, within the start-up bound: on two busy cores (a vLLM engine starting beside it) the API
+        server took over 60 s to establish Kueue's."""
+        bound = round(self.start_timeout)
+        self.kubectl("wait", "--for=condition=Established", *[f"crd/{c}" for c in crds], f"--timeout={bound}s",
+                     timeout=bound + 30)
 
     # --- what `grpo-cluster` and the tests use ----------------------------------------------------------------
     def env(self) -> dict[str, str]:
@@ -324,7 +329,9 @@ class ControlPlane:
             objects.append(nodes.node_object(name, instance_type, labels=labels, taints=taints, row=row))
         self.kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
         if wait:
-            self.kubectl("wait", "--for=condition=Ready", *[f"node/{n}" for n in names], "--timeout=60s")
+            bound = round(self.start_timeout)
+            self.kubectl("wait", "--for=condition=Ready", *[f"node/{n}" for n in names], f"--timeout={bound}s",
+                         timeout=bound + 30)
         return names
 
     def ensure_nodes(self, instance_type: str, count: int, **kwargs: Any) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ..controllers import label_matches
@@ -58,6 +59,40 @@ def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
         if op == "DoesNotExist" and present:
             return False
     return True
+
+
+def label_pairs(labels: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(key, value) for every label value some pod of a template carries (a frozenset value: each of its values;
+    see LintContext.pod_labels)."""
+    for key, value in labels.items():
+        for v in sorted(value) if isinstance(value, frozenset) else (value,):
+            yield key, v
+
+
+class FirstLabelIndex:
+    """Label selectors by their first matchLabels entry: the selectors a pod's labels can satisfy are found from
+    those labels, not by trying every selector (selectors with no matchLabels are always candidates). Candidates
+    come in the order they were added; the caller still matches each one with `selector_matches`."""
+
+    def __init__(self):
+        self._by_first: dict[tuple[str, str], list[tuple[int, Any]]] = {}
+        self._always: list[tuple[int, Any]] = []
+        self._added = 0
+
+    def add(self, match_labels: Any, item: Any) -> None:
+        entry = (self._added, item)
+        self._added += 1
+        first = next(iter(match_labels.items()), None) if isinstance(match_labels, dict) else None
+        if first is None:
+            self._always.append(entry)
+        else:
+            self._by_first.setdefault((str(first[0]), str(first[1])), []).append(entry)
+
+    def candidates(self, labels: dict[str, Any]) -> list[Any]:
+        found = dict(self._always)
+        for pair in label_pairs(labels):
+            found.update(self._by_first.get(pair, ()))
+        return [item for _i, item in sorted(found.items())]
 
 
 def selector_keys(selector: dict[str, Any]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._objects import containers, selector_matches
+from ._objects import FirstLabelIndex, containers, selector_matches
 
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -68,17 +68,32 @@ def namespace_of(o, default: str) -> str:
 
 def policies_selecting(ctx, o, pod_path: str) -> list[tuple[Any, dict]]:
     """NetworkPolicies in the pod's namespace whose podSelector matches the pod's labels."""
+    return list(ctx.derived(("policies-selecting", id(o), pod_path), lambda: _policies_selecting(ctx, o, pod_path)))
+
+
+def _policies_selecting(ctx, o, pod_path: str) -> list[tuple[Any, dict]]:
     labels = ctx.pod_labels(o, pod_path)
-    ns = namespace_of(o, ctx.namespace)
-    out = []
-    for p in ctx.of_kind("NetworkPolicy"):
-        spec = p.obj.get("spec") or {}
-        if namespace_of(p, ctx.namespace) == ns and selector_matches(spec.get("podSelector") or {}, labels):
-            out.append((p, spec))
+    index = _policies_by_namespace(ctx).get(namespace_of(o, ctx.namespace))
+    out = [(p, spec) for p, spec in (index.candidates(labels) if index else [])
+           if selector_matches(spec.get("podSelector") or {}, labels)]
     managed = kuberay_policy(o, pod_path)
     if managed:
         out.append((o, managed))
     return out
+
+
+def _policies_by_namespace(ctx) -> dict[str, FirstLabelIndex]:
+    """The NetworkPolicies of each namespace, indexed by their podSelector's first label."""
+    def index() -> dict[str, FirstLabelIndex]:
+        out: dict[str, FirstLabelIndex] = {}
+        for p in ctx.of_kind("NetworkPolicy"):
+            spec = p.obj.get("spec") or {}
+            selector = spec.get("podSelector") if isinstance(spec.get("podSelector"), dict) else {}
+            out.setdefault(namespace_of(p, ctx.namespace), FirstLabelIndex()).add(selector.get("matchLabels"),
+                                                                                  (p, spec))
+        return out
+
+    return ctx.derived("network-policies-by-namespace", index)
 
 
 # KubeRay's `networkPolicy.mode` (RayCluster spec, RayJob rayClusterSpec, RayService rayClusterConfig): the operator

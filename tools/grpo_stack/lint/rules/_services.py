@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._objects import containers, selector_matches
+from ._objects import containers, label_pairs, selector_matches
 from ._podsecurity import namespace_of
 
 RAY_HEAD_DEFAULT_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "serve": 8000}
@@ -51,8 +51,25 @@ def _ports(items: Any) -> list[ServicePort]:
 
 
 def backends(ctx) -> list[Backend]:
-    """Every Service of the set, and every head Service KubeRay creates for the set's Ray clusters."""
+    """Every Service of the set, and every head Service KubeRay creates for the set's Ray clusters (found once
+    per object list: several rules read them)."""
+    return list(ctx.derived("service-backends", lambda: _backends(ctx)))
+
+
+def _pods_by_label(ctx, templates) -> dict[tuple[str, str, str], list]:
+    """(namespace, label key, value) -> the pod templates some pod of which carries it, in document order: a
+    selector is then matched against the pods one of its labels already picks, not against every pod."""
+    index: dict[tuple[str, str, str], list] = {}
+    for t, path, pod in templates:
+        ns = namespace_of(t, ctx.namespace)
+        for key, value in label_pairs(ctx.pod_labels(t, path)):
+            index.setdefault((ns, key, value), []).append((t, path, pod))
+    return index
+
+
+def _backends(ctx) -> list[Backend]:
     templates = ctx.pod_templates()
+    by_label = _pods_by_label(ctx, templates)
     out = []
     for o in ctx.of_kind("Service"):
         spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
@@ -62,8 +79,9 @@ def backends(ctx) -> list[Backend]:
         b = Backend(o, "spec", o.name, ns, str(spec.get("type") or "ClusterIP"), meta.get("annotations") or {},
                     bool(spec.get("loadBalancerSourceRanges")), _ports(spec.get("ports")), selector=selector)
         if selector:
-            b.pods = [(t, path, pod) for t, path, pod in templates if namespace_of(t, ctx.namespace) == ns
-                      and selector_matches({"matchLabels": selector}, ctx.pod_labels(t, path))]
+            first_key, first_value = next(iter(selector.items()))
+            b.pods = [(t, path, pod) for t, path, pod in by_label.get((ns, str(first_key), str(first_value)), ())
+                      if selector_matches({"matchLabels": selector}, ctx.pod_labels(t, path))]
         out.append(b)
     for t, path, pod in templates:
         if not path.endswith("headGroupSpec.template.spec"):

@@ -96,7 +96,8 @@ def runs_model_code(ctx, o, pod_path, pod) -> str | None:
 def _container_env(ctx, c) -> dict[str, str]:
     """The container's environment as far as the set tells it: `envFrom` ConfigMaps (with their prefix), then
     `env` literals and `configMapKeyRef`s into ConfigMaps of the set."""
-    maps = {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap") if isinstance(m.obj.get("data"), dict)}
+    maps = ctx.derived("config-map-data", lambda: {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap")
+                                                   if isinstance(m.obj.get("data"), dict)})
     out: dict[str, str] = {}
     for source in c.get("envFrom") or []:
         ref = source.get("configMapRef") if isinstance(source, dict) else None

@@ -73,10 +73,13 @@ def check(ctx) -> Iterator[Hit]:
     if not folded(ctx):
         return
     pods = [(o, pod_path) for o, pod_path, _pod in ctx.pod_templates()]
+    by_object: dict[int, list[tuple]] = {}
+    for o, pod_path in pods:
+        by_object.setdefault(id(o), []).append((o, pod_path))
     missing: dict[tuple[int, str], list[str]] = {}
     for rule in FOLDED:
         for hit in rule.hits(ctx):
-            pod = _pod_of(hit, pods)
+            pod = _pod_of(hit, by_object.get(id(hit.obj), []))
             if pod is None:
                 continue
             o, pod_path = pod
@@ -90,7 +93,8 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _pod_of(hit: Hit, pods: list[tuple]) -> tuple | None:
-    """The pod template a hit is about: the longest pod path of its object that its key path starts with."""
+    """The pod template a hit is about: of its object's pods (`pods`), the longest pod path its key path starts
+    with."""
     best = None
     for o, pod_path in pods:
         if o is hit.obj and (hit.key_path == pod_path or hit.key_path.startswith(pod_path + ".")):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..context import walk_strings
 from ..finding import Hit, Severity
-from ._objects import selector_matches
+from ._objects import FirstLabelIndex, selector_matches
 
 CODE = "GRPO850"
 NAME = "release-namespace"
@@ -139,14 +139,13 @@ def references(ctx) -> Iterator[tuple[object, object, str]]:
             seen.add((id(a), id(b)))
             yield a, b, why
 
+    selecting = _services_by_first_label(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         if not is_namespaced(o):
             continue
         labels = ctx.pod_labels(o, pod_path)
-        for svc in ctx.of_kind("Service"):
-            selector = (svc.obj.get("spec") or {}).get("selector")
-            if isinstance(selector, dict) and selector and is_namespaced(svc) and \
-                    selector_matches({"matchLabels": selector}, labels) and (id(svc), id(o)) not in seen:
+        for svc, selector in selecting.candidates(labels):
+            if selector_matches({"matchLabels": selector}, labels) and (id(svc), id(o)) not in seen:
                 seen.add((id(svc), id(o)))
                 yield svc, o, "selects the pods of"
         for key, kind in POD_REFERENCES:
@@ -176,6 +175,17 @@ def references(ctx) -> Iterator[tuple[object, object, str]]:
         labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
         if is_namespaced(o) and labels.get(QUEUE_LABEL):
             yield from pair(o, "LocalQueue", labels[QUEUE_LABEL], "is queued in")
+
+
+def _services_by_first_label(ctx) -> FirstLabelIndex:
+    """Namespaced Services with a selector, by its first label: a pod is compared only with the Services one of its
+    labels can satisfy, not with every Service (in any namespace: that is what is checked)."""
+    index = FirstLabelIndex()
+    for svc in ctx.of_kind("Service"):
+        selector = (svc.obj.get("spec") or {}).get("selector")
+        if isinstance(selector, dict) and selector and is_namespaced(svc):
+            index.add(selector, (svc, selector))
+    return index
 
 
 def _items(node) -> list:
