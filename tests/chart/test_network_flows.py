@@ -23,6 +23,7 @@ EVERYTHING = {
     "global.job.trainer.logger": ["console", "wandb"],
     "global.job.reward.kind": "external", "global.job.reward.url": "https://reward.example.com:8443/score",
     "raycluster.dashboard.exposed": True, "lm-eval.allowPublicHttps": True, "global.run.mode": "job",
+    "global.job.supervision.events": {"enabled": True, "apiServerCidrs": ["10.0.16.0/20", "10.0.32.0/20"]},
     "global.monitoring": {"labels": {}, "interval": "30s", "prometheusNamespace": "monitoring",
                           "alerts": {"rewardErrorRatio": 0.05, "stallFactor": 3, "stepTimeFloorSeconds": 300,
                                      "gpuIdlePercent": 10, "gpuIdleMinutes": 15, "sandboxSaturationRatio": 0.1}},
@@ -97,7 +98,7 @@ def test_each_component_policy_admits_exactly_its_flows(render_values):
             assert (rule.get("ports") or []) == flow["ports"], (component, flow)
     # Every pod-backed endpoint of a flow has a policy of its own (so its side of the flow is enforced).
     endpoints = {f[k] for f in listed for k in ("from", "to")}
-    outside = {"dns", "public", "namespace", "any-namespace", "prometheus", "kuberay-operator"}
+    outside = {"dns", "public", "namespace", "any-namespace", "prometheus", "kuberay-operator", "apiserver"}
     assert endpoints - outside <= set(policies)
 
 
@@ -135,12 +136,30 @@ def test_sandbox_has_no_egress_at_all(render_values):
 
 def test_public_egress_excludes_cluster_ranges_and_metadata(render_values):
     rendered = render_values("qwen3-235b", EVERYTHING)
-    blocks = [p["ipBlock"] for o in rendered.of_kind("NetworkPolicy") for r in o.obj["spec"].get("egress") or []
-              for p in r.get("to") or [] if "ipBlock" in p]
+    blocks = [p["ipBlock"] for o in rendered.of_kind("NetworkPolicy") if o.name != f"{RELEASE}-ray-head"
+              for r in o.obj["spec"].get("egress") or [] for p in r.get("to") or [] if "ipBlock" in p]
     assert blocks
     for b in blocks:
         assert b["cidr"] == "0.0.0.0/0"
         assert {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10"} <= set(b["except"])
+
+
+def test_only_the_head_reaches_the_api_server_and_only_with_events_on(render_values):
+    """global.job.supervision.events: the head's own policy admits exactly the given API server networks on their
+    port; no other policy (the workers run model-written rewards) names them. Off: no such policy, no token."""
+    rendered = render_values("qwen3-235b", EVERYTHING)
+    (head,) = [o.obj for o in rendered.of_kind("NetworkPolicy") if o.name == f"{RELEASE}-ray-head"]
+    assert head["spec"]["podSelector"]["matchLabels"] == {"grpo-stack.io/ray-cluster": f"{RELEASE}-ray",
+                                                          "ray.io/node-type": "head"}
+    networks = [{"ipBlock": {"cidr": "10.0.16.0/20"}}, {"ipBlock": {"cidr": "10.0.32.0/20"}}]
+    assert head["spec"]["egress"] == [{"to": networks, "ports": [{"port": 443}]}]
+    others = json.dumps([o.obj for o in rendered.of_kind("NetworkPolicy") if o.name != f"{RELEASE}-ray-head"])
+    assert "10.0.16.0/20" not in others
+    off = render_values("qwen3-235b")
+    assert not [o for o in off.of_kind("NetworkPolicy") if o.name == f"{RELEASE}-ray-head"]
+    assert not off.of_kind("Role") and not off.of_kind("ServiceAccount")
+    (rc,) = off.of_kind("RayCluster")
+    assert rc.obj["spec"]["headGroupSpec"]["template"]["spec"]["automountServiceAccountToken"] is False
 
 
 def test_external_reward_port_comes_from_the_url(render_values):

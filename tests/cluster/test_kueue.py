@@ -1,7 +1,8 @@
 """Queueing with the real Kueue controller (sigs.k8s.io/kueue v0.17.0, built from Go modules: toolset "kueue"),
 its webhooks on, in front of the real API server and KubeRay operator: a run in a LocalQueue is admitted whole;
 a second run waits behind it and is admitted once the first ends; a run larger than the ClusterQueue can ever hold
-stays suspended, and `grpo-lint --cluster` says so before it is installed.
+stays suspended, and `grpo-lint --cluster` says so before it is installed. In cluster mode a queued RayCluster holds
+its quota until its Workload is deactivated (a hand suspension is undone by Kueue).
 
 "Once the first ends" is the first RayJob's Workload finishing, not its deletion: the first run's submitter exits 1
 (kwok reports the container status, tests/cluster/test_job_mode_live.py says how), the operator marks the RayJob
@@ -150,3 +151,58 @@ def test_preflight_names_a_missing_local_queue(kueue_plane, tmp_path):
     result = preflight_many([[str(VALUES), str(overlay)]], "nowhere", NS, str(kueue_plane.kubeconfig), None)
     (finding,) = [f for f in result.findings if f.code == "GRPO967"]
     assert f"LocalQueue {NS}/nowhere does not exist" in finding.message
+
+
+def raycluster(cp, release: Release) -> dict:
+    return cp.get("-n", NS, "rayclusters.ray.io", f"{release.name}-ray")
+
+
+def cluster_admitted(cp, release: Release) -> bool:
+    return condition(workload(cp, release), "Admitted").get("status") == "True" and \
+        not raycluster(cp, release)["spec"].get("suspend")
+
+
+def ray_pods(cp, release: Release) -> list[dict]:
+    return cp.get("-n", NS, "pods", "-l", f"ray.io/cluster={release.name}-ray")["items"]
+
+
+def test_a_queued_long_lived_cluster_holds_its_quota_until_its_workload_is_deactivated(kueue_plane, helm_bin):
+    """Cluster mode (docs/day-2.md, Queueing): the queue label on the RayCluster; Kueue suspends it at creation and
+    admits it whole; it holds its quota for as long as it is admitted, training or not, so a second queued cluster
+    waits with no pods. Suspending the RayCluster by hand gives nothing back: Kueue resumes a suspended job whose
+    Workload is admitted. Deactivating the Workload (spec.active: false) does: Kueue suspends the cluster, its pods
+    go, and the second cluster is admitted."""
+    cp = kueue_plane
+    first = Release(cp, helm_bin, "long-a", NS, [VALUES], [f"global.run.queue={QUEUE}"])
+    second = Release(cp, helm_bin, "long-b", NS, [VALUES], [f"global.run.queue={QUEUE}"])
+    first.install()
+    assert raycluster(cp, first)["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == QUEUE
+    wait_for("Kueue to admit the first cluster", lambda: cluster_admitted(cp, first), timeout=90)
+    first.wait_running()
+    second.install()
+    pending = wait_for("the second cluster's Workload to wait for quota", lambda: (
+        w if condition(w := workload(cp, second), "QuotaReserved").get("status") == "False" else None), timeout=60)
+    assert "nvidia.com/gpu" in condition(pending, "QuotaReserved").get("message", "")
+    assert raycluster(cp, second)["spec"]["suspend"] is True
+    assert not ray_pods(cp, second), "a suspended RayCluster has no pods"
+
+    cp.kubectl("-n", NS, "patch", "raycluster", f"{first.name}-ray", "--type", "merge", "-p",
+               '{"spec":{"suspend":true}}')
+    wait_for("Kueue to resume the cluster suspended by hand", lambda: cluster_admitted(cp, first), timeout=60)
+    assert condition(workload(cp, second), "QuotaReserved").get("status") == "False"
+
+    stop_cluster(cp, first)
+    wait_for("the first cluster to be suspended and its pods to go", lambda: (
+        raycluster(cp, first)["spec"].get("suspend") is True and not ray_pods(cp, first)), timeout=90)
+    wait_for("Kueue to admit the second cluster", lambda: cluster_admitted(cp, second), timeout=90)
+    second.wait_running()
+    assert raycluster(cp, first)["spec"].get("suspend") is True, "a deactivated Workload stays suspended"
+    for release in (first, second):
+        release.uninstall()
+
+
+def stop_cluster(cp, release: Release) -> None:
+    """What docs/day-2.md tells users to run to give a queued cluster's GPUs back without uninstalling."""
+    name = workload(cp, release)["metadata"]["name"]
+    cp.kubectl("-n", NS, "patch", "workloads.kueue.x-k8s.io", name, "--type", "merge", "-p",
+               '{"spec":{"active":false}}')

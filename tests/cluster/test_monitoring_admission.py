@@ -4,16 +4,25 @@ values/monitoring/monitoring.yaml on top (and the vLLM server on), every PodMoni
 PrometheusRule admitted, and each PodMonitor's selector evaluated against the pods the KubeRay operator and the
 Deployments actually created, listed from the API server, with the named port on each.
 
+The same release turns on global.job.supervision.events: the head pod the operator created runs as the chart's
+account with its token mounted by the API server, the supervisor's EventSink posts an Event with a token of that
+account, and the namespace's default account is refused (so the Role is what grants it).
+
 Where the check stops: no Prometheus Operator or Prometheus runs, so no target is discovered or scraped here (the
 metric names are checked in tests/monitoring); the DCGM ServiceMonitor selects a Service of the GPU Operator, which
-this cluster does not run, so it is checked up to admission.
+this cluster does not run, so it is checked up to admission. No CNI enforces NetworkPolicies here: the head's
+egress rule is checked to name the address and port the EventSink reached, not enforced.
 """
 
 from __future__ import annotations
 
+import shutil
+from urllib.parse import urlsplit
+
 import pytest
 import yaml
 from grpo_stack.apivalidation.objects import matches
+from grpo_stack.supervise.events import EventSink
 
 from tests.cluster.conftest import namespace_for
 from tests.cluster.releases import REPO_ROOT, HelmError, Release, prepare_namespace
@@ -32,7 +41,11 @@ def monitored(node_pool, helm_bin):
     namespace = namespace_for("monitoring")
     prepare_namespace(cp, namespace)
     values = [REPO_ROOT / "values" / "qwen3-30b.yaml", REPO_ROOT / "values" / "monitoring" / "monitoring.yaml"]
-    release = Release(cp, helm_bin, "grpo", namespace, values, sets=["global.components.vllm=true"])
+    api = urlsplit(cp.server)
+    events = ["global.job.supervision.events.enabled=true",
+              f"global.job.supervision.events.apiServerCidrs={{{api.hostname}/32}}",
+              f"global.job.supervision.events.apiServerPort={api.port}"]
+    release = Release(cp, helm_bin, "grpo", namespace, values, sets=["global.components.vllm=true", *events])
     try:
         release.install()
         release.wait_running()
@@ -90,3 +103,86 @@ def test_pod_monitors_select_the_pods_the_cluster_created_on_their_named_port(mo
             # KubeRay's head and every worker (it adds the `metrics` port to the Ray container itself).
             types = {p["metadata"]["labels"].get("ray.io/node-type") for p in selected}
             assert types == {"head", "worker"}, types
+
+
+def ray_pods(release, node_type: str) -> list[dict]:
+    return [p for p in release.pods() if (p["metadata"].get("labels") or {}).get("ray.io/node-type") == node_type]
+
+
+def test_the_head_alone_runs_as_the_events_account_with_its_token_mounted(monitored):
+    """The API server's ServiceAccount admission mounts the token into the pod KubeRay made from the chart's head
+    template; the GPU workers, which run model-written rewards, still get none."""
+    (head,) = ray_pods(monitored, "head")
+    assert head["spec"]["serviceAccountName"] == "grpo-ray-head"
+    mounts = {m["mountPath"] for m in head["spec"]["containers"][0].get("volumeMounts") or []}
+    assert "/var/run/secrets/kubernetes.io/serviceaccount" in mounts, mounts
+    env = {e["name"]: e for e in head["spec"]["containers"][0]["env"]}
+    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    workers = ray_pods(monitored, "worker")
+    assert workers
+    for pod in workers:
+        assert pod["spec"].get("serviceAccountName", "default") == "default"
+        assert pod["spec"]["automountServiceAccountToken"] is False
+        assert not any("serviceaccount" in m["mountPath"] for c in pod["spec"]["containers"]
+                       for m in c.get("volumeMounts") or [])
+
+
+def account_dir(release, tmp_path, account: str):
+    """What the kubelet would mount for `account`: a token the API server issued for it, its CA, the namespace."""
+    cp = release.cp
+    directory = tmp_path / account
+    directory.mkdir()
+    token = cp.kubectl("create", "token", account, "-n", release.namespace, "--duration=10m").stdout.strip()
+    (directory / "token").write_text(token)
+    shutil.copy(cp.certs.ca, directory / "ca.crt")
+    (directory / "namespace").write_text(release.namespace)
+    return directory
+
+
+def sink(release, directory, lines: list[str], pod: str) -> EventSink:
+    api = urlsplit(release.cp.server)
+    environ = {"KUBERNETES_SERVICE_HOST": api.hostname, "KUBERNETES_SERVICE_PORT": str(api.port), "POD_NAME": pod}
+    return EventSink(lines.append, enabled=True, account_dir=directory, environ=environ)
+
+
+def events_with_reason(release, reason: str) -> list[dict]:
+    return [e for e in release.cp.get("-n", release.namespace, "events")["items"] if e.get("reason") == reason]
+
+
+def test_the_supervisor_posts_an_event_on_the_head_pod_as_the_head_account(monitored, tmp_path):
+    (head,) = ray_pods(monitored, "head")
+    pod = head["metadata"]["name"]
+    lines: list[str] = []
+    sink(monitored, account_dir(monitored, tmp_path, "grpo-ray-head"), lines, pod).emit(
+        "TrainingStalled", "no new step in 700 s (bound 600 s)")
+    assert lines == []
+    (event,) = events_with_reason(monitored, "TrainingStalled")
+    assert event["involvedObject"]["name"] == pod and event["involvedObject"]["kind"] == "Pod"
+    assert (event["type"], event["message"]) == ("Warning", "no new step in 700 s (bound 600 s)")
+    assert event["source"]["component"] == "grpo-stack-supervisor"
+
+
+def test_an_account_the_role_does_not_name_is_refused_and_said_once(monitored, tmp_path):
+    """The namespace's default account may not create events: the Role, not an open cluster, grants it. The sink
+    says so once and goes quiet; the run would go on."""
+    (head,) = ray_pods(monitored, "head")
+    lines: list[str] = []
+    events = sink(monitored, account_dir(monitored, tmp_path, "default"), lines, head["metadata"]["name"])
+    events.emit("RunGaveUp", "refused")
+    events.emit("RunGaveUp", "refused")
+    assert len(lines) == 1 and "403" in lines[0], lines
+    assert events_with_reason(monitored, "RunGaveUp") == []
+
+
+def test_the_head_egress_names_the_api_server_the_sink_reached(monitored):
+    """The head-only NetworkPolicy selects the live head pod and no worker, and admits the API server's address
+    and port, the ones the supervisor's client used above."""
+    api = urlsplit(monitored.cp.server)
+    (policy,) = [o for o in monitored.manifest()
+                 if o.get("kind") == "NetworkPolicy" and o["metadata"]["name"] == "grpo-ray-head"]
+    selected = [p["metadata"]["labels"].get("ray.io/node-type") for p in monitored.pods()
+                if matches(policy["spec"]["podSelector"], p["metadata"].get("labels") or {})]
+    assert selected == ["head"]
+    (rule,) = policy["spec"]["egress"]
+    assert rule["to"] == [{"ipBlock": {"cidr": f"{api.hostname}/32"}}]
+    assert rule["ports"] == [{"port": api.port}]

@@ -93,3 +93,36 @@ def test_resume_fails_closed(base_specs):
     """Without job.resume the run never resumes whatever sits in the checkpoint directory (verl's auto would)."""
     argv = build(base_specs["qwen3-8b"]).argv()
     assert "trainer.resume_mode=disable" in argv
+
+
+MEGATRON_LAYERS = "actor_rollout_ref.actor.megatron.override_transformer_config.recompute_num_layers"
+
+
+@pytest.mark.parametrize(("key", "value", "says"), [
+    # Megatron gets the section as given: a string where it declares int | None (YAML 1.1 reads 1e309 as one).
+    (MEGATRON_LAYERS, "1e309", "megatron.core.transformer.TransformerConfig"),
+    (MEGATRON_LAYERS, "\u200b", "int | null"),
+    # verl builds the actor from the values as given: 1.5 epochs, a boolean count.
+    ("actor_rollout_ref.actor.ppo_epochs", 1.5, "verl passes it on as given"),
+    ("actor_rollout_ref.actor.ppo_epochs", True, "is not int"),
+    # OmegaConf converts "0.95" to a float field, never "high".
+    ("algorithm.lam", "high", "OmegaConf refuses it"),
+])
+def test_an_override_of_the_wrong_type_is_refused_before_any_gpu(base_specs, key, value, says):
+    spec = _spec(base_specs, "qwen3-30b", verl={**base_specs["qwen3-30b"]["job"]["verl"], "overrides": {key: value}})
+    with pytest.raises(BuildError, match=f"global.job.verl.overrides.{key}: ") as err:
+        build(spec)
+    assert says in str(err.value)
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    (MEGATRON_LAYERS, 2), (MEGATRON_LAYERS, None), ("actor_rollout_ref.actor.ppo_epochs", 2),
+    ("algorithm.lam", "0.95"),
+    ("algorithm.lam", 1),
+    # No type is declared for a key of an open map: any value goes on.
+    ("actor_rollout_ref.rollout.engine_kwargs.vllm.swap_space", "anything"),
+])
+def test_an_override_of_a_declared_type_goes_through(base_specs, key, value):
+    spec = _spec(base_specs, "qwen3-30b", verl={**base_specs["qwen3-30b"]["job"]["verl"], "overrides": {key: value}})
+    built = build(spec)
+    assert any(a.key.lstrip("+") == key for a in built.args)

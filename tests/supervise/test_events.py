@@ -1,8 +1,11 @@
-"""Kubernetes Events about a stall (grpo_stack.supervise.events): off outside a cluster; the body a core/v1 Event
-on the head pod. Where the check stops: no API server admits one here (the module's docstring)."""
+"""Kubernetes Events about a run (grpo_stack.supervise.events): off unless the values ask and outside a cluster;
+the body a core/v1 Event on the head pod. The real API server admits one, posted with a token of the chart's head
+account, in tests/cluster/test_monitoring_admission.py."""
 
 from __future__ import annotations
 
+from grpo_stack.job.spec import Spec
+from grpo_stack.job.supervised import watching
 from grpo_stack.supervise.events import EventSink, event_body
 
 
@@ -11,6 +14,25 @@ def test_outside_a_cluster_nothing_is_sent_and_nothing_reported(monkeypatch):
     lines: list[str] = []
     EventSink(lines.append).emit("TrainingStalled", "no new step")
     assert lines == []
+
+
+def test_off_unless_the_values_ask_even_in_a_cluster(monkeypatch):
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    lines: list[str] = []
+    EventSink(lines.append, enabled=False).emit("TrainingStalled", "no new step")
+    assert lines == []
+
+
+def test_the_values_turn_the_supervisors_events_on(monkeypatch):
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+
+    def events(job: dict) -> EventSink:
+        return watching(Spec({"job": job, "cluster": {}, "storage": {}})).events
+
+    assert events({"supervision": {"events": {"enabled": True, "apiServerCidrs": ["10.0.0.0/16"]}}}).off is False
+    assert events({"supervision": {"events": {"enabled": False}}}).off
+    assert events({"supervision": {"retries": 2}}).off
+    assert events({}).off
 
 
 def test_a_failing_client_is_reported_once_then_events_are_off(monkeypatch):

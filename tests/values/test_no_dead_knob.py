@@ -47,7 +47,9 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.supervision": {"retries": 2},
     "job.deadline": {"end": "2027-01-04T11:30:00Z"},
     "job.fabricGate": {"dcgmLevel": 2, "maxMiB": 4096, "minBusBandwidthGBps": 200, "timeoutSeconds": 900},
-    "job.supervision.stall": {"action": "resubmit", "factor": 4, "floorSeconds": 900, "startupSeconds": 7200},
+    "job.supervision.stall": {"action": "resubmit", "factor": 4, "floorSeconds": 900, "startupSeconds": 7200,
+                              "gpuIdleMinutes": 15, "gpuIdlePercent": 5},
+    "job.supervision.events": {"enabled": True, "apiServerCidrs": ["10.0.16.0/20"], "apiServerPort": 443},
     "secrets.tracking": {"name": "wandb", "key": "WANDB_API_KEY"},
     "monitoring": {"labels": {"release": "kube-prometheus-stack"}, "interval": "30s",
                    "prometheusNamespace": "monitoring",
@@ -125,7 +127,12 @@ for _leaf in ("dcgmLevel", "maxMiB", "minBusBandwidthGBps", "timeoutSeconds"):
             "read by the in-pod submit before it submits training: the gate's probe arguments and floor "
             "(grpo_stack.job.submit.fabric_gate, tests/recipes/test_fabric_gate_submit.py, tests/loop/"
             "test_fabric_gate.py); the command is the same")
-for _leaf in ("action", "factor", "floorSeconds", "startupSeconds"):
+for _leaf in ("apiServerCidrs", "apiServerPort"):
+    for _framework in ("verl", "miles"):
+        EXCEPTIONS[(_framework, f"global.job.supervision.events.{_leaf}")] = (
+            "read by the chart, not the command: the Ray head's egress NetworkPolicy to the API server "
+            "(tests/chart/test_network_flows.py, tests/cluster/test_monitoring_admission.py)")
+for _leaf in ("action", "factor", "floorSeconds", "startupSeconds", "gpuIdleMinutes", "gpuIdlePercent"):
     EXCEPTIONS[("verl", f"global.job.supervision.stall.{_leaf}")] = (
         "read by the in-pod submit's stall detector while it follows the run (tools/grpo_stack/supervise/stall.py, "
         "tests/supervise/test_stall.py, tests/loop); the command is the same")

@@ -68,6 +68,9 @@ BOUNDARY = {
                                  "status from the dashboard's job API; no dashboard answers in the control-plane "
                                  "tier (kwok runs no container), tests/cluster/test_job_mode_live.py says where that "
                                  "path stops",
+    ("ray-head", "apiserver"): "leaves the release: the supervisor posts Kubernetes Events (global.job.supervision."
+                               "events); its client is driven against the real API server with the head account's "
+                               "token in tests/cluster/test_monitoring_admission.py",
     ("prometheus", "vllm"): "from outside the release: Prometheus scrapes vLLM's /metrics (global.monitoring); the "
                             "names scraped are checked against vLLM 0.24.0's source (tests/monitoring/test_queries.py)",
 }

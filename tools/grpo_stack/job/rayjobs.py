@@ -30,6 +30,7 @@ class Ray:
     def __init__(self, address: str):
         from ray.job_submission import JobSubmissionClient
 
+        self.address = address
         self.client = JobSubmissionClient(address)
 
     def submit(self, argv: list[str], env: dict[str, str], num_gpus: int, label: str, job_id: str = "",

@@ -7,7 +7,8 @@ on the run's storage (<checkpointDir>/grpo-stack/attempts.jsonl).
 While a verl attempt runs, its trainer's own `file` tracker writes one JSON line a step to
 <checkpointDir>/grpo-stack/logs/<job_id>/steps.jsonl (VERL_FILE_LOGGER_PATH in the job's runtime env); the attempt's
 watch (supervise/watch.py) reads it into the step metrics (served on global.job.supervision.stepMetricsPort) and
-the stall detector (global.job.supervision.stall).
+the stall detector (global.job.supervision.stall). With global.job.supervision.events, each attempt's end, the
+stall reports and the run's outcome are also Kubernetes Events on the head pod (supervise/events.py).
 
 Where it stops: the supervisor runs in the submit's own process in the Ray head pod, so it outlives a lost driver,
 worker or GPU node, not a lost head pod (the RayJob mode, docs/day-2.md, is the place for that).
@@ -23,6 +24,7 @@ from ..stepmetrics.exporter import StepMetrics, serve
 from ..supervise import logstore
 from ..supervise.decide import DONE, Decision, Policy
 from ..supervise.events import EventSink
+from ..supervise.gpuidle import IdleClock, dashboard_reader
 from ..supervise.run import Refused, Stalled, Stopped, supervise
 from ..supervise.stall import REPORT, StallPolicy
 from ..supervise.watch import AttemptWatch
@@ -57,19 +59,23 @@ class Watching:
     policy: StallPolicy
     metrics: StepMetrics
     port: int | None = None
-    events: EventSink = field(default_factory=lambda: EventSink(report))
+    events: EventSink = field(default_factory=lambda: EventSink(report, enabled=False))
 
 
 def watching(spec: Spec) -> Watching:
-    """The values' global.job.supervision.stall and stepMetricsPort, with saveFreq and testFreq for the bound."""
+    """The values' global.job.supervision.stall, events and stepMetricsPort, with saveFreq and testFreq for the
+    bound."""
     stall = spec.opt("supervision.stall", {}) or {}
     policy = StallPolicy(action=stall.get("action", REPORT), factor=float(stall.get("factor", 3.0)),
                          floor_s=float(stall.get("floorSeconds", 600)),
                          startup_s=float(stall.get("startupSeconds", 3600)),
                          save_freq=max(int(spec.opt("trainer.saveFreq", 0) or 0), 0),
-                         test_freq=max(int(spec.opt("trainer.testFreq", 0) or 0), 0))
+                         test_freq=max(int(spec.opt("trainer.testFreq", 0) or 0), 0),
+                         gpu_idle_s=(float(stall["gpuIdleMinutes"]) * 60 if stall.get("gpuIdleMinutes") else None),
+                         gpu_idle_percent=float(stall.get("gpuIdlePercent", 10)))
     release = (spec.data.get("release") or {}).get("name", "")
-    return Watching(policy, StepMetrics(release), spec.opt("supervision.stepMetricsPort"))
+    events = EventSink(report, enabled=bool(spec.opt("supervision.events.enabled", False)))
+    return Watching(policy, StepMetrics(release), spec.opt("supervision.stepMetricsPort"), events)
 
 
 class RayAttempts:
@@ -102,8 +108,10 @@ class RayAttempts:
         w.metrics.new_attempt(job_id)
         watch = None
         if self.framework == "verl":
+            idle = (IdleClock(dashboard_reader(self.ray.address), w.policy.gpu_idle_percent)
+                    if w.policy.gpu_idle_s is not None else lambda: None)
             watch = AttemptWatch(logstore.steps_path(self.checkpoint_dir, job_id), w.policy, w.metrics,
-                                 lambda: self.ray.stop(job_id), report, w.events).start()
+                                 lambda: self.ray.stop(job_id), report, w.events, gpu_idle_for=idle).start()
 
         def sink(chunk: str) -> None:
             chunks.append(chunk)
@@ -118,6 +126,9 @@ class RayAttempts:
         status, driver = self.ray.outcome(job_id)
         self.last_driver = driver
         print(f"submit: Ray job {job_id} ended {status}", file=sys.stdout if status == "SUCCEEDED" else sys.stderr)
+        w.events.emit("AttemptEnded", f"attempt {self.submitted}, Ray job {job_id}: {status}"
+                      + (f", driver exit code {driver}" if driver is not None else ""),
+                      "Normal" if status == "SUCCEEDED" else "Warning")
         text = "".join(chunks)
         if status == "STOPPED":
             if watch is not None and watch.cancelled:
@@ -140,7 +151,9 @@ def follow(attempts: RayAttempts, policy: Policy, checkpoint_dir: str, framework
         if server is not None:
             server.shutdown()
     if decision.action == DONE:
+        attempts.watching.events.emit("RunCompleted", "training reached its last step", "Normal")
         return 0
     print(f"submit: gave up: {decision.reason}", file=sys.stderr)
+    attempts.watching.events.emit("RunGaveUp", decision.reason)
     driver = attempts.last_driver
     return driver if driver is not None and 0 < driver < 256 else 1

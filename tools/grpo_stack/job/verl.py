@@ -186,6 +186,9 @@ def _overrides(spec: Spec, out: ArgList, config_name: str, megatron: bool) -> No
         if key in emitted:
             source = emitted[key].removeprefix("values: ")
             raise BuildError(f"{where}: already set from {source}; change that instead")
+        refusal = verl_keys.type_refusal(config_name, key, value)
+        if refusal:
+            raise BuildError(f"{where}: {refusal}")
         if key in known:
             out.add(key, value, f"values: {where}")
         elif verl_keys.open_map(config_name, key):

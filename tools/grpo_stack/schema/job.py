@@ -309,9 +309,9 @@ class Stall(Strict):
     max(floorSeconds, factor x the longest of its last 5 steps), or for startupSeconds before its first step."""
 
     action: Literal["off", "report", "resubmit"] = Field(
-        default="report", description="report: a line in the submit's log, a Kubernetes Event on the head pod and "
-        "grpo_stall 1 until the next step; resubmit: also stop the Ray job, which the supervisor then resubmits "
-        "through the resume gate (within supervision.retries); off: no detection.")
+        default="report", description="report: a line in the submit's log, grpo_stall 1 until the next step and, "
+        "with supervision.events, a Kubernetes Event on the head pod; resubmit: also stop the Ray job, which the "
+        "supervisor then resubmits through the resume gate (within supervision.retries); off: no detection.")
     factor: float = Field(default=3.0, ge=1.5, le=100, description="How many times the longest recent step a "
                           "step may take before it is a stall.")
     floorSeconds: int = Field(default=600, ge=1, le=86_400, description="The least wait that is a stall, "
@@ -319,6 +319,12 @@ class Stall(Strict):
                               "before the attempt has shown one.")
     startupSeconds: int = Field(default=3600, ge=1, le=86_400, description="The wait for an attempt's first step "
                                 "(Ray workers, model load, inference engine, the validation before training).")
+    gpuIdleMinutes: float | None = Field(default=None, gt=0, le=1440, description="Also a stall: every GPU of the "
+                                         "run below gpuIdlePercent for this long while the attempt lives, as Ray's "
+                                         "own reporter on each node reads them (the head's dashboard). Absent: not "
+                                         "used.")
+    gpuIdlePercent: float = Field(default=10, gt=0, le=100, description="The utilisation below which a GPU counts "
+                                  "as idle for gpuIdleMinutes.")
 
 
 class FabricGate(Strict):
@@ -338,6 +344,30 @@ class FabricGate(Strict):
     timeoutSeconds: int = Field(default=1800, ge=60, le=86_400, description="The whole probe, placement included.")
 
 
+# An IPv4 or IPv6 network in CIDR form, as a NetworkPolicy's ipBlock takes it.
+Cidr = Annotated[str, StringConstraints(pattern=r"^([0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}|[0-9A-Fa-f:]+/[0-9]{1,3})$",
+                                        max_length=43)]
+
+
+class Events(Strict):
+    """Kubernetes Events from the followed run's supervisor, on the Ray head pod (docs/observability.md, Events)."""
+
+    model_config = conditional(required_when("apiServerCidrs", "enabled", True))
+
+    enabled: bool = Field(default=False, description="Post the stall detector's reports and each attempt's end as "
+                          "Events on the Ray head pod (`kubectl describe pod`, `kubectl get events`). true: the "
+                          "chart gives the head a service account (raycluster.head.pod.serviceAccountName, else its "
+                          "own), a Role that may create events in the release namespace and its RoleBinding, mounts "
+                          "its token in the head pod and lets the head reach apiServerCidrs.")
+    apiServerCidrs: list[Cidr] | None = Field(
+        default=None, min_length=1, max_length=16, description="Where the API server's endpoints are, for the "
+        "head's egress (NetworkPolicies see the endpoint, not the `kubernetes` Service): on EKS the subnets of the "
+        "control plane's network interfaces, or the addresses `kubectl get endpoints kubernetes -n default` lists, "
+        "each as a /32. Required when enabled.")
+    apiServerPort: int = Field(default=443, ge=1, le=65535, description="The port those endpoints listen on (EKS: "
+                               "443; kubeadm clusters: 6443).")
+
+
 class Supervision(Strict):
     """What the in-pod submit does after it submitted the run and follows it (`run-on-cluster.sh --follow`)."""
 
@@ -351,6 +381,8 @@ class Supervision(Strict):
                                         "docs/observability.md). Absent: not served.")
     stall: Stall | None = Field(default=None, description="The stall detector of a followed run (verl). Absent: it "
                                 "reports with the defaults below.")
+    events: Events | None = Field(default=None, description="Kubernetes Events about the run. Absent: none (the "
+                                  "submit's log and grpo_stall carry the same reports).")
 
 
 class Deadline(Strict):
@@ -428,7 +460,8 @@ class Verl(Strict):
         default=None, max_length=200,
         description="Escape hatch: verl config key -> value, passed as Hydra overrides. Each key must be a verl "
         "0.9.1 config key (tools/grpo_stack/catalog/verl_keys.json) that no typed key sets (e.g. "
-        "actor_rollout_ref.actor.optim.lr is refused: set job.optim.lr instead).")
+        "actor_rollout_ref.actor.optim.lr is refused: set job.optim.lr instead), its value of the type verl "
+        "declares for it where it declares one (grpo-lint GRPO350).")
 
 
 class Miles(Strict):

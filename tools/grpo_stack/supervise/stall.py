@@ -9,8 +9,8 @@ time between the records of two steps (validation and metrics included), the fir
 `timing_s/step`. Each new step resets the wait, so a slow run that keeps logging steps is never a stall, however
 slow, as long as no step takes factor x longer than the slowest recent one.
 
-A second, optional signal: GPUs idle for `gpu_idle_s` while the attempt lives (an input the caller measures, e.g.
-from DCGM's utilisation; the detector itself reads no GPU).
+A second, optional signal: GPUs idle for `gpu_idle_s` while the attempt lives (an input the caller measures: the
+supervisor's is supervise/gpuidle.py, Ray's own reporter; the detector itself reads no GPU).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class StallPolicy:
     save_freq: int = 0  # trainer.saveFreq: steps that checkpoint (0: none)
     test_freq: int = 0  # trainer.testFreq: steps that validate (0: none)
     gpu_idle_s: float | None = None  # None: the GPU signal is not used
+    gpu_idle_percent: float = 10.0  # below this a GPU counts as idle
 
 
 @dataclass(frozen=True)

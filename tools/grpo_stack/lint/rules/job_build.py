@@ -16,7 +16,11 @@ SUMMARY = ("The job builder cannot turn the values into the verl or miles comman
 DOC = """## What it does
 Builds the training command with the same builder the in-pod submit uses and reports why it refuses, at the
 values key it names: a `job.verl.overrides` key that is not a verl 0.9.1 config key
-(`tools/grpo_stack/catalog/verl_keys.json`) or that a typed key already sets; a miles `extraArgs` flag that
+(`tools/grpo_stack/catalog/verl_keys.json`) or that a typed key already sets, or whose value is not of the type
+verl declares for it: its config dataclass (with OmegaConf's conversions where verl's config goes through
+OmegaConf's structured merge, as given where verl instantiates it) or, under
+`megatron.override_transformer_config`, megatron-core's TransformerConfig (`recompute_num_layers: 1e309`, a string
+to YAML, would reach Megatron as one); a miles `extraArgs` flag that
 the pinned miles/Megatron build does not have (or with the wrong number or kind of values, or one the values
 already set), a model preset miles has no model script for, `resume.mode: fromPath`
 without `resume.path`.

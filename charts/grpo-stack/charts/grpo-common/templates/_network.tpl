@@ -10,7 +10,8 @@ Peers: a component name (its pods: app.kubernetes.io/name + instance), "ray" (th
 grpo-stack.io/ray-cluster), "dns" (kube-dns / CoreDNS in any namespace), "public" (addresses outside the private, CGNAT and
 link-local ranges: no cluster pod, node or instance-metadata address), "namespace" (any pod in the release
 namespace), "any-namespace" (any pod in any namespace), "prometheus" (any pod in
-global.monitoring.prometheusNamespace), "kuberay-operator" (any pod in global.run.operatorNamespace).
+global.monitoring.prometheusNamespace), "kuberay-operator" (any pod in global.run.operatorNamespace), "ray-head"
+(this release's Ray head pod), "apiserver" (global.job.supervision.events.apiServerCidrs: the API server's endpoints).
 Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 */}}
 {{- define "grpo-common.flows" -}}
@@ -29,6 +30,10 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- /* The Ray cluster: NCCL, torch.distributed, vLLM and Ray itself pick random ports between its pods. */ -}}
 {{- $flows = append $flows (dict "from" "ray" "to" "ray" "ports" list "why" "Ray GCS, object store, NCCL/torch.distributed bootstrap and vLLM use random ports between the cluster's own pods") -}}
 {{- $flows = append $flows (dict "from" "ray" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "name resolution (head Service, in-release Services)") -}}
+{{- $events := ($job.supervision | default dict).events | default dict -}}
+{{- if $events.enabled -}}
+{{- $flows = append $flows (dict "from" "ray-head" "to" "apiserver" "ports" (list (dict "port" ($events.apiServerPort | default 443 | int))) "why" "global.job.supervision.events: the supervisor on the head posts Kubernetes Events about the run") -}}
+{{- end -}}
 {{- $flows = append $flows (dict "from" "any-namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-metrics" | int))) "why" "Prometheus scrapes Ray's metrics port (counters only); the scraper's namespace differs per cluster") -}}
 {{- if ($rc.dashboard | default dict).exposed -}}
 {{- $flows = append $flows (dict "from" "namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-dashboard" | int))) "why" "raycluster.dashboard.exposed: pods in the release namespace may use the Ray dashboard and job API") -}}
@@ -111,6 +116,15 @@ Usage: {{- include "grpo-common.networkPeer" (dict "peer" "ray" "context" $) | n
 - ipBlock:
     cidr: 0.0.0.0/0
     except: [10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 169.254.0.0/16]
+{{- else if eq .peer "apiserver" -}}
+{{- range .context.Values.global.job.supervision.events.apiServerCidrs }}
+- ipBlock:
+    cidr: {{ . | quote }}
+{{- end }}
+{{- else if eq .peer "ray-head" -}}
+- podSelector:
+    matchLabels:
+      {{- include "grpo-common.rayHeadSelector" .context | nindent 6 }}
 {{- else if eq .peer "prometheus" -}}
 - namespaceSelector:
     matchLabels:
@@ -138,6 +152,8 @@ Usage: {{- include "grpo-common.networkSelector" (dict "component" "vllm" "conte
 matchLabels:
 {{- if eq .component "ray" }}
   {{- include "grpo-common.rayPodSelector" .context | nindent 2 }}
+{{- else if eq .component "ray-head" }}
+  {{- include "grpo-common.rayHeadSelector" .context | nindent 2 }}
 {{- else }}
   {{- include "grpo-common.labels.matchLabels" (dict "component" .component "context" .context) | nindent 2 }}
 {{- end }}

@@ -186,9 +186,26 @@ num-gpus: "0"
 {{- end -}}
 
 {{/*
+"true" when global.job.supervision.events.enabled, else empty: the supervisor on the head posts Kubernetes Events.
+Usage: {{- if include "raycluster.events" . }}
+*/}}
+{{- define "raycluster.events" -}}
+{{- $supervision := (.Values.global.job | default dict).supervision | default dict -}}
+{{- if ($supervision.events | default dict).enabled }}true{{ end -}}
+{{- end -}}
+
+{{/*
+The head's service account when Events are on: raycluster.head.pod.serviceAccountName, else the chart's own.
+Usage: {{ include "raycluster.headServiceAccount" . }}
+*/}}
+{{- define "raycluster.headServiceAccount" -}}
+{{- .Values.head.pod.serviceAccountName | default (include "grpo-common.fullname" (dict "component" "ray-head" "context" .)) -}}
+{{- end -}}
+
+{{/*
 Pod-level settings shared by head and workers: no Service environment variables, RuntimeDefault seccomp. No
-service-account token either unless the group's `pod.serviceAccountName` asks for an identity (grpo-common.podScheduling):
-nothing in a Ray pod calls the Kubernetes API (KubeRay's in-tree autoscaler, which would, is not enabled, and
+service-account token either unless the group's `pod.serviceAccountName` asks for an identity (grpo-common.podScheduling)
+or, on the head, global.job.supervision.events does: otherwise nothing in a Ray pod calls the Kubernetes API (KubeRay's in-tree autoscaler, which would, is not enabled, and
 the recipe reaches the head through `kubectl exec` from outside).
 Usage: {{- include "raycluster.podCommon" . | nindent 0 }}
 */}}
@@ -203,7 +220,12 @@ Usage: {{- include "raycluster.headPodSpec" . | nindent 8 }}
 */}}
 {{- define "raycluster.headPodSpec" -}}
 {{ include "raycluster.podCommon" . }}
-{{ include "grpo-common.podScheduling" (dict "context" . "pod" .Values.head.pod "instanceType" .Values.head.instanceType) }}
+{{- $pod := .Values.head.pod }}
+{{- if include "raycluster.events" . }}
+{{- /* global.job.supervision.events: the supervisor in this pod posts Events as the head's account. */}}
+{{- $pod = set (deepCopy .Values.head.pod) "serviceAccountName" (include "raycluster.headServiceAccount" .) }}
+{{- end }}
+{{ include "grpo-common.podScheduling" (dict "context" . "pod" $pod "instanceType" .Values.head.instanceType) }}
 containers:
   - name: ray-head
     image: {{ include "grpo-common.image" (dict "image" .Values.image "context" $) | quote }}
@@ -217,6 +239,13 @@ containers:
         containerPort: {{ include "grpo-common.port" "ray-client" }}
     env:
       {{- include "raycluster.env" . | nindent 6 }}
+      {{- if include "raycluster.events" . }}
+      # The pod the supervisor's Events are about (supervise/events.py).
+      - name: POD_NAME
+        valueFrom:
+          fieldRef:
+            fieldPath: metadata.name
+      {{- end }}
     {{- include "grpo-common.resources" .Values.head.resources | nindent 4 }}
     {{- include "raycluster.securityContext" (dict "efa" false) | nindent 4 }}
     volumeMounts:
