@@ -170,7 +170,7 @@ def test_grpo_lint_clean_on_every_rendered_release(values_name, rendered_all, tm
     """grpo-lint on the chart's own output read as plain manifests (RayCluster pod templates included, which
     checkov never inspects, and the KubeRay CRD schema): no finding of any code or severity, so none is
     unjustified."""
-    from grpo_stack.lint.engine import lint_manifests
+    from grpo_stack.lint.release import lint_manifests
     from grpo_stack.lint.suppress import LintConfig
 
     crd = raycluster_crd
@@ -187,7 +187,7 @@ def test_grpo_lint_clean_on_every_rendered_release(values_name, rendered_all, tm
 def test_grpo_lint_pod_rules_fire_on_the_predecessor_ray_pods(render_values, tmp_path):
     """The same rules on an unhardened RayCluster: the checks are live, not vacuous."""
     import yaml
-    from grpo_stack.lint.engine import lint_manifests
+    from grpo_stack.lint.release import lint_manifests
     from grpo_stack.lint.suppress import LintConfig
 
     rc = raycluster(render_values("qwen3-8b"))

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from grpo_stack.lint.engine import lint_manifests, lint_values
+from grpo_stack.lint.engine import lint_values
+from grpo_stack.lint.release import lint_manifests
 from kubernetes.dynamic.exceptions import ApiException
 
 from tests.cluster.admission_mutations import sample

@@ -379,3 +379,30 @@ def test_crd_pruning_prediction_matches_the_api_server(control_plane, world, tmp
             assert all(not any(k == p or k.startswith(p + ".") for k in kept) for p in predicted), predicted
             checked += 1
     assert checked >= 6
+
+
+def test_events_egress_is_checked_against_the_api_servers_endpoints(control_plane, world, operator, tmp_path):
+    """global.job.supervision.events: GRPO968 reads the API server's endpoints from the real API server (the
+    `kubernetes` Endpoints of `default`; this control plane runs no endpoint reconciler, so the test writes them as
+    an EKS cluster lists them: two control-plane addresses in two subnets, port 443) and warns where the head's
+    egress would miss one; without Events it reads nothing."""
+    endpoints = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "kubernetes", "namespace": "default"},
+                 "subsets": [{"addresses": [{"ip": "10.0.16.5"}, {"ip": "10.0.33.7"}],
+                              "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]}]}
+    world.apply_once(endpoints)
+    try:
+        def events(name: str, cidrs: list[str], port: int = 443) -> dict[str, list[str]]:
+            result = run_preflight(control_plane, [overlay(tmp_path, name, global__job__supervision__events={
+                "enabled": True, "apiServerCidrs": cidrs, "apiServerPort": port})])
+            assert "GRPO968" not in codes(result), "never an error"
+            return {k: v for k, v in codes(result, "warning").items() if k == "GRPO968"}
+
+        assert events("both-subnets", ["10.0.16.0/20", "10.0.32.0/20"]) == {}
+        (miss,) = events("one-subnet", ["10.0.16.0/20"])["GRPO968"]
+        assert miss.startswith("global.job.supervision.events.apiServerCidrs: the API server answers at 10.0.33.7,")
+        (port,) = events("kubeadm-port", ["10.0.0.0/16"], 6443)["GRPO968"]
+        assert "listen on [443], not apiServerPort 6443" in port
+        off = run_preflight(control_plane, [overlay(tmp_path, "no-events")])
+        assert "GRPO968" not in codes(off, "warning")
+    finally:
+        world.delete("v1", "Endpoints", "kubernetes", "default")

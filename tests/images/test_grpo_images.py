@@ -19,7 +19,7 @@ import pytest
 import yaml
 from grpo_stack.catalog.images import IMAGES
 from grpo_stack.imagebuild.plan import required_args
-from grpo_stack.lint.engine import lint_manifests
+from grpo_stack.lint.release import lint_manifests
 from grpo_stack.paths import REPO_ROOT
 
 BIN = Path(sys.executable).parent

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from grpo_stack.lint.engine import lint_manifests, lint_values, looks_like_manifests
+from grpo_stack.lint.engine import lint_values
+from grpo_stack.lint.release import lint_manifests, looks_like_manifests
 from grpo_stack.lint.rules.pod_hardening import FOLDED
 from grpo_stack.lint.suppress import LintConfig
 from grpo_stack.paths import REPO_ROOT

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import yaml
 from grpo_stack.catalog.instances import INSTANCE_TYPES
-from grpo_stack.lint.engine import lint_manifests
+from grpo_stack.lint.release import lint_manifests
 from grpo_stack.lint.rules.node_selector_contradiction import node_labels
 
 

@@ -209,7 +209,7 @@ def _lint(args) -> int:
 
 def _preflight(args, paths: list[str], overlay: list[str]) -> list:
     """The live preflight (grpo_stack.preflight) for every values file; its notes go to stderr, once each."""
-    from ..lint.engine import looks_like_manifests
+    from ..lint.release import looks_like_manifests
     from ..preflight.run import preflight_many
 
     manifests = [p for p in paths if looks_like_manifests(p)]
@@ -255,7 +255,7 @@ def _without_model(paths: list[str], bases: list[str], config_json: str) -> list
     """The values files that state a run (global.job) with neither model.preset nor model.shape: grpo-render and
     helm install refuse them whatever --model-config lints, so grpo-lint refuses them too (input error, exit 2),
     at the file's own key, naming the block to paste."""
-    from ..lint.engine import looks_like_manifests
+    from ..lint.release import looks_like_manifests
     from ..values import load_values_file, locate, merge_user_values
 
     out = []

@@ -1,4 +1,5 @@
-"""The lint pipeline for one run (one values file, optionally over base files; or one manifest file):
+"""The lint pipeline for one run of values (one values file, optionally over base files; manifests are
+lint/release.py's):
 
 read (positions) -> merge over chart defaults (Helm) -> schema -> render (helm_python) -> object schemas
 -> build the job -> rules -> located, suppressed findings.
@@ -13,15 +14,13 @@ import re
 from collections import Counter, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import MAX_MESSAGE, InputError, clip
-from ..filereader import read_text
 from ..job import BuildError
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
-from ..render import Rendered, RenderedObject, RenderError, job_spec, merged_values, render
-from ..safeyaml import load_documents, load_input
+from ..render import Rendered, RenderError, job_spec, merged_values, render
 from ..values import (
     ValuesFile,
     load_values_file,
@@ -33,60 +32,16 @@ from ..values import (
     with_user_nulls,
 )
 from .context import LintContext, attach_job
-from .finding import Finding, Hit, Severity
+from .finding import Finding, Severity
+from .locator import Locator
+from .outcome import LintResult, Options
 from .steps import (
     apply_suppressions,
-    is_manifest_docs,
     object_schema_hits,
-    positions,
     rule_hits,
     unchecked_rayclusters,
 )
-from .suppress import LintConfig, inline_suppressions
-
-
-@dataclass
-class LintResult:
-    findings: list[Finding] = field(default_factory=list)
-    input_errors: list[InputError] = field(default_factory=list)
-    unchecked_rayclusters: int = 0  # RayCluster objects not validated against the KubeRay CRD (none given)
-    # (apiVersion, kind) -> objects of a kind with no bundled schema: shape-checked only, said once per kind
-    unchecked_kinds: Counter = field(default_factory=Counter)
-    # What the rules saw (values runs only): callers that check the same release elsewhere (the scheduler oracle,
-    # the live preflight) read the rendered objects from here instead of rendering again. Never cached.
-    context: LintContext | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass
-class Options:
-    release: str = DEFAULT_RELEASE
-    namespace: str = DEFAULT_NAMESPACE
-    kuberay_crd: str | None = None
-    config: LintConfig = field(default_factory=LintConfig)
-    select: frozenset[str] | None = None  # only these codes
-
-
-def looks_like_manifests(path: str) -> bool:
-    """A file whose first YAML document has apiVersion and kind is a manifest stream, not values."""
-    try:
-        docs = load_input(read_text(path), path, is_manifest_docs)
-    except InputError:
-        return False
-    return is_manifest_docs(docs)
-
-
-def lint_file(path: str, base: list[str] | tuple[str, ...] = (), release: str = DEFAULT_RELEASE,
-              namespace: str = DEFAULT_NAMESPACE, **kw: Any) -> LintResult:
-    """One file as the CLI gives it: a manifest stream is linted as objects, anything else as values (over
-    `base`). The file is read once, with the bounds of `safeyaml`."""
-    try:
-        text = read_text(path)
-        docs = load_input(text, path, is_manifest_docs)
-    except InputError as exc:
-        return LintResult(input_errors=[exc])
-    if is_manifest_docs(docs):
-        return lint_manifests(path, text=text, docs=docs, **kw)
-    return lint_values([*base, path], release=release, namespace=namespace, **kw)
+from .suppress import inline_suppressions
 
 
 def lint_values(paths: list[str], release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE,
@@ -199,7 +154,6 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
 
 def _evaluation_findings(checked: _Checked, ctx: LintContext, locator: Locator, seen: list[Finding]) -> list[Finding]:
     """The evaluation release a run's file configures, linted too (lint/evaluation_view.py)."""
-    from dataclasses import replace
 
     from . import evaluation_view as view
 
@@ -241,67 +195,6 @@ def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
         file, line, col = locate(files, head, defaults=False)
         return InputError(file, rest, line, col, key_path=head)
     return InputError(files[-1].path, f"cannot build the job command: {exc}")
-
-
-def lint_manifests(path: str, namespace: str | None = None, text: str | None = None, docs: list[Any] | None = None,
-                   **kw: Any) -> LintResult:
-    """Lint one plain manifest stream: a release of one file (lint/release.py). Objects of the wrong shape get
-    object-schema findings and are kept from the rules, which read objects by their Kubernetes shape."""
-    from .release import ManifestFile, lint_release
-
-    try:
-        text = read_text(path) if text is None else text
-        docs = load_documents(text, path, helm=False) if docs is None else docs
-    except InputError as exc:
-        return LintResult(input_errors=[exc])
-    return lint_release([ManifestFile(path, text, docs)], namespace=namespace, **kw)
-
-
-class Locator:
-    """Maps a values key path or an object path to (file, line, column)."""
-
-    def __init__(self, files: list[ValuesFile], manifest_docs: dict[str, list] | None = None):
-        self.files = files
-        self.manifest_docs = manifest_docs or {}
-        self._rendered_docs: dict[str, list] = {}
-
-    def locate(self, key_path: str, ctx: LintContext) -> tuple[str, int, int]:
-        if not self.files:  # a manifest-mode hit that names no object: the top of the manifest file
-            return ctx.file, 1, 1
-        return locate(self.files, key_path)
-
-    def locate_object(self, obj: RenderedObject, path: str, ctx: LintContext) -> tuple[str, int, int]:
-        docs = self.manifest_docs.get(obj.template)
-        shown = obj.template
-        if docs is None and ctx.rendered is not None:
-            if obj.template not in self._rendered_docs:
-                self._rendered_docs[obj.template] = positions(ctx.rendered.manifests.get(obj.template, ""))
-            docs = self._rendered_docs[obj.template]
-            # grpo-stack/charts/vllm/templates/x.yaml -> charts/grpo-stack/charts/vllm/templates/x.yaml
-            shown = f"charts/{obj.template}"
-        from ..positions import PosMap, PosSeq
-
-        line, col = 1, 1
-        node = docs[obj.index] if docs and obj.index < len(docs) else None
-        for part in [p for p in path.split(".") if p]:
-            if isinstance(node, PosMap) and part in node:
-                line, col = (x + 1 for x in node.lc.key(part))
-                node = node[part]
-            elif isinstance(node, PosSeq) and part.isdigit() and int(part) < len(node):
-                line, col = (x + 1 for x in node.lc.item(int(part)))
-                node = node[int(part)]
-            else:
-                break
-        return shown, line, col
-
-    def finding(self, code: str, name: str, severity: Severity, hit: Hit, ctx: LintContext) -> Finding:
-        from .rules import finding
-
-        if hit.obj is not None:
-            file, line, col = self.locate_object(hit.obj, hit.key_path, ctx)
-        else:
-            file, line, col = self.locate(hit.key_path, ctx)
-        return replace(finding(code, severity, hit, file, line, col), name=name)
 
 
 def _suppress(findings: list[Finding], files: list[ValuesFile], opts: Options) -> list[Finding]:

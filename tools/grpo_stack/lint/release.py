@@ -1,6 +1,7 @@
 """Manifest mode as a release: every manifest file of one run is linted together (one LintContext), so rules
 see the whole set `kubectl apply` creates: its namespaces, the Services it defines, the controllers whose pods
-selectors target. Values files are linted one by one, as before.
+selectors target. Values files are linted one by one, as before (lint/engine.py), and this module is the one
+that tells the two apart (read_input, looks_like_manifests).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from ..errors import InputError
 from ..filereader import read_text
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderedObject
-from ..safeyaml import load_input
+from ..safeyaml import load_documents, load_input
 from .context import LintContext
-from .engine import LintResult, Locator, Options, lint_values_many
+from .engine import lint_values_many
+from .locator import Locator
+from .outcome import LintResult, Options
 from .rules.release_namespace import EXPECTED
 from .steps import (
     apply_suppressions,
@@ -41,6 +44,27 @@ def read_input(path: str) -> ManifestFile | None:
     text = read_text(path)
     docs = load_input(text, path, is_manifest_docs)
     return ManifestFile(path, text, docs) if is_manifest_docs(docs) else None
+
+
+def looks_like_manifests(path: str) -> bool:
+    """A file whose first YAML document has apiVersion and kind is a manifest stream, not values."""
+    try:
+        docs = load_input(read_text(path), path, is_manifest_docs)
+    except InputError:
+        return False
+    return is_manifest_docs(docs)
+
+
+def lint_manifests(path: str, namespace: str | None = None, text: str | None = None, docs: list[Any] | None = None,
+                   **kw: Any) -> LintResult:
+    """Lint one plain manifest stream: a release of one file. Objects of the wrong shape get object-schema
+    findings and are kept from the rules, which read objects by their Kubernetes shape."""
+    try:
+        text = read_text(path) if text is None else text
+        docs = load_documents(text, path, helm=False) if docs is None else docs
+    except InputError as exc:
+        return LintResult(input_errors=[exc])
+    return lint_release([ManifestFile(path, text, docs)], namespace=namespace, **kw)
 
 
 def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: Any) -> LintResult:

@@ -14,7 +14,7 @@ from .finding import Finding, Hit, Severity
 from .rules import RULES
 
 if TYPE_CHECKING:
-    from .engine import Options
+    from .outcome import Options
 
 OBJECT_SCHEMA = ("GRPO002", "object-schema")
 

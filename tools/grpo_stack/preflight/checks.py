@@ -11,6 +11,7 @@ from typing import Any
 from ..kuberay_crd import KUBERAY_VERSION
 from ..lint.context import LintContext
 from ..lint.finding import Severity
+from .apiserver import events_api_server
 from .client import Cluster
 from .hit import ClusterHit
 from .kueue import queue
@@ -30,6 +31,8 @@ CODES = {
                 "Too few nodes of an instance type the values need, with the GPUs, EFA, CPU and memory."),
     "GRPO966": ("device-plugin", "Nodes of the instance type advertise no nvidia.com/gpu or vpc.amazonaws.com/efa."),
     "GRPO967": ("kueue-queue", "The run's Kueue LocalQueue or ClusterQueue is missing, or can never admit its GPUs."),
+    "GRPO968": ("events-api-server",
+                "With supervision Events on, the head's egress misses an API server endpoint the cluster lists."),
 }
 
 NETWORK_POLICY_NOTE = ("whether NetworkPolicies are enforced cannot be read from the API: it depends on the "
@@ -289,4 +292,4 @@ def device_plugins(cluster: Cluster, notes: list[str]) -> None:
                  "device plugin DaemonSets: none visible; the GPU/EFA counts above are what the nodes advertise")
 
 
-CHECKS = (namespace, crd, operator, secrets, storage, nodes, queue)
+CHECKS = (namespace, crd, operator, secrets, storage, nodes, queue, events_api_server)
