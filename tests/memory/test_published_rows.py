@@ -1,7 +1,8 @@
 """The published memory rows (tests/memory/published/rows.json): every row cited, its outcome one the validation
 can score, and the split fixed: the aside third is the committed one, unedited, and the reference rows' scripts
 stay in the fitting set. Nothing here scores a row: scoring the fitting set is the model's work, the aside set is
-scored once at the end of it (docs/memory.md, "Published configurations")."""
+scored once at the end of it (docs/memory.md, "Published configurations"); test_published_score.py scores the fitting
+set."""
 
 from __future__ import annotations
 

@@ -43,3 +43,41 @@ def test_kv_capacity_grows_with_the_engine_share_and_concurrency_caps_at_max_num
     small, large = estimate(replace(QWEN3_8B, gmu=0.4)), estimate(replace(QWEN3_8B, gmu=0.7))
     assert small.kv_tokens < large.kv_tokens
     assert small.kv_need_all == 256 * 5120  # 1024 requests over 4 engines = 256, vLLM's max_num_seqs
+
+
+def test_megatron_cpu_adam_moves_its_fraction_of_the_optimizer_to_the_host():
+    """miles' --optimizer-cpu-offload (fraction 1.0 by its argument default) decides a 30B-A3B run on H100s: the
+    optimizer state that put the training step over the GPU lives in host memory; verl passes the same switch
+    through Megatron's OptimizerConfig, whose fraction defaults to 0.0, so there it decides nothing until a
+    fraction is given."""
+    from grpo_stack.memory.resolve import OPT, miles_run, verl_run
+
+    h100 = 81920 * 2**20
+    arch = preset("qwen3-30b-a3b")
+    argv = {"tensor-model-parallel-size": 2, "expert-model-parallel-size": 8, "expert-tensor-parallel-size": 1,
+            "colocate": True, "use-dynamic-batch-size": True, "max-tokens-per-gpu": 8192,
+            "rollout-num-gpus-per-engine": 8, "sglang-mem-fraction-static": 0.7, "recompute-granularity": "full",
+            "sequence-parallel": True, "rollout-max-response-len": 8192}
+    on_gpu = estimate(miles_run(arch, argv, 1, h100, None))
+    cpu_adam = estimate(miles_run(arch, {**argv, "optimizer-cpu-offload": True}, 1, h100, None))
+    half = estimate(miles_run(arch, {**argv, "optimizer-cpu-offload": True, "optimizer-offload-fraction": 0.5}, 1,
+                              h100, None))
+    assert on_gpu.oom and not cpu_adam.oom
+    assert cpu_adam.states["optimizer"] == 0 < half.states["optimizer"] < on_gpu.states["optimizer"]
+    hydra = {"trainer.n_gpus_per_node": 8, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size": 2,
+             "actor_rollout_ref.actor.megatron.expert_model_parallel_size": 8, "data.max_prompt_length": 1024,
+             "data.max_response_length": 4096}
+    switch = {**hydra, OPT + "optimizer_cpu_offload": True}
+    assert estimate(verl_run(arch, switch, True, h100, None)).oom
+    assert not estimate(verl_run(arch, {**switch, OPT + "optimizer_offload_fraction": 1.0}, True, h100, None)).oom
+    off = estimate(verl_run(arch, {**switch, OPT + "optimizer_offload_fraction": 1.0}, True, h100, None))
+    assert off.host_bytes > 0
+
+
+def test_miles_always_shards_the_optimizer():
+    """miles sets Megatron's use_distributed_optimizer for every run (set_default_megatron_args): a command
+    without --use-distributed-optimizer still has its optimizer state divided over the data-parallel ranks."""
+    from grpo_stack.memory.resolve import miles_run
+
+    run = miles_run(preset("qwen3-8b"), {"tensor-model-parallel-size": 2, "colocate": True}, 1, H200, None)
+    assert run.distributed_optimizer and run.dp == 4

@@ -42,6 +42,10 @@ class Run:
     param_offload: bool = False
     grad_offload: bool = False
     optimizer_offload: bool = False
+    # Megatron's CPU Adam (--optimizer-cpu-offload): this fraction of the optimizer state (fp32 main params and
+    # moments) lives and steps in host memory for the whole run (--optimizer-offload-fraction: miles' argument
+    # default 1.0, Megatron's OptimizerConfig default 0.0 as verl passes it); the fp32 gradient buffer stays.
+    cpu_adam_fraction: float = 0.0
     offload_train: bool = False  # miles --offload-train (always on with --colocate)
     recompute: str = "none"  # none | selective | full
     seq_len: int = 2048  # longest sample: prompt + response
@@ -50,6 +54,10 @@ class Run:
     # a fact of the data and the policy; None takes every sample at its longest (conservative).
     remove_padding: bool = False
     mean_seq_len: int | None = None
+    # The favourable end of that assumption where the data's lengths are not both stated: the stated means only,
+    # an unstated part at none (docs/memory.md "Severity by confidence"); None: the point estimate assumes nothing.
+    # GRPO920 is an error only when this end is over the GPU too.
+    favourable_mean_seq_len: int | None = None
     train_entropy: bool = True  # the training step computes the entropy (verl: entropy_coeff != 0)
     micro_batch: int = 1
     token_budget: int | None = None  # dynamic batch size: tokens per GPU per micro batch
@@ -170,6 +178,10 @@ class Report:
 
 def estimate(run: Run) -> Report:
     states, shard_params = trainer_states(run)
+    host_adam = 0.0
+    if run.engine == "megatron" and run.cpu_adam_fraction:
+        host_adam = states["optimizer"] * min(1.0, max(0.0, run.cpu_adam_fraction))
+        states = {**states, "optimizer": states["optimizer"] - host_adam}
     phases = []
     kv_tokens, refusal, notes = None, "", []
     rollout_terms, engine_resident = _rollout_engine(run, states)
@@ -186,7 +198,9 @@ def estimate(run: Run) -> Report:
                                               *beside, *rollout_terms["terms"]),
                             leaves=tuple(x.name for x in residue)))
     trainer_pool = "colocated" if run.colocated else "trainer"
-    state_terms = tuple(Term(k, v, STATE_SOURCES[run.engine][k]) for k, v in states.items())
+    state_terms = tuple(Term(k, v, STATE_SOURCES[run.engine][k] + (
+        f"; {run.cpu_adam_fraction:.0%} of it in host memory (--optimizer-cpu-offload)"
+        if k == "optimizer" and host_adam else "")) for k, v in states.items())
     sleeping = tuple(engine_resident) if run.colocated else ()
     if run.framework != "megatron" or run.rollout:  # pre-training has no log-prob pass
         forward_states = tuple(x for x in state_terms if x.name in _forward_states(run))
@@ -199,8 +213,8 @@ def estimate(run: Run) -> Report:
         phases.append(_weight_sync(run, states, state_terms, margins, ref))
     kv_one, kv_all = run.max_model_len, _concurrency(run, kv_tokens) * min(run.seq_len, run.max_model_len)
     return Report(run, tuple(phases), states, kv_tokens, kv_one if run.rollout in ("vllm", "sglang") else 0,
-                  kv_all if run.rollout in ("vllm", "sglang") else 0, refusal, _host_bytes(run, states, shard_params),
-                  tuple(notes))
+                  kv_all if run.rollout in ("vllm", "sglang") else 0, refusal,
+                  _host_bytes(run, states, shard_params) + host_adam * run.gpus_per_node, tuple(notes))
 
 
 STATE_SOURCES = {

@@ -18,6 +18,7 @@ from .model import Run
 AR = "actor_rollout_ref"
 MG = f"{AR}.actor.megatron."
 FS = f"{AR}.actor.fsdp_config."
+OPT = f"{AR}.actor.optim.override_optimizer_config."
 MIB = 2**20
 
 # Run field -> the values key a fix of that knob changes, per framework.
@@ -91,7 +92,9 @@ def run_for(spec, built) -> Run | None:
         run = verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
     else:
         run = miles_run(arch, {**values, **argv_options(built.extra or ())}, int(spec.cluster["nodes"]), *hw)
-    return replace(run, mean_seq_len=mean_length(spec.job.get("lengths") or {}))
+    lengths = spec.job.get("lengths") or {}
+    favourable = favourable_length(lengths) if "maxPrompt" in lengths else run.favourable_mean_seq_len
+    return replace(run, mean_seq_len=mean_length(lengths), favourable_mean_seq_len=favourable)
 
 
 def argv_options(words) -> dict[str, Any]:
@@ -123,6 +126,16 @@ def mean_length(lengths: dict) -> int | None:
         return None
     return sum(min(int(lengths.get(f"mean{part}") or lengths[f"max{part}"]), int(lengths[f"max{part}"]))
                for part in ("Prompt", "Response"))
+
+
+def favourable_length(lengths: dict) -> int | None:
+    """The mean sample length at the favourable end of the length assumption: each part at its stated mean (a
+    measured prompt mean is the floor), an unstated part at none at all: nothing rules out short prompts or a policy
+    that stops at once. None when both means are stated: nothing is assumed."""
+    if lengths.get("meanPrompt") is not None and lengths.get("meanResponse") is not None:
+        return None
+    return sum(min(int(lengths[f"mean{part}"]), int(lengths[f"max{part}"])) for part in ("Prompt", "Response")
+               if lengths.get(f"mean{part}") is not None)
 
 
 def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
@@ -158,7 +171,11 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         lora_rank=lora, param_offload=bool(v.get(eng + "param_offload", False)),
         grad_offload=bool(v.get(eng + "grad_offload", False)),
         optimizer_offload=bool(v.get(eng + "optimizer_offload", False)), recompute=recompute,
-        seq_len=prompt + response, micro_batch=micro, token_budget=budget, log_prob_micro=lp_micro,
+        # Megatron's OptimizerConfig as verl fills it from override_optimizer_config (optimizer.py L335-336)
+        cpu_adam_fraction=float(v.get(OPT + "optimizer_offload_fraction", 0.0) or 0.0)
+        if megatron and v.get(OPT + "optimizer_cpu_offload") else 0.0,
+        seq_len=prompt + response, favourable_mean_seq_len=0, micro_batch=micro, token_budget=budget,
+        log_prob_micro=lp_micro,
         log_prob_budget=lp_budget, microbatches=max(1, mini * n // dp // max(1, micro)),
         use_ref=bool(v.get(f"{AR}.actor.use_kl_loss") or v.get("algorithm.use_kl_in_reward")),
         ref_offload=bool(v.get(ref, False)), rollout="vllm",
@@ -194,10 +211,14 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         ep=_int(v, "expert-model-parallel-size", 1), etp=_int(v, "expert-tensor-parallel-size", None),
         vpp=_int(v, "num-virtual-stages-per-pipeline-rank", None),
         sequence_parallel=bool(v.get("sequence-parallel", False)) and tp > 1,
-        # Megatron's --use-distributed-optimizer is off unless given (megatron/training/arguments.py)
-        distributed_optimizer=bool(v.get("use-distributed-optimizer", False)),
+        # miles turns Megatron's distributed optimizer on for every run, whatever the command says
+        # (set_default_megatron_args, miles/backends/megatron_utils/arguments.py L12-14, miles-rl 0.0.2)
+        distributed_optimizer=True,
+        # --optimizer-cpu-offload with --optimizer-offload-fraction (default 1.0: Megatron arguments.py L2087-2090)
+        cpu_adam_fraction=float(v.get("optimizer-offload-fraction", 1.0)) if v.get("optimizer-cpu-offload") else 0.0,
         offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
-        recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response, micro_batch=micro,
+        recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response,
+        favourable_mean_seq_len=0, micro_batch=micro,
         # miles packs a micro batch's samples (--qkv-format thd by default: miles utils/arguments.py L136-140,
         # backends/training_utils/data.py get_batch, miles-rl 0.0.2)
         remove_padding=v.get("qkv-format", "thd") == "thd",

@@ -27,9 +27,12 @@ entropy over the vocabulary; the rollout engine takes vLLM's fraction of the who
 less is free) or SGLang's fraction of the free memory.
 
 Reports:
-- **error**: a phase above the GPU's memory, or vLLM's start-up refusal (free memory below
-  `gpuMemoryUtilization` x GPU). The message names the phase and its largest terms, and the nearest fixes that
-  the model itself predicts fit;
+- **error**: a phase above the GPU's memory even at the favourable end of the length assumptions (unstated
+  lengths no longer than stated, docs/memory.md "Severity by confidence"), or vLLM's start-up refusal (free memory
+  below `gpuMemoryUtilization` x GPU). The message names the phase and its largest terms, and the nearest fixes
+  that the model itself predicts fit;
+- **warning**: a phase above the GPU's memory only with every sample at its longest (the lengths unstated): the
+  message names that assumption and the peak at the favourable end; stating `global.job.lengths` decides it;
 - **warning**: the peak phase in the 90-100 % band (CUDA graphs and fragmentation live there);
 - **error**: a KV cache smaller than one `max_model_len` sequence (the engine refuses to start);
 - **warning**: a KV cache smaller than the engine's concurrency x sequence length (it preempts and slows down);
@@ -130,7 +133,10 @@ def findings_for_run(run, instance, keys: dict[str, str], where) -> Iterator[Hit
         over = [p for p in report.phases if p.name == "rollout"] + over
     if over:
         worst = max(over, key=lambda p: p.total)
-        yield _oom(run, report, worst, over, gpu, keys, where(phase_key(run, worst.name, keys)))
+        at = where(phase_key(run, worst.name, keys))
+        favourable = _favourable(run)
+        yield (_oom(run, report, worst, over, gpu, keys, at) if favourable is None else
+               _length_bound(run, worst, favourable, gpu, keys, at))
     elif report.fraction(report.peak) > RISKY:
         p = report.peak
         yield Hit(**where(phase_key(run, p.name, keys)), message=f"{p.name} phase peaks at {p.total / GIB:.1f} GiB = "
@@ -197,6 +203,35 @@ def _oom(run, report, worst, over, gpu: str, keys: dict[str, str], at: dict) -> 
             "; no single change the model tries fits: use larger or more GPUs")
     return Hit(**at, message=message + tail, remediation=fix or None,
                related=() if "obj" in at else ("global.cluster.gpuInstanceType",))
+
+
+def _favourable(run):
+    """The estimate at the favourable end of the length assumption when every phase fits there (the verdict then
+    rests on the lengths alone), else None."""
+    from dataclasses import replace
+
+    from ...memory import estimate
+
+    if run.favourable_mean_seq_len is None or run.favourable_mean_seq_len == run.mean_seq_len:
+        return None
+    report = estimate(replace(run, mean_seq_len=run.favourable_mean_seq_len))
+    fits = not report.engine_refusal and all(p.total <= run.gpu_bytes for p in report.phases)
+    return report if fits else None
+
+
+def _length_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at: dict) -> Hit:
+    """Over the GPU only where the packed samples are long: a warning naming the assumption that decides."""
+    stated = "the stated means" if run.mean_seq_len is not None else "every sample at its longest"
+    lengths = ("global.job.lengths.meanPrompt and meanResponse (the data's prompt_length/mean, a previous run's "
+               "response_length/mean)" if "obj" not in at else "the data's mean lengths, which the manifest cannot "
+               "state")
+    fit = favourable.peak
+    return Hit(**at, severity=Severity.WARNING,
+               message=f"{worst.name} phase needs {worst.total / GIB:.1f} GiB per GPU > {gpu} ({_top(worst)}) with "
+               f"{stated} ({run.mean_seq_len or run.seq_len} tokens per packed sample); with the other samples of a "
+               f"micro batch at {run.favourable_mean_seq_len} tokens (stated means only) the peak is "
+               f"{fit.name} {fit.total / GIB:.1f} GiB and fits: the verdict rests on the sample lengths",
+               remediation=f"state {lengths} to decide it; " + (_fix_text(run, keys) or "or use larger GPUs"))
 
 
 def _kv(run, report, at: dict) -> Iterator[Hit]:

@@ -1,0 +1,59 @@
+"""GRPO920 by confidence: an error only where the run is over the GPU at the favourable end of every length
+assumption; a warning naming the lengths where only the unfavourable end is over. Where the check stops: the
+verdicts are the memory model's (docs/memory.md); no GPU runs here."""
+
+from __future__ import annotations
+
+from grpo_stack.lint.engine import lint_values
+from grpo_stack.memory.resolve import favourable_length
+from grpo_stack.paths import REPO_ROOT
+
+BASE = str(REPO_ROOT / "values" / "qwen3-8b.yaml")
+RUN = """global:
+  job:
+    verl:
+      batch: {ppoMicroBatchSizePerGpu: 8}
+      overrides: {actor_rollout_ref.model.enable_gradient_checkpointing: false}
+"""
+
+
+def _memory(tmp_path, extra: str = ""):
+    overlay = tmp_path / "run.yaml"
+    overlay.write_text(RUN + extra)
+    return [f for f in lint_values([BASE, str(overlay)], release="grpo", namespace="grpo").findings
+            if f.code == "GRPO920"]
+
+
+def test_unstated_lengths_that_decide_the_verdict_are_a_warning_naming_them(tmp_path):
+    [finding] = _memory(tmp_path)
+    assert finding.severity.value == "warning"
+    assert "every sample at its longest (5120 tokens" in finding.message
+    assert "at 0 tokens (stated means only)" in finding.message
+    assert "rests on the sample lengths" in finding.message
+    assert "global.job.lengths.meanPrompt and meanResponse" in finding.remediation
+
+
+def test_stated_long_responses_make_it_an_error(tmp_path):
+    [finding] = _memory(tmp_path, "    lengths: {meanPrompt: 200, meanResponse: 3000}\n")
+    assert finding.severity.value == "error"
+    assert "train phase needs" in finding.message
+
+
+def test_stated_short_responses_make_it_fit(tmp_path):
+    assert not [f for f in _memory(tmp_path, "    lengths: {meanPrompt: 200, meanResponse: 300}\n")
+                if f.severity.value == "error"]
+
+
+def test_a_run_over_the_gpu_at_both_ends_stays_an_error():
+    bad = REPO_ROOT / "tests" / "lint" / "rules" / "fixtures" / "GRPO920" / "bad-72b-full-finetune-2-p5en.yaml"
+    findings = lint_values([str(REPO_ROOT / "values" / "qwen25-72b.yaml"), str(bad)], release="grpo",
+                           namespace="grpo").findings
+    assert [f.severity.value for f in findings if f.code == "GRPO920"] == ["error"]
+
+
+def test_the_favourable_length_is_the_stated_means_and_nothing_more():
+    assert favourable_length({"maxPrompt": 1024, "maxResponse": 4096}) == 0
+    assert favourable_length({"maxPrompt": 1024, "maxResponse": 4096, "meanPrompt": 105}) == 105
+    assert favourable_length({"maxPrompt": 1024, "maxResponse": 4096, "meanResponse": 9000}) == 4096
+    assert favourable_length({"maxPrompt": 1024, "maxResponse": 4096, "meanPrompt": 105,
+                              "meanResponse": 300}) is None

@@ -1,0 +1,163 @@
+"""A published row (rows.json) -> the memory model's Run, through the product's own readers of verl's Hydra keys
+and miles' arguments (memory/resolve.py verl_run, miles_run), or the reason it cannot be expressed.
+
+Only what a row states is passed; what it leaves out takes the framework's defaults, as a manifest would. A row is
+not expressed when a fact the model needs is missing or outside its inputs: an architecture with no cited
+config.json (architectures.json), a GPU whose memory is not stated, a framework the model does not read."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from grpo_stack.catalog.instances import GPU_MEMORY_MIB
+from grpo_stack.catalog.models import MODELS
+from grpo_stack.memory import Run
+from grpo_stack.memory.arch import Arch, from_config, from_shape
+from grpo_stack.memory.resolve import AR, FS, MG, miles_run, verl_run
+
+MIB = 2**20
+ARCHITECTURES = Path(__file__).with_name("architectures.json")
+# A row's GPU -> MiB per GPU, from the instance catalogue's figure for the same part (EC2 GpuInfo): H100 and H800
+# (the same 80 GB HBM3 board), A100/A800 80 GB as p4de, H200 as p5en. Others (GB200, an unnamed Blackwell, H100
+# 96 GB, RTX A6000, a GPU of unstated memory) are not in the catalogue: those rows are not expressed.
+GPUS = {"H100": "p5", "H100-80GB": "p5", "H800": "p5", "A100-80GB": "p4de", "A800-80GB": "p4de",
+        "80GB GPU (model not stated)": "p4de", "H200": "p5en", "H200 (141GB)": "p5en", "H200-141GB": "p5en"}
+
+
+class NotExpressed(Exception):
+    """The row needs a fact or an input the model does not have; the message says which."""
+
+
+def architectures() -> dict[str, Arch]:
+    out = {shape.hf_id.lower(): from_shape(shape) for shape in MODELS.values() if shape.vocab_size}
+    for hf_id, entry in json.loads(ARCHITECTURES.read_text(encoding="utf-8"))["models"].items():
+        out.setdefault(hf_id.lower(), from_config(entry["config"]))
+    return out
+
+
+def arch_of(model: Any, known: dict[str, Arch]) -> Arch:
+    """The row's model: its Hugging Face id, or a name without its organisation that one id carries (a base and
+    its instruct model share one architecture)."""
+    if not isinstance(model, str):
+        raise NotExpressed("the model is given as a Megatron shape, not a Hugging Face id")
+    name = model.split(" (")[0].strip().lower()
+    if name in known:
+        return known[name]
+    matches = sorted(k for k in known if k.split("/")[-1].startswith(name.split("/")[-1]))
+    if not matches:
+        raise NotExpressed(f"no cited config.json for {model!r}")
+    return known[matches[0]]
+
+
+def gpu_bytes(row: dict[str, Any]) -> int:
+    family = GPUS.get(str(row.get("gpu")))
+    if family is None:
+        raise NotExpressed(f"GPU {row.get('gpu')!r}: its memory is not in the instance catalogue")
+    return GPU_MEMORY_MIB[family] * MIB
+
+
+def run_of(row: dict[str, Any], known: dict[str, Arch]) -> Run:
+    framework = row.get("framework")
+    if framework == "verl":
+        return _verl(row, known)
+    if framework in ("miles", "slime"):
+        return _miles(row, known)
+    raise NotExpressed(f"{framework or row.get('source_kind')}: the model reads verl's and miles' commands only")
+
+
+def _put(out: dict, key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value
+
+
+def _verl(row: dict[str, Any], known: dict[str, Arch]) -> Run:
+    if row.get("backend") not in ("fsdp", "megatron"):
+        raise NotExpressed(f"verl backend {row.get('backend')!r} not stated")
+    megatron = row["backend"] == "megatron"
+    flags = row.get("other_flags") or {}
+    nodes, gpus = row.get("nodes") or 1, row.get("gpus_per_node") or 8
+    v: dict[str, Any] = {"trainer.nnodes": nodes, "trainer.n_gpus_per_node": gpus}
+    _put(v, "data.max_prompt_length", row.get("max_prompt_length"))
+    _put(v, "data.max_response_length", row.get("max_response_length"))
+    _put(v, "data.train_batch_size", row.get("train_batch_size"))
+    _put(v, f"{AR}.rollout.n", row.get("rollout_n"))
+    _put(v, f"{AR}.actor.ppo_mini_batch_size", row.get("ppo_mini_batch_size"))
+    world = nodes * gpus // (row.get("ulysses_sp") or 1)
+    micro = row.get("ppo_micro_batch_size_per_gpu")
+    if micro is None:  # verl divides the deprecated global micro batch by the data-parallel size
+        total = flags.get("ppo_micro_batch_size(global,deprecated)") or flags.get("ppo_micro_batch_size(global)")
+        micro = max(1, int(total) // world) if total else None
+    _put(v, f"{AR}.actor.ppo_micro_batch_size_per_gpu", micro)
+    lp = row.get("log_prob_micro_batch_size_per_gpu")
+    if lp is None:
+        total = (flags.get("rollout.log_prob_micro_batch_size(global,deprecated)")
+                 or flags.get("log_prob_micro_batch_size(global)"))
+        lp = max(1, int(total) // world) if total else None
+    _put(v, f"{AR}.rollout.log_prob_micro_batch_size_per_gpu", lp)
+    _put(v, f"{AR}.actor.use_dynamic_bsz", row.get("use_dynamic_bsz"))
+    _put(v, f"{AR}.actor.ppo_max_token_len_per_gpu", row.get("ppo_max_token_len_per_gpu"))
+    _put(v, f"{AR}.rollout.log_prob_max_token_len_per_gpu", flags.get("rollout.log_prob_max_token_len_per_gpu")
+         or flags.get("log_prob_max_token_len_per_gpu"))
+    _put(v, f"{AR}.actor.ulysses_sequence_parallel_size", row.get("ulysses_sp"))
+    engine = MG if megatron else FS
+    _put(v, engine + "param_offload", row.get("param_offload"))
+    _put(v, engine + "optimizer_offload", row.get("optimizer_offload"))
+    _put(v, engine + "grad_offload", flags.get("actor.megatron.grad_offload"))
+    _put(v, f"{AR}.ref.{'megatron' if megatron else 'fsdp_config'}.param_offload", row.get("ref_param_offload"))
+    _put(v, f"{AR}.model.enable_gradient_checkpointing", row.get("gradient_checkpointing"))
+    _put(v, f"{AR}.model.use_remove_padding", row.get("remove_padding"))
+    _put(v, f"{AR}.actor.entropy_coeff", row.get("entropy_coeff"))
+    _put(v, f"{AR}.actor.use_kl_loss", flags.get("use_kl_loss"))
+    _put(v, f"{AR}.model.{'lora.rank' if megatron else 'lora_rank'}", row.get("lora_rank"))
+    _put(v, f"{AR}.rollout.tensor_model_parallel_size", row.get("rollout_tp"))
+    _put(v, f"{AR}.rollout.gpu_memory_utilization", row.get("gpu_memory_utilization"))
+    _put(v, f"{AR}.rollout.max_num_seqs", row.get("max_num_seqs"))
+    _put(v, f"{AR}.rollout.max_num_batched_tokens", row.get("max_num_batched_tokens"))
+    _put(v, f"{AR}.rollout.max_model_len", flags.get("rollout.max_model_len"))
+    if megatron:
+        for field, key in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
+                           ("cp", "context_parallel_size"), ("ep", "expert_model_parallel_size"),
+                           ("etp", "expert_tensor_parallel_size"), ("vpp", "virtual_pipeline_model_parallel_size")):
+            if isinstance(row.get(field), int):
+                v[MG + key] = row[field]
+        recompute = row.get("recompute")
+        if isinstance(recompute, str):
+            v[MG + "override_transformer_config.recompute_granularity"] = recompute.split("/")[0]
+    run = verl_run(arch_of(row["model"], known), v, megatron, gpu_bytes(row), None)
+    if row.get("rollout_engine") == "sglang":
+        run = replace(run, rollout="sglang")
+    return run
+
+
+def _miles(row: dict[str, Any], known: dict[str, Arch]) -> Run:
+    v: dict[str, Any] = {}
+    if row.get("optimizer_cpu_offload"):
+        v["optimizer-cpu-offload"] = True
+        if isinstance(row.get("offload_fraction"), int | float):
+            v["optimizer-offload-fraction"] = row["offload_fraction"]
+    for field, key in (("tp", "tensor-model-parallel-size"), ("pp", "pipeline-model-parallel-size"),
+                       ("cp", "context-parallel-size"), ("ep", "expert-model-parallel-size"),
+                       ("etp", "expert-tensor-parallel-size"), ("micro_batch_size", "micro-batch-size"),
+                       ("global_batch_size", "global-batch-size"), ("max_tokens_per_gpu", "max-tokens-per-gpu"),
+                       ("rollout_max_prompt_len", "rollout-max-prompt-len"),
+                       ("rollout_max_response_len", "rollout-max-response-len"),
+                       ("actor_num_nodes", "actor-num-nodes"), ("actor_num_gpus_per_node", "actor-num-gpus-per-node"),
+                       ("rollout_num_gpus_per_engine", "rollout-num-gpus-per-engine"),
+                       ("sglang_mem_fraction_static", "sglang-mem-fraction-static"),
+                       ("rollout_batch_size", "rollout-batch-size"), ("n_samples_per_prompt", "n-samples-per-prompt")):
+        if isinstance(row.get(field), int | float) and not isinstance(row.get(field), bool):
+            v[key] = row[field]
+    for field, key in (("use_dynamic_batch_size", "use-dynamic-batch-size"), ("colocate", "colocate"),
+                       ("sequence_parallel", "sequence-parallel"),
+                       ("use_distributed_optimizer", "use-distributed-optimizer")):
+        if row.get(field):
+            v[key] = True
+    if (row.get("other_flags") or {}).get("use_kl_loss"):
+        v["use-kl-loss"] = True
+    recompute = row.get("recompute")
+    if isinstance(recompute, str):
+        v["recompute-granularity"] = recompute.split("/")[0]
+    return miles_run(arch_of(row["model"], known), v, row.get("nodes") or 1, gpu_bytes(row), None)

@@ -1,0 +1,40 @@
+"""The memory model on the fitting third of the published rows (tests/memory/published): GRPO920 never errors on
+a configuration published as working, and catches the published out-of-memory runs it can express. The aside
+third is not read here: it was scored once, reported in docs/memory.md, and is never refitted to. Where the check
+stops: the outcomes are the sources' own (scripts documented as working on stated hardware, issues with their
+logs); no GPU runs here, and rows whose facts the model lacks are listed as not expressed, not guessed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.memory.published.score import score
+from tests.memory.published.split import fitting
+
+# Published out-of-memory runs the model does not catch, each with the reason (docs/memory.md "Remaining limits").
+MISSED = {
+    "rl-frameworks/miles-qwen3-30b-a3b-ci-h100-oom-memfrac0.8": "SGLang's memory outside mem_fraction_static "
+    "(CUDA graphs, activations) is not sized; the run fit at 0.7",
+}
+
+
+@pytest.fixture(scope="module")
+def scored():
+    return score(fitting())
+
+
+def test_no_false_out_of_memory_error_on_a_published_working_configuration(scored):
+    working = [s for s in scored if s.outcome == "fits" and s.verdict is not None]
+    families = {s.id.split("/")[0] + ("/slime" if "slime" in s.id else "") for s in working}
+    assert {"verl", "rl-frameworks/slime"} <= families, families
+    assert not [s.id for s in working if s.false_error]
+
+
+def test_published_out_of_memory_runs_are_caught_but_the_known_misses(scored):
+    ooms = [s for s in scored if s.outcome == "oom" and s.verdict is not None]
+    assert len(ooms) > len(MISSED)
+    assert {s.id for s in ooms if s.missed_oom} == set(MISSED)
+
+
+def test_a_row_is_expressed_or_says_which_fact_is_missing(scored):
+    assert all(s.verdict is not None or s.reason for s in scored)
