@@ -28,6 +28,7 @@ class InstanceType:
     allocatable_millicpu: int
     allocatable_memory_mib: int
     source: str
+    gpu_memory_mib: int | None = None  # stated for a type the catalogue lacks; catalogued: GPU_MEMORY_MIB
 
 
 _ROWS = [
@@ -198,7 +199,10 @@ GPU_MEMORY_MIB: dict[str, int] = {
 }
 
 
-def gpu_memory_mib(name: str) -> int | None:
-    """Memory of one GPU of an instance type (MiB), or None for a type without GPUs or not catalogued."""
+def gpu_memory_mib(name: str, stated: InstanceType | None = None) -> int | None:
+    """Memory of one GPU of an instance type (MiB): the catalogue's, else what `stated` (a type the catalogue
+    lacks, as the values or `.grpo-lint.yaml` state it) says; None for a type without GPUs or not known."""
     node = lookup(name)
-    return GPU_MEMORY_MIB.get(node.name.split(".")[0]) if node and node.gpus else None
+    if node is not None:
+        return GPU_MEMORY_MIB.get(node.name.split(".")[0]) if node.gpus else None
+    return stated.gpu_memory_mib if stated is not None and stated.gpus else None

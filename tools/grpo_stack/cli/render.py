@@ -101,8 +101,9 @@ def _memory(spec_data, built, fmt: str) -> int:
 
     run = run_for(Spec(spec_data), built)
     if run is None:
-        print("grpo-render: --memory: global.cluster.gpuInstanceType is not in the instance catalogue (or the model "
-              "shape has no vocabulary size): no memory model", file=sys.stderr)
+        print("grpo-render: --memory: the GPU's memory is not known (global.cluster.gpuInstanceType is not in the "
+              "instance catalogue and global.instanceTypes states no gpuMemory for it) or the model shape has no "
+              "vocabulary size: no memory model", file=sys.stderr)
         return 2
     report = estimate(run)
     print(view.as_json(report) if fmt == "json" else view.as_text(report))

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..catalog.instances import gpu_memory_mib, lookup
+from ..catalog.capacity import stated_in_values
+from ..catalog.instances import InstanceType, gpu_memory_mib, lookup
 from .arch import from_shape
 from .model import Run
 
@@ -70,18 +71,22 @@ def _int(values: dict, key: str, default: Any) -> Any:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
 
 
-def _hardware(spec) -> tuple[int, int | None] | None:
+def _hardware(spec, stated: InstanceType | None) -> tuple[int, int | None] | None:
     instance = spec.cluster.get("gpuInstanceType")
-    mib = gpu_memory_mib(instance) if isinstance(instance, str) else None
+    if not isinstance(instance, str):
+        return None
+    stated = stated or stated_in_values(spec.data, instance)
+    mib = gpu_memory_mib(instance, stated)
     if not mib:
         return None
-    node = lookup(instance)
+    node = lookup(instance) or stated
     return mib * MIB, (node.allocatable_memory_mib * MIB if node else None)
 
 
-def run_for(spec, built) -> Run | None:
-    """The Run of a built verl or miles job, or None when the GPU is not catalogued or the model has no vocab."""
-    hw = _hardware(spec)
+def run_for(spec, built, stated: InstanceType | None = None) -> Run | None:
+    """The Run of a built verl or miles job, or None when the GPU's memory is not known (a type neither the
+    catalogue nor `stated` / the values' global.instanceTypes give it for) or the model has no vocab."""
+    hw = _hardware(spec, stated)
     if hw is None or built is None:
         return None
     arch = from_shape(spec.model)

@@ -43,6 +43,10 @@ class InstanceCapacity(Strict):
     memory: PositiveQuantity = Field(description="Allocatable memory, e.g. `29317Mi`.")
     gpus: int = Field(ge=0, le=64, description="`nvidia.com/gpu` per node.")
     efa: int = Field(ge=0, le=64, description="`vpc.amazonaws.com/efa` per node.")
+    gpuMemory: PositiveQuantity | None = Field(
+        default=None, description="Memory of one GPU as `nvidia-smi --query-gpu=memory.total` reports it, e.g. "
+        "`97871Mi` for an H20. Read only by grpo-lint: its memory model (GRPO920) and GRPO905 judge a GPU type "
+        "the catalogue lacks by it. Absent: such a type's memory is not modelled.")
 
 
 class Storage(Strict):
@@ -148,9 +152,10 @@ class Global(Strict):
     instanceTypes: dict[InstanceType, InstanceCapacity] = Field(
         max_length=64, json_schema_extra={"additionalProperties": False},
         description="Capacity of real instance types the catalogue lacks, by name: "
-        "`{c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`. Read by grpo-lint alone (GRPO601, "
-        "GRPO613), like `.grpo-lint.yaml` `instance-types`, whose entry for the same type it overrides; the chart "
-        "ignores it. Empty: only catalogued types pass the lint.")
+        "`{c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`, a GPU type with `gpuMemory` too. Read by "
+        "grpo-lint alone (GRPO601, GRPO613; GRPO920 and GRPO905 with gpuMemory), like `.grpo-lint.yaml` "
+        "`instance-types`, whose entry for the same type it overrides; the chart ignores it. Empty: only "
+        "catalogued types pass the lint.")
     monitoring: Monitoring | None = Field(
         default=None, description="Prometheus Operator monitors, alert rules and Grafana dashboards "
         "(docs/observability.md; values/monitoring/monitoring.yaml turns them on); absent: none rendered.")

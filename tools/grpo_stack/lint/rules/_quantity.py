@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .capacity import QTY, suffix_scale
+from ...catalog.capacity import QTY, suffix_scale
 
 
 def quantity(value: object) -> float | None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from ...catalog.capacity import capacity_row, quantity
 from ...catalog.instances import EC2_NAME, InstanceType, did_you_mean, lookup
 from ...errors import InputError
 from ..finding import Hit, Severity
@@ -34,6 +34,8 @@ findings: they are not EC2 types at all.
 Allocatable figures as the node reports them (`kubectl describe node`), in the values:
 `global: {instanceTypes: {c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}}`, or for every file the
 lint checks, in `.grpo-lint.yaml`: `instance-types: {c7i.2xlarge: {cpu: 7910m, memory: 29317Mi, gpus: 0, efa: 0}}`.
+A GPU type may add `gpuMemory`, one GPU's memory as `nvidia-smi --query-gpu=memory.total` reports it (`97871Mi`
+for an H20): the memory model (GRPO920) and GRPO905 then judge the type by it instead of passing over it.
 
 ## Why is this bad?
 The predecessor's validation Job admitted `m5.xlarge` (4 vCPU, ~14 GiB allocatable) while requesting 8 CPU and
@@ -60,40 +62,10 @@ Lower the requests below the allocatable figures in the message, pick a larger i
 instance's full EFA count.
 """
 
-UNITS = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-         "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-# The API server's quantity grammar (apimachinery resource.Quantity): a decimal number, then a binary or decimal
-# SI suffix or a decimal exponent (`1e3`, `5E-1`). A scheduler reads `1e3` CPUs as a thousand: so must the rule.
-QTY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
-
-
-def suffix_scale(suffix: str | None) -> float:
-    """The multiplier of a quantity's suffix (QTY group 2): an SI unit or a decimal exponent."""
-    if suffix and suffix[0] in "eE" and len(suffix) > 1:
-        return 10.0 ** int(suffix[1:])
-    return UNITS[suffix or ""]
-
-
-def quantity(value) -> float:
-    """0 where the value is not a quantity: the object-schema check reports those, this rule compares numbers."""
-    m = QTY.match(str(value).strip())
-    if not m:
-        return 0.0
-    try:
-        return float(m.group(1)) * suffix_scale(m.group(2))
-    except OverflowError:
-        return float("inf")
-
-
 CONFIG_KEY = "instance-types"  # the `.grpo-lint.yaml` section: capacity of types the catalogue lacks
 VALUES_KEY = "global.instanceTypes"  # the same, stated in the values for one release (the chart ignores it)
 CAPACITY_KEYS = {"cpu", "memory", "gpus", "efa"}
-
-
-def capacity_row(name: str, cap: dict, source: str) -> InstanceType:
-    """One node's allocatable capacity, as `.grpo-lint.yaml` and the values state it, as a catalogue row."""
-    return InstanceType(name, 0, 0.0, cap["gpus"], cap["efa"], round(quantity(cap["cpu"]) * 1000),
-                        round(quantity(cap["memory"]) / 2**20), source)
+OPTIONAL_KEYS = {"gpuMemory"}  # one GPU's memory: read by the memory model (GRPO920) and GRPO905
 
 
 def read_config(section: object, file: str) -> dict[str, InstanceType]:
@@ -107,13 +79,16 @@ def read_config(section: object, file: str) -> dict[str, InstanceType]:
     out = {}
     for name, cap in section.items():
         where = f"{CONFIG_KEY}.{name}"
-        if not isinstance(cap, dict) or set(cap) != CAPACITY_KEYS:
-            raise InputError(file, "expected {cpu, memory, gpus, efa}: the node's allocatable cpu and memory, "
-                             "its GPUs and EFA interfaces", key_path=where)
+        if not isinstance(cap, dict) or not CAPACITY_KEYS <= set(cap) <= CAPACITY_KEYS | OPTIONAL_KEYS:
+            raise InputError(file, "expected {cpu, memory, gpus, efa} and optionally gpuMemory: the node's "
+                             "allocatable cpu and memory, its GPUs and EFA interfaces, one GPU's memory",
+                             key_path=where)
         if lookup(str(name)):
             raise InputError(file, f"{name} is catalogued already (its capacity is sourced); remove it here",
                              key_path=where)
         cpu, mem = quantity(cap["cpu"]), quantity(cap["memory"])
+        if "gpuMemory" in cap and quantity(cap["gpuMemory"]) <= 0:
+            raise InputError(file, "gpuMemory must be a positive quantity (97871Mi)", key_path=f"{where}.gpuMemory")
         counts = [cap[k] for k in ("gpus", "efa")]
         if cpu <= 0 or mem <= 0 or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
             raise InputError(file, "cpu and memory must be positive quantities (7910m, 29317Mi), gpus and efa "

@@ -68,11 +68,14 @@ def check(ctx) -> Iterator[Hit]:
     if ctx.component_enabled("vllm"):
         yield from _engine(model, "vLLM eval server", ctx.get("vllm.instanceType"), ctx.get("vllm.tensorParallel"),
                            ctx.get("vllm.gpuMemoryUtilization"), ctx.get("vllm.maxModelLen"), "vllm",
-                           "vllm.instanceType")
+                           "vllm.instanceType", ctx)
 
 
-def _engine(model, engine: str, instance, tp, utilization, context, section: str, type_key: str) -> Iterator[Hit]:
-    gpu_mib = gpu_memory_mib(instance) if isinstance(instance, str) else None
+def _engine(model, engine: str, instance, tp, utilization, context, section: str, type_key: str,
+            ctx) -> Iterator[Hit]:
+    from .capacity import node_type
+
+    gpu_mib = gpu_memory_mib(instance, node_type(ctx, instance)) if isinstance(instance, str) else None
     if gpu_mib is None or not isinstance(tp, int) or tp < 1 or not isinstance(utilization, int | float):
         return  # an unknown type is GRPO601's / GRPO613's warning; bad numbers are the schema's
     budget = gpu_mib * 2**20 * utilization

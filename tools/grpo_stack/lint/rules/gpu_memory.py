@@ -87,11 +87,12 @@ def phase_key(run, phase: str, keys: dict[str, str]) -> str:
 
 def check(ctx) -> Iterator[Hit]:
     from ...memory.resolve import fix_keys, run_for
+    from .capacity import node_type
 
     if ctx.spec is not None and ctx.built is not None:
-        run = run_for(ctx.spec, ctx.built)
-        if run is not None:  # None: an uncatalogued GPU type (GRPO613's warning) or a shape without vocab
-            instance = ctx.spec.cluster.get("gpuInstanceType")
+        instance = ctx.spec.cluster.get("gpuInstanceType")
+        run = run_for(ctx.spec, ctx.built, node_type(ctx, instance) if isinstance(instance, str) else None)
+        if run is not None:  # None: a GPU whose memory is not known (GRPO613's warning) or a shape without vocab
             keys = fix_keys(ctx.built.framework, run.engine)
             yield from findings_for_run(run, instance, keys, lambda kind: {"key_path": kind})
         return
