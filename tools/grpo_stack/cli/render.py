@@ -3,6 +3,7 @@
   grpo-render VALUES... [-o DIR] [--release NAME] [--namespace NS] [--chart DIR]
   grpo-render VALUES... --job [--format explain|shell|json]
   grpo-render VALUES... --job --memory [--format json]   per-GPU memory by phase and term (docs/memory.md)
+  grpo-render VALUES... --job --memory --from-log LOG    ... beside the peak and lengths a run of them logged
 
 Exit status: 0 rendered, 2 usage or input errors, 3 an internal error (one line; --debug prints the traceback).
 """
@@ -10,6 +11,7 @@ Exit status: 0 rendered, 2 usage or input errors, 3 an internal error (one line;
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -36,6 +38,9 @@ def parser() -> argparse.ArgumentParser:
                    help="with --job: explain (each value and where it came from), shell, json")
     p.add_argument("--memory", action="store_true",
                    help="with --job: the per-GPU memory breakdown by phase and term (GiB); json with --format json")
+    p.add_argument("--from-log", metavar="LOG",
+                   help="with --memory: a run's log (verl's file-tracker steps, or a miles log) whose peak memory "
+                        "and lengths are printed beside the prediction")
     p.add_argument("--chart", help="the grpo-stack chart directory (default: the one shipped in the package)")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
@@ -51,6 +56,9 @@ def _render(args) -> int:
     check_release_args(args.release, args.namespace)
     if args.memory and not args.job:
         print("grpo-render: --memory needs --job (the memory model reads the job the values build)", file=sys.stderr)
+        return 2
+    if args.from_log and not args.memory:
+        print("grpo-render: --from-log needs --job --memory", file=sys.stderr)
         return 2
     if args.chart:
         use_chart_option(args.chart)
@@ -74,7 +82,7 @@ def _render(args) -> int:
             except BuildError as exc:
                 raise build_input_error(files, exc) from None
             if args.memory:
-                return _memory(job_spec(rendered), built, args.format)
+                return _memory(job_spec(rendered), built, args.format, args.from_log)
             print(render_job(built, args.format))
             return 0
     except InputError as exc:
@@ -94,9 +102,9 @@ def _render(args) -> int:
     return 0
 
 
-def _memory(spec_data, built, fmt: str) -> int:
+def _memory(spec_data, built, fmt: str, log: str | None) -> int:
     from ..job import Spec
-    from ..memory import estimate, view
+    from ..memory import calibrate, estimate, view
     from ..memory.resolve import run_for
 
     run = run_for(Spec(spec_data), built)
@@ -106,7 +114,22 @@ def _memory(spec_data, built, fmt: str) -> int:
               "vocabulary size: no memory model", file=sys.stderr)
         return 2
     report = estimate(run)
-    print(view.as_json(report) if fmt == "json" else view.as_text(report))
+    logged = None
+    if log:
+        try:
+            logged = calibrate.read(Path(log))
+        except OSError as exc:
+            print(f"grpo-render: {log}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        if logged is None:
+            print(f"grpo-render: {log}: no verl step record with perf/max_memory_allocated_gb and no miles "
+                  "Memory-Usage line", file=sys.stderr)
+            return 2
+    if fmt == "json":
+        out = view.as_dict(report)
+        print(json.dumps({**out, "measured": calibrate.as_dict(report, logged)} if logged else out, indent=2))
+    else:
+        print(view.as_text(report) + (calibrate.as_text(report, logged) if logged else ""))
     return 0
 
 
