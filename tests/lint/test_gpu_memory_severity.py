@@ -28,8 +28,8 @@ def test_unstated_lengths_that_decide_the_verdict_are_a_warning_naming_them(tmp_
     [finding] = _memory(tmp_path)
     assert finding.severity.value == "warning"
     assert "every sample at its longest (5120 tokens" in finding.message
-    assert "at 0 tokens (stated means only)" in finding.message
-    assert "rests on the sample lengths" in finding.message
+    assert "the stated means only: 0)" in finding.message
+    assert "rests on the assumptions" in finding.message
     assert "global.job.lengths.meanPrompt and meanResponse" in finding.remediation
 
 
@@ -57,3 +57,29 @@ def test_the_favourable_length_is_the_stated_means_and_nothing_more():
     assert favourable_length({"maxPrompt": 1024, "maxResponse": 4096, "meanResponse": 9000}) == 4096
     assert favourable_length({"maxPrompt": 1024, "maxResponse": 4096, "meanPrompt": 105,
                               "meanResponse": 300}) is None
+
+
+SHAPE = ("global:\n  job:\n    lengths: {{meanPrompt: 200, meanResponse: 8000}}\n{extra}"
+         "    model:\n      preset: null\n"
+         "      shape: {{layers: 48, hidden: 2048, intermediate: 768, heads: 32, kvHeads: 4, headDim: 128, "
+         "experts: 128, vocab: 151936, maxPositions: 40960{topk}}}\n")
+
+
+def _shape(tmp_path, topk: str = "", extra: str = ""):
+    """values/qwen3-30b.yaml with its model given as a shape (the preset's numbers), the lengths stated."""
+    overlay = tmp_path / "shape.yaml"
+    overlay.write_text(SHAPE.format(topk=topk, extra=extra))
+    return [f for f in lint_values([str(REPO_ROOT / "values" / "qwen3-30b.yaml"), str(overlay)], release="grpo",
+                                   namespace="grpo").findings if f.code == "GRPO920"]
+
+
+def test_a_moe_shape_without_its_top_k_is_judged_at_both_ends(tmp_path):
+    """Without expertsPerToken every expert's activations are counted: over the H200, a warning naming it; the
+    routed top-k stated, the same run fits; a run over the GPU even at top-1 stays an error."""
+    [finding] = _shape(tmp_path)
+    assert finding.severity.value == "warning"
+    assert "every one of the 128 experts active per token" in finding.message
+    assert "global.job.model.shape.expertsPerToken" in finding.remediation
+    assert not _shape(tmp_path, ", expertsPerToken: 8")
+    huge = "    verl: {batch: {ppoMicroBatchSizePerGpu: 16}}\n"
+    assert [f.severity.value for f in _shape(tmp_path, extra=huge)] == ["error"]

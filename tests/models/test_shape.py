@@ -41,3 +41,23 @@ def test_every_declared_fact_is_compared():
         "layers: values declare 40, config.json num_hidden_layers = 36",
         "vocab: values declare 1000, config.json vocab_size = 151936",
     ]
+
+
+def test_a_moe_config_fills_its_top_k(tmp_path):
+    """`grpo-lint --model-config` reads num_experts_per_tok into expertsPerToken, which the memory model counts
+    instead of every expert (values/qwen3-30b.yaml's preset numbers, Qwen3-30B-A3B config.json: 128 experts, 8 a
+    token)."""
+    import json
+
+    from grpo_stack.catalog.hf_config import shape_from_config
+
+    config = {"num_hidden_layers": 48, "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4,
+              "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768, "intermediate_size": 6144,
+              "vocab_size": 151936, "max_position_embeddings": 40960, "head_dim": 128}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    shape = shape_from_config(str(path))
+    assert shape["experts"] == 128 and shape["expertsPerToken"] == 8 and shape["intermediate"] == 768
+    dense = {k: v for k, v in config.items() if not k.startswith(("num_experts", "moe_"))}
+    path.write_text(json.dumps(dense))
+    assert "expertsPerToken" not in shape_from_config(str(path))

@@ -57,6 +57,9 @@ def shape_from_config(path: str) -> dict[str, int]:
     head_dim = _first(config, ("head_dim",))
     if head_dim:
         shape["headDim"] = head_dim
+    topk = _first(config, ("num_experts_per_tok",)) if experts else None
+    if topk:
+        shape["expertsPerToken"] = topk
     return shape
 
 
@@ -66,6 +69,7 @@ OTHER_FIELDS = {
     "experts": EXPERTS,
     "intermediate": ("moe_intermediate_size", "intermediate_size", "ffn_dim", "n_inner"),
     "headDim": ("head_dim",),
+    "expertsPerToken": ("num_experts_per_tok",),
 }
 
 

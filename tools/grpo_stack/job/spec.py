@@ -90,7 +90,8 @@ class Spec:
                               int(shape["kvHeads"]), int(shape["experts"]), int(shape["maxPositions"]),
                               "values: global.job.model.shape", vocab_size=int(shape["vocab"]),
                               intermediate_size=int(shape["intermediate"]),
-                              head_dim=int(shape["headDim"]) if shape.get("headDim") else None)
+                              head_dim=int(shape["headDim"]) if shape.get("headDim") else None,
+                              experts_per_token=int(shape.get("expertsPerToken") or 0))
         preset = self.get("model.preset")
         if preset is None:
             raise BuildError("global.job.model.preset: null, and no global.job.model.shape: name a preset "

@@ -37,6 +37,7 @@ class Arch:
     qk_rope_dim: int = 0
     v_head_dim: int = 0
     mtp_layers: int = 0
+    topk_stated: bool = True  # False: a MoE shape without its top-k, counted at every expert (an upper bound)
 
     @property
     def moe_layers(self) -> int:
@@ -121,6 +122,7 @@ def from_shape(shape: Any) -> Arch:
                 vocab=shape.vocab_size or 0, experts=shape.num_experts, moe_ffn=ffn if moe else 0,
                 # top-k unknown: count all experts' activations, an upper bound
                 topk=(getattr(shape, "experts_per_token", 0) or shape.num_experts) if moe else 0,
+                topk_stated=not moe or bool(getattr(shape, "experts_per_token", 0)),
                 tied=bool(getattr(shape, "tie_word_embeddings", False)),
                 qkv_bias=bool(getattr(shape, "attention_bias", False)))
 

@@ -71,6 +71,10 @@ class ModelShapeValues(Strict):
     headDim: int | None = Field(default=None, ge=8, le=1024, description="head_dim when the config states it "
                                 "(Qwen3: 128, not hidden / heads); absent: hidden / heads.")
     experts: int = Field(ge=0, le=4096, description="Routed experts (num_experts); 0 for a dense model.")
+    expertsPerToken: int | None = Field(
+        default=None, ge=1, le=4096, description="The experts each token is routed to (num_experts_per_tok) of a "
+        "MoE model: grpo-lint's memory model counts their activations. Absent for a MoE shape: every expert's, an "
+        "upper bound, so a GRPO920 verdict that rests on it is a warning naming it.")
     vocab: int = Field(ge=1, le=2_097_152, description="vocab_size.")
     maxPositions: int = Field(ge=1, le=MAX_TOKENS * 16, description="max_position_embeddings.")
 

@@ -31,8 +31,10 @@ Reports:
   lengths no longer than stated, docs/memory.md "Severity by confidence"), or vLLM's start-up refusal (free memory
   below `gpuMemoryUtilization` x GPU). The message names the phase and its largest terms, and the nearest fixes
   that the model itself predicts fit;
-- **warning**: a phase above the GPU's memory only with every sample at its longest (the lengths unstated): the
-  message names that assumption and the peak at the favourable end; stating `global.job.lengths` decides it;
+- **warning**: a phase above the GPU's memory only at the unfavourable end of an assumption (every sample at its
+  longest where the lengths are unstated; every expert active where a MoE `model.shape` states no
+  `expertsPerToken`): the message names the assumption and the peak at the favourable end; stating the fact
+  decides it;
 - **warning**: the peak phase in the 90-100 % band (CUDA graphs and fragmentation live there);
 - **error**: a KV cache smaller than one `max_model_len` sequence (the engine refuses to start);
 - **warning**: a KV cache smaller than the engine's concurrency x sequence length (it preempts and slows down);
@@ -206,33 +208,51 @@ def _oom(run, report, worst, over, gpu: str, keys: dict[str, str], at: dict) -> 
                related=() if "obj" in at else ("global.cluster.gpuInstanceType",))
 
 
+def _assumptions(run) -> list[str]:
+    """The assumptions the point estimate makes at their unfavourable end, as the warning names them."""
+    out = []
+    if run.favourable_mean_seq_len is not None and run.favourable_mean_seq_len != run.mean_seq_len:
+        taken = "every sample at its longest" if run.mean_seq_len is None else "the stated means"
+        out.append(f"{taken} ({run.mean_seq_len or run.seq_len} tokens per packed sample; the stated means only: "
+                   f"{run.favourable_mean_seq_len})")
+    if run.arch.experts and not run.arch.topk_stated:
+        out.append(f"every one of the {run.arch.experts} experts active per token (the shape states no "
+                   "expertsPerToken; at least 1)")
+    return out
+
+
 def _favourable(run):
-    """The estimate at the favourable end of the length assumption when every phase fits there (the verdict then
-    rests on the lengths alone), else None."""
+    """The estimate at the favourable end of every assumption when every phase fits there (the verdict then rests
+    on the assumptions alone), else None."""
     from dataclasses import replace
 
     from ...memory import estimate
 
-    if run.favourable_mean_seq_len is None or run.favourable_mean_seq_len == run.mean_seq_len:
+    if not _assumptions(run):
         return None
-    report = estimate(replace(run, mean_seq_len=run.favourable_mean_seq_len))
+    arch = run.arch if run.arch.topk_stated else replace(run.arch, topk=1)
+    mean = run.mean_seq_len if run.favourable_mean_seq_len is None else run.favourable_mean_seq_len
+    report = estimate(replace(run, arch=arch, mean_seq_len=mean))
     fits = not report.engine_refusal and all(p.total <= run.gpu_bytes for p in report.phases)
     return report if fits else None
 
 
 def _length_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at: dict) -> Hit:
-    """Over the GPU only where the packed samples are long: a warning naming the assumption that decides."""
-    stated = "the stated means" if run.mean_seq_len is not None else "every sample at its longest"
-    lengths = ("global.job.lengths.meanPrompt and meanResponse (the data's prompt_length/mean, a previous run's "
-               "response_length/mean)" if "obj" not in at else "the data's mean lengths, which the manifest cannot "
-               "state")
+    """Over the GPU only at the unfavourable end of an assumption: a warning naming the assumptions that decide."""
+    states = []
+    if run.favourable_mean_seq_len is not None and run.favourable_mean_seq_len != run.mean_seq_len:
+        states.append("global.job.lengths.meanPrompt and meanResponse (the data's prompt_length/mean, a previous "
+                      "run's response_length/mean)" if "obj" not in at else
+                      "the data's mean lengths, which the manifest cannot state")
+    if run.arch.experts and not run.arch.topk_stated:
+        states.append("global.job.model.shape.expertsPerToken (num_experts_per_tok)")
     fit = favourable.peak
     return Hit(**at, severity=Severity.WARNING,
                message=f"{worst.name} phase needs {worst.total / GIB:.1f} GiB per GPU > {gpu} ({_top(worst)}) with "
-               f"{stated} ({run.mean_seq_len or run.seq_len} tokens per packed sample); with the other samples of a "
-               f"micro batch at {run.favourable_mean_seq_len} tokens (stated means only) the peak is "
-               f"{fit.name} {fit.total / GIB:.1f} GiB and fits: the verdict rests on the sample lengths",
-               remediation=f"state {lengths} to decide it; " + (_fix_text(run, keys) or "or use larger GPUs"))
+               f"{'; and '.join(_assumptions(run))}; at the favourable end of those the peak is {fit.name} "
+               f"{fit.total / GIB:.1f} GiB and fits: the verdict rests on the assumptions",
+               remediation=f"state {' and '.join(states)} to decide it; " + (_fix_text(run, keys)
+                                                                              or "or use larger GPUs"))
 
 
 def _kv(run, report, at: dict) -> Iterator[Hit]:
