@@ -51,6 +51,7 @@ from . import (
     privileged_placement,
     probe_always_passes,
     probe_budget,
+    probe_port,
     ray_dashboard,
     ray_head_driver,
     ray_head_gpu_node,
@@ -169,6 +170,7 @@ _MODULES: list[ModuleType] = [
     api_exposure,
     host_network_dns,
     egress_blocks_dns,
+    probe_port,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

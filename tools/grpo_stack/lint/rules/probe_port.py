@@ -1,0 +1,108 @@
+"""GRPO854 probe-port."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._objects import containers
+
+CODE = "GRPO854"
+NAME = "probe-port"
+SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
+SUMMARY = ("A probe checks a port the container does not declare, or liveness repeats readiness on a container "
+           "with no startup probe.")
+DOC = """## What it does
+Reads every container's `readinessProbe`, `livenessProbe` and `startupProbe` (`httpGet`, `tcpSocket`, `grpc`)
+in every pod template, whatever the workload kind:
+- **error**: the probe names a port by name (`port: http`) that none of the container's `ports` is called: the
+  kubelet cannot resolve it and the probe fails every time;
+- **warning**: the probe checks a port number the container does not list while it lists others (ports are
+  informational, so the process may still listen there: the finding names what is declared);
+- **warning**: the liveness probe is the readiness probe (same handler, same timings) and the container has no
+  startup probe: whatever keeps the pod from being ready (a model still loading) also kills it.
+
+## Why is this bad?
+A probe on a name the container does not declare never passes: the pod is never Ready (readiness), is restarted
+for ever (liveness) or never starts (startup); the kubelet's only trace is an event. A liveness probe that is
+the readiness probe restarts a model server whose weights take longer to load than its failure budget, so it
+never finishes loading.
+
+## Example
+```yaml
+containers:
+  - name: server
+    ports: [{name: api, containerPort: 8000}]
+    readinessProbe: {httpGet: {path: /health, port: http}}
+    livenessProbe: {httpGet: {path: /health, port: http}}
+```
+Use instead:
+```yaml
+containers:
+  - name: server
+    ports: [{name: api, containerPort: 8000}]
+    startupProbe: {httpGet: {path: /health, port: api}, failureThreshold: 120, periodSeconds: 10}
+    readinessProbe: {httpGet: {path: /health, port: api}}
+    livenessProbe: {httpGet: {path: /health, port: api}, failureThreshold: 6}
+```
+
+## Fix
+Probe a port the container declares, by its name or number; give a slow-starting container a startup probe that
+covers its load time, so liveness starts only once it has loaded.
+"""
+
+PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
+HANDLERS = ("httpGet", "tcpSocket", "grpc")
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        for field, i, c in containers(pod):
+            at = f"{pod_path}.{field}.{i}"
+            declared = [p for p in c.get("ports") or [] if isinstance(p, dict)]
+            names = {str(p["name"]) for p in declared if p.get("name")}
+            numbers = {p["containerPort"] for p in declared if isinstance(p.get("containerPort"), int)}
+            for probe in PROBES:
+                handler, port = _port(c.get(probe))
+                if port is None:
+                    continue
+                where = f"{at}.{probe}.{handler}.port"
+                who = f"{o.kind} {o.name}: the {probe} of container {c.get('name', i)}"
+                if isinstance(port, str) and not port.isdigit() and port not in names:
+                    yield Hit(where, f"{who} checks port {port!r}, which the container does not declare "
+                              f"({_listed(names, numbers)}): the kubelet cannot resolve it and the probe always "
+                              "fails", obj=o)
+                elif numbers and _number(port) is not None and _number(port) not in numbers:
+                    yield Hit(where, f"{who} checks port {_number(port)}, which the container does not list "
+                              f"({_listed(names, numbers)})", severity=Severity.WARNING, obj=o,
+                              remediation="probe the port the server listens on, and declare it")
+            if (isinstance(c.get("livenessProbe"), dict) and c.get("livenessProbe") == c.get("readinessProbe")
+                    and not c.get("startupProbe") and _port(c["livenessProbe"])[0] is not None):
+                yield Hit(f"{at}.livenessProbe", f"{o.kind} {o.name}: container {c.get('name', i)}'s liveness probe "
+                          "is its readiness probe and it has no startup probe: what keeps it from being ready (a "
+                          "model still loading) also restarts it", severity=Severity.WARNING, obj=o,
+                          remediation="add a startupProbe that covers the load time, or give liveness a larger "
+                                      "failure budget than readiness")
+
+
+def _port(probe) -> tuple[str | None, object]:
+    """(handler, port) of an httpGet / tcpSocket / grpc probe; (None, None) for exec probes or none."""
+    if not isinstance(probe, dict):
+        return None, None
+    for handler in HANDLERS:
+        spec = probe.get(handler)
+        if isinstance(spec, dict) and isinstance(spec.get("port"), int | str) and not isinstance(spec["port"], bool):
+            return handler, spec["port"]
+    return None, None
+
+
+def _number(port) -> int | None:
+    if isinstance(port, int):
+        return port
+    return int(port) if isinstance(port, str) and port.isdigit() else None
+
+
+def _listed(names: set[str], numbers: set[int]) -> str:
+    parts = sorted(names) + [str(n) for n in sorted(numbers)]
+    return "it declares " + ", ".join(parts) if parts else "it declares no ports"
