@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
 import json
 import os
 import shutil
@@ -52,8 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--labels", type=Path, default=ROOT / "bench" / "foreign" / "labels.yaml")
     ap.add_argument("--tools", type=Path, help="lint with the grpo_stack package under this directory")
     ap.add_argument("--json", action="store_true", help="print every finding with its verdict as JSON lines")
+    ap.add_argument("--half", choices=["tune", "held-out"],
+                    help="with a labels file that has a `split`: lint and score only that half")
     args = ap.parse_args(argv)
     labels = yaml.safe_load(args.labels.read_text())
+    if args.half:
+        labels = half(labels, args.half)
     missing = [s for s in labels["sources"] if not (args.src / s["repo"]).is_dir()]
     if missing:
         print(f"{args.src}: missing checkouts; get them with:", file=sys.stderr)
@@ -71,6 +76,31 @@ def main(argv: list[str] | None = None) -> int:
     report(findings, verdicts, labels.get("misses") or [], args.json)
     report_recall(findings, labels)
     return 0
+
+
+def _held_out(seed: str, repo: str, path: str) -> bool:
+    return int(hashlib.sha256(f"{seed}:{repo}:{path}".encode()).hexdigest()[:16], 16) % 2 == 1
+
+
+def half(labels: dict, which: str) -> dict:
+    """The labels of one half of a split corpus (files listed by exact path in `each`); the held-out half's files
+    and labels must hash to the committed `held_out_sha256`, so an edit of them after the split is seen."""
+    seed = labels["split"]["seed"]
+    files = [(s["repo"], p) for s in labels["sources"] for p in s.get("each") or []]
+    held = {f for f in files if _held_out(seed, *f)}
+    kept = held if which == "held-out" else set(files) - held
+
+    def of(key: str, keys: set) -> list[dict]:
+        return [x for x in labels.get(key) or [] if (x["repo"], x["path"]) in keys]
+
+    held_labels = {k: sorted(of(k, held), key=lambda x: json.dumps(x, sort_keys=True))
+                   for k in ("defects", "possible", "clean")}
+    digest = hashlib.sha256(json.dumps({"files": sorted(held), "labels": held_labels}, sort_keys=True).encode())
+    if digest.hexdigest() != labels["split"]["held_out_sha256"]:
+        raise SystemExit("the held-out half's files or labels changed after the split (held_out_sha256 differs)")
+    sources = [{**s, "each": [p for p in s.get("each") or [] if (s["repo"], p) in kept]} for s in labels["sources"]]
+    return {**labels, "sources": [s for s in sources if s["each"]],
+            **{k: of(k, kept) for k in ("defects", "possible", "clean")}}
 
 
 def _head(repo: Path) -> str:
