@@ -228,7 +228,8 @@ def report(findings: list[dict], verdicts: dict, misses: list[dict], as_json: bo
 
 def report_recall(findings: list[dict], labels: dict) -> None:
     """Recall on the certain defects of the triaged sources, precision and errors on clean files per project."""
-    triaged = [s["repo"] for s in labels["sources"] if s.get("triaged")]
+    # a repository read at several commits has one source per commit: count its defects once
+    triaged = list(dict.fromkeys(s["repo"] for s in labels["sources"] if s.get("triaged")))
     if not triaged:
         return
     codes = {c: set(v) for c, v in (labels.get("classes") or {}).items()}

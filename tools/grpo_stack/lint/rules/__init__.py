@@ -59,6 +59,7 @@ from . import (
     ray_storage,
     read_only_cache,
     release_namespace,
+    restart_forever,
     reward_deadline,
     reward_routing,
     reward_transport,
@@ -171,6 +172,7 @@ _MODULES: list[ModuleType] = [
     host_network_dns,
     egress_blocks_dns,
     probe_port,
+    restart_forever,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

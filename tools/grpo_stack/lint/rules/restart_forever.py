@@ -1,0 +1,104 @@
+"""GRPO855 one-shot-restarts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ..shell import command_name, command_words, commands_in, parse, script_in, walk
+from ._objects import containers
+
+CODE = "GRPO855"
+NAME = "one-shot-restarts"
+SEVERITY = Severity.WARNING
+CATEGORY = "correctness"
+SUMMARY = "A bare Pod runs a command that finishes, under restartPolicy Always (the default): it runs for ever."
+DOC = """## What it does
+Reads every bare Pod (`kind: Pod`, no controller) whose `restartPolicy` is `Always` or unset (the default) and
+whose every container is a one-shot command: it states its `command` or `args` (an image's own entrypoint may be a
+server: left alone), declares no ports and no probes, and does not idle on purpose (`sleep infinity`, a sleep of a
+day or more, `tail -f`, a `while` loop). Such a Pod is reported as a warning: the kubelet starts the command
+again each time it finishes.
+
+Controllers are left alone: a Deployment's or StatefulSet's pods must restart, and whether their command ends
+cannot be read from the manifest (a queue worker with no port looks like a script).
+
+## Why is this bad?
+A data preparation, download, evaluation or check (`nvidia-smi -L`) run as a bare Pod with the default
+`restartPolicy: Always` finishes and is started again, for ever: it re-downloads, re-writes its results, keeps
+its GPU, and shows `CrashLoopBackOff` or `Completed` → `Running` cycles instead of a finished run.
+
+## Example
+```yaml
+kind: Pod
+spec:
+  containers:
+    - name: check
+      image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+      command: ["nvidia-smi", "-L"]
+```
+Use instead:
+```yaml
+kind: Pod
+spec:
+  restartPolicy: Never
+  containers:
+    - name: check
+      image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+      command: ["nvidia-smi", "-L"]
+```
+
+## Fix
+Set `restartPolicy: Never` (or `OnFailure`), or run the work as a Job.
+"""
+
+DAY = 86_400
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        if o.kind != "Pod" or pod_path != "spec" or pod.get("restartPolicy", "Always") != "Always":
+            continue
+        pairs = [(field, i, c) for field, i, c in containers(pod) if field == "containers"]
+        if pairs and all(_one_shot(c) for _, _, c in pairs):
+            _, i, first = pairs[0]
+            argv = " ".join(str(w) for w in [*(first.get("command") or []), *(first.get("args") or [])])
+            yield Hit(f"{pod_path}.restartPolicy" if "restartPolicy" in pod else pod_path,
+                      f"Pod {o.name} runs a command that finishes ({argv[:80]}) under restartPolicy Always"
+                      f"{'' if 'restartPolicy' in pod else ' (the default)'}: the kubelet starts it again each time "
+                      "it ends, for ever", obj=o)
+
+
+def _one_shot(c: dict) -> bool:
+    if c.get("ports") or any(c.get(p) for p in ("readinessProbe", "livenessProbe", "startupProbe")):
+        return False
+    argv = [*(c.get("command") or []), *(c.get("args") or [])]
+    if not argv or not all(isinstance(w, str | int | float) for w in argv):
+        return False  # the image's entrypoint decides: it may be a server
+    argv = [str(w) for w in argv]
+    script = script_in(argv)
+    if script is None:
+        return not _idles(argv[0].rsplit("/", 1)[-1], argv[1:])
+    tree = parse(argv[script[0]])
+    if tree.root_node.has_error:
+        return False
+    if any(n.type in ("while_statement", "until_statement") for n in walk(tree.root_node)):
+        return False
+    return not any(_idles(command_name(n), command_words(n)) for n in commands_in(tree.root_node))
+
+
+def _idles(name: str, words: list[str]) -> bool:
+    """The command waits on purpose: `sleep infinity`, a sleep of a day or more, `tail -f`."""
+    if name == "sleep":
+        return any(w == "infinity" or _seconds(w) >= DAY for w in words)
+    return name == "tail" and any(w in ("-f", "-F", "--follow") or w.startswith("--follow=") for w in words)
+
+
+def _seconds(word: str) -> float:
+    scale = {"s": 1, "m": 60, "h": 3600, "d": DAY}
+    unit = word[-1:] if word[-1:] in scale else "s"
+    number = word[:-1] if word[-1:] in scale else word
+    try:
+        return float(number) * scale[unit]
+    except ValueError:
+        return 0.0
