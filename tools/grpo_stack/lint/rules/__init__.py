@@ -67,6 +67,7 @@ from . import (
     rollout_refused,
     rwo_claim_shared,
     sandbox_concurrency,
+    server_requests,
     service_account_token,
     service_selector_overreach,
     serving_readiness,
@@ -173,6 +174,7 @@ _MODULES: list[ModuleType] = [
     egress_blocks_dns,
     probe_port,
     restart_forever,
+    server_requests,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -1,0 +1,67 @@
+"""GRPO856 server-without-requests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._objects import containers
+
+CODE = "GRPO856"
+NAME = "server-without-requests"
+SEVERITY = Severity.WARNING
+CATEGORY = "correctness"
+SUMMARY = "A server container (it declares ports or probes) requests neither CPU nor memory."
+DOC = """## What it does
+For every long-running pod template (any workload but a Job's or CronJob's, custom resources found by shape
+included), reads each container that serves — it declares `ports`, or has a readiness, liveness or startup probe
+— and reports one that requests neither CPU nor memory: no `resources.requests` for either, and no
+`resources.limits` for either (a limit without a request is the request). A container that requests memory but
+sets no limit is not reported: it has a request. Sidecars without ports or probes are left alone.
+
+## Why is this bad?
+A container with no requests is scheduled as if it needed nothing: the scheduler packs it onto a node that has
+no room for it, and under memory pressure the kubelet evicts it before every pod that asked for what it uses
+(a pod whose containers request nothing is `BestEffort`). For a model server or a UI that is an outage with no
+error of its own, often in the middle of a run.
+
+## Example
+```yaml
+containers:
+  - name: ui
+    image: registry.example/ui:2.1.0
+    ports: [{containerPort: 8080}]
+```
+Use instead:
+```yaml
+containers:
+  - name: ui
+    image: registry.example/ui:2.1.0
+    ports: [{containerPort: 8080}]
+    resources:
+      requests: {cpu: 500m, memory: 1Gi}
+```
+
+## Fix
+Request the CPU and memory the server uses at its steady state (`kubectl top pod` on a running one).
+"""
+
+BATCH = frozenset({"Job", "CronJob"})
+PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        if o.kind in BATCH or pod.get("restartPolicy", "Always") != "Always":
+            continue
+        for field, i, c in containers(pod):
+            if field != "containers" or not (c.get("ports") or any(isinstance(c.get(p), dict) for p in PROBES)):
+                continue
+            resources = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+            stated = {k for part in ("requests", "limits") if isinstance(resources.get(part), dict)
+                      for k in resources[part]}
+            if not {"cpu", "memory"} & stated:
+                yield Hit(f"{pod_path}.{field}.{i}" + (".resources" if "resources" in c else ""),
+                          f"{o.kind} {o.name}: container {c.get('name', i)} serves (ports or probes) but requests "
+                          "neither CPU nor memory: it is scheduled as if it needed nothing and evicted first",
+                          obj=o)
