@@ -27,6 +27,8 @@ RayService, JobSet, LeaderWorkerSet, custom resources with a pod template). An i
 - its tag is a bare major or major.minor version (`3`, `v2`, `3.11`, `3.11-slim`, `12.4-runtime`) with no immutable
   marker: upstreams move these to every new patch release (Docker Official Images document `3.11` as following
   `3.11.x`);
+- its tag has no digit at all (`openmpi`, `gpu`, `prod`): a name without a version is re-pushed with each
+  release (a variant's versioned tag is `0.5.0-openmpi`);
 - it matches a `floating` pattern in the lint config.
 
 An **immutable marker** is a digest, a full `x.y.z` version, a date stamp (`20250609`, `2025-06-09`), a commit hash
@@ -144,6 +146,8 @@ def floating_reason(image: str, config: dict | None = None) -> str | None:
         return None
     if BARE_VERSION.match(tag):
         return f"floating tag {tag!r} (a bare major/minor version moves with each release)"
+    if not any(ch.isdigit() for ch in tag) and repo == repo.lower():  # upper case: a placeholder, not a reference
+        return f"tag {tag!r} names no version (no digit): it is re-pushed with each release"
     return None
 
 

@@ -13,8 +13,8 @@ SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
 SUMMARY = "A server container (it declares ports or probes) requests neither CPU nor memory."
 DOC = """## What it does
-For every long-running pod template (any workload but a Job's or CronJob's, custom resources found by shape
-included), reads each container that serves — it declares `ports`, or has a readiness, liveness or startup probe
+For every long-running pod template (any workload but a Kubernetes Job's or CronJob's, custom resources found by
+shape included), reads each container that serves — it declares `ports`, or has a readiness, liveness or startup probe
 — and reports one that requests neither CPU nor memory: no `resources.requests` for either, and no
 `resources.limits` for either (a limit without a request is the request). A container that requests memory but
 sets no limit is not reported: it has a request. Sidecars without ports or probes are left alone.
@@ -52,7 +52,8 @@ PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
-        if o.kind in BATCH or pod.get("restartPolicy", "Always") != "Always":
+        batch = o.kind in BATCH and str(o.obj.get("apiVersion", "")).startswith("batch/")
+        if batch or pod.get("restartPolicy", "Always") != "Always":
             continue
         for field, i, c in containers(pod):
             if field != "containers" or not (c.get("ports") or any(isinstance(c.get(p), dict) for p in PROBES)):
