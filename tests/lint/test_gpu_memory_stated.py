@@ -59,3 +59,4 @@ def test_a_malformed_gpu_memory_is_an_input_error(capsys, tmp_path):
     config = f"instance-types:\n  {TYPE}: {CAPACITY}, gpuMemory: lots}}\n"
     code, _, errors = lint(capsys, tmp_path, CLUSTER, config=config)
     assert code == 2 and [e["key_path"] for e in errors] == [f"instance-types.{TYPE}.gpuMemory"], errors
+    assert errors[0]["line"] == 2 and errors[0]["column"] == config.splitlines()[1].index("gpuMemory") + 1, errors

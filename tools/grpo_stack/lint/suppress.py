@@ -69,9 +69,47 @@ def _rule_sections() -> dict[str, Any]:
 
 def load_config(path: str | Path) -> LintConfig:
     """`.grpo-lint.yaml`: `disable: [{code: GRPO123, reason: "...", paths: ["values/x.yaml"]}]`, plus one
-    section per configurable rule (`image-pinning: {floating: [...], pinned: [...]}`)."""
+    section per configurable rule (`image-pinning: {floating: [...], pinned: [...]}`). A refused entry is
+    reported at its line."""
     name = str(path)
-    docs = load_documents(read_text(path), name)
+    text = read_text(path)
+    try:
+        return _load_config(text, name)
+    except InputError as exc:
+        if exc.line is not None or not exc.key_path or exc.file != name:
+            raise
+        at = key_position(text, exc.key_path)
+        if at is None:
+            raise
+        raise InputError(name, exc.message, line=at[0], column=at[1], key_path=exc.key_path) from None
+
+
+def key_position(text: str, key_path: str) -> tuple[int, int] | None:
+    """(line, column), 1-based, of the entry `key_path` names in a YAML mapping; keys may hold dots
+    (`instance-types.g4dn.12xlarge.gpuMemory`): the longest key that matches is taken at each level."""
+    from ..positions import load
+
+    docs = load(text)
+    node, rest, at = (docs[0] if docs else None), key_path, None
+    while rest and node is not None:
+        if isinstance(node, list):
+            head, _, tail = rest.partition(".")
+            if not head.isdigit() or int(head) >= len(node):
+                return at
+            at, node, rest = node.lc.item(int(head)), node[int(head)], tail
+        elif isinstance(node, dict):
+            keys = [k for k in node if isinstance(k, str) and (rest == k or rest.startswith(k + "."))]
+            if not keys:
+                return at
+            key = max(keys, key=len)
+            at, node, rest = node.lc.key(key), node[key], rest[len(key) + 1:]
+        else:
+            return at
+    return (at[0] + 1, at[1] + 1) if at else None
+
+
+def _load_config(text: str, name: str) -> LintConfig:
+    docs = load_documents(text, name)
     if len(docs) > 1:
         raise InputError(name, "lint config must be one YAML document")
     data = docs[0] if docs else {}
