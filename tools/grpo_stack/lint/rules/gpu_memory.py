@@ -139,7 +139,7 @@ def findings_for_run(run, instance, keys: dict[str, str], where) -> Iterator[Hit
         at = where(phase_key(run, worst.name, keys))
         favourable = _favourable(run)
         yield (_oom(run, report, worst, over, gpu, keys, at) if favourable is None else
-               _length_bound(run, worst, favourable, gpu, keys, at))
+               _assumption_bound(run, worst, favourable, gpu, keys, at))
     elif report.fraction(report.peak) > RISKY:
         p = report.peak
         yield Hit(**where(phase_key(run, p.name, keys)), message=f"{p.name} phase peaks at {p.total / GIB:.1f} GiB = "
@@ -208,14 +208,24 @@ def _oom(run, report, worst, over, gpu: str, keys: dict[str, str], at: dict) -> 
                related=() if "obj" in at else ("global.cluster.gpuInstanceType",))
 
 
+def _lengths_assumed(run) -> bool:
+    """The point estimate takes the packed samples at a length the values do not state."""
+    return run.favourable_mean_seq_len is not None and run.favourable_mean_seq_len != run.mean_seq_len
+
+
+def _topk_assumed(run) -> bool:
+    """A MoE shape without its top-k: the point estimate counts every expert."""
+    return bool(run.arch.experts) and not run.arch.topk_stated
+
+
 def _assumptions(run) -> list[str]:
     """The assumptions the point estimate makes at their unfavourable end, as the warning names them."""
     out = []
-    if run.favourable_mean_seq_len is not None and run.favourable_mean_seq_len != run.mean_seq_len:
+    if _lengths_assumed(run):
         taken = "every sample at its longest" if run.mean_seq_len is None else "the stated means"
         out.append(f"{taken} ({run.mean_seq_len or run.seq_len} tokens per packed sample; the stated means only: "
                    f"{run.favourable_mean_seq_len})")
-    if run.arch.experts and not run.arch.topk_stated:
+    if _topk_assumed(run):
         out.append(f"every one of the {run.arch.experts} experts active per token (the shape states no "
                    "expertsPerToken; at least 1)")
     return out
@@ -228,23 +238,23 @@ def _favourable(run):
 
     from ...memory import estimate
 
-    if not _assumptions(run):
+    if not (_lengths_assumed(run) or _topk_assumed(run)):
         return None
-    arch = run.arch if run.arch.topk_stated else replace(run.arch, topk=1)
-    mean = run.mean_seq_len if run.favourable_mean_seq_len is None else run.favourable_mean_seq_len
+    arch = replace(run.arch, topk=1) if _topk_assumed(run) else run.arch
+    mean = run.favourable_mean_seq_len if _lengths_assumed(run) else run.mean_seq_len
     report = estimate(replace(run, arch=arch, mean_seq_len=mean))
     fits = not report.engine_refusal and all(p.total <= run.gpu_bytes for p in report.phases)
     return report if fits else None
 
 
-def _length_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at: dict) -> Hit:
+def _assumption_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at: dict) -> Hit:
     """Over the GPU only at the unfavourable end of an assumption: a warning naming the assumptions that decide."""
     states = []
-    if run.favourable_mean_seq_len is not None and run.favourable_mean_seq_len != run.mean_seq_len:
+    if _lengths_assumed(run):
         states.append("global.job.lengths.meanPrompt and meanResponse (the data's prompt_length/mean, a previous "
                       "run's response_length/mean)" if "obj" not in at else
                       "the data's mean lengths, which the manifest cannot state")
-    if run.arch.experts and not run.arch.topk_stated:
+    if _topk_assumed(run):
         states.append("global.job.model.shape.expertsPerToken (num_experts_per_tok)")
     fit = favourable.peak
     return Hit(**at, severity=Severity.WARNING,
