@@ -23,7 +23,7 @@ def suffix_scale(suffix: str | None) -> float:
 
 
 def quantity(value) -> float:
-    """0 where the value is not a quantity: the object-schema check reports those, this rule compares numbers."""
+    """0 where the value is not a quantity: the object-schema check reports those; callers compare numbers."""
     m = QTY.match(str(value).strip())
     if not m:
         return 0.0
