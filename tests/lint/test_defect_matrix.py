@@ -715,14 +715,15 @@ DEFECTS += [
 
 
 # --- resources and devices
-def _gpu(requests_only: bool, memory_limit: bool) -> Callable[[], Case]:
+def _gpu(requests_only: bool, memory: tuple[str, ...]) -> Callable[[], Case]:
+    """A one-GPU container; `memory` names where it states its memory ("requests", "limits", both or neither)."""
     def build() -> Case:
         case = Case()
-        res = {"requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": 1}, "limits": {}}
+        res: dict[str, dict] = {"requests": {"cpu": "8", "nvidia.com/gpu": 1}, "limits": {}}
         if not requests_only:
             res["limits"]["nvidia.com/gpu"] = 1
-        if memory_limit:
-            res["limits"]["memory"] = "64Gi"
+        for where in memory:
+            res[where]["memory"] = "64Gi"
         case.main["resources"] = res
         return case
     return build
@@ -740,12 +741,12 @@ def _gpu_quantity(request: str, limit: str | None) -> Callable[[], Case]:
     return build
 
 
-def _mig(memory_limit: bool) -> Callable[[], Case]:
+def _mig(memory_stated: bool) -> Callable[[], Case]:
     def build() -> Case:
         case = Case()
         slices = {"nvidia.com/mig-1g.10gb": 1}
-        case.main["resources"] = {"requests": {"cpu": "2", "memory": "8Gi", **slices},
-                                  "limits": {**slices, **({"memory": "8Gi"} if memory_limit else {})}}
+        memory = {"memory": "8Gi"} if memory_stated else {}
+        case.main["resources"] = {"requests": {"cpu": "2", **memory, **slices}, "limits": {**slices, **memory}}
         return case
     return build
 
@@ -788,9 +789,10 @@ P5_FULL = {"cpu": "150", "memory": "1500Gi", "nvidia.com/gpu": 8, "vpc.amazonaws
 P5_PARTIAL = {**P5_FULL, "vpc.amazonaws.com/efa": 16}
 RAY_HEADS = ("raycluster-head", "rayjob-head", "rayservice-head")
 DEFECTS += [
-    Defect("846-gpu-request-without-limit", "GRPO846", _gpu(True, True), _gpu(False, True),
-           "containers.0.resources.requests"),
-    Defect("846-gpu-without-memory-limit", "GRPO846", _gpu(False, False), _gpu(False, True),
+    Defect("846-gpu-request-without-limit", "GRPO846", _gpu(True, ("requests", "limits")),
+           _gpu(False, ("requests", "limits")), "containers.0.resources.requests"),
+    # A memory request alone is the good twin: a deliberate Burstable pod, not a defect.
+    Defect("846-gpu-stating-no-memory", "GRPO846", _gpu(False, ()), _gpu(False, ("requests",)),
            "containers.0.resources"),
     Defect("845-driverless-head-cpus", "GRPO845", _head({"dashboard-host": "127.0.0.1"}), _head({"num-cpus": "0"}),
            "@group:rayStartParams", only=RAY_HEADS, skip_reason="only a Ray head group has rayStartParams of a head"),
@@ -802,7 +804,7 @@ DEFECTS += [
            skip_reason="only a Ray head group has rayStartParams of a head"),
     Defect("846-gpu-string-quantity-without-limit", "GRPO846", _gpu_quantity("4", None), _gpu_quantity("4", "4"),
            "containers.0.resources.requests"),
-    Defect("846-mig-slice-without-memory-limit", "GRPO846", _mig(False), _mig(True), "containers.0.resources"),
+    Defect("846-mig-slice-stating-no-memory", "GRPO846", _mig(False), _mig(True), "containers.0.resources"),
     Defect("846-efa-request-without-limit", "GRPO846", _efa(False), _efa(True), "containers.0.resources.requests"),
     Defect("601-oversized-affinity-branch", "GRPO601",
            _capacity(["m5.xlarge", "m5.4xlarge"], {"cpu": "8", "memory": "16Gi"}, {"memory": "16Gi"}),

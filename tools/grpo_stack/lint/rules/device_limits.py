@@ -12,17 +12,20 @@ CODE = "GRPO846"
 NAME = "device-limits"
 SEVERITY = Severity.ERROR
 CATEGORY = "correctness"
-SUMMARY = "A container requests GPUs or EFA interfaces without an equal limit, or a GPU pod sets no memory limit."
+SUMMARY = "A container requests GPUs or EFA interfaces without an equal limit, or a GPU pod states no memory at all."
 DOC = """## What it does
 For every container in every pod template: an extended device resource (`nvidia.com/gpu`, MIG slices
 `nvidia.com/mig-*`, `amd.com/gpu`, `vpc.amazonaws.com/efa`, `aws.amazon.com/neuron*`) in `requests` must appear
-in `limits` with the same count, and a container that gets GPUs (whole or MIG slices) must set a memory limit.
+in `limits` with the same count (an error), and a container that gets GPUs (whole or MIG slices) should state its
+memory: a warning when it has neither a memory request nor a memory limit. A memory request without a limit is a
+deliberate choice (the node's memory is reserved for it, and it may burst) and is not reported.
 
 ## Why is this bad?
 Extended resources cannot be overcommitted: the API server rejects a request without an equal limit, so the
 object fails at apply (after the rest of the release went in), or — with a limit lower than the request — is
-refused with a message far from the values that produced it. A GPU pod without a memory limit can take the
-node's memory from the NCCL and EFA daemons beside it; the OOM kill then lands on another pod.
+refused with a message far from the values that produced it. A GPU pod that states no memory is scheduled as if
+it needed none: the scheduler may place it beside pods that hold the node's memory, and the OOM kill then lands
+on whichever pod the kernel picks, often another one.
 
 ## Example
 ```yaml
@@ -37,7 +40,8 @@ resources:
 ```
 
 ## Fix
-Put every device count in `limits` (equal to the request) and give GPU containers a memory limit.
+Put every device count in `limits` (equal to the request) and give GPU containers a memory request (and a limit
+where the node is shared).
 """
 
 GPU_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu")
@@ -62,8 +66,9 @@ def check(ctx) -> Iterator[Hit]:
             gpu_keys = [k for k in sorted({*limits, *requests}) if str(k).startswith(GPU_PREFIXES)]
             gpus = next((limits.get(k, requests.get(k)) for k in gpu_keys
                          if limits.get(k, requests.get(k)) not in (None, 0, "0")), None)
-            if gpus is not None and "memory" not in limits:
-                yield Hit(path, f"{o.kind} {o.name}: container {name} gets {gpus} GPU(s) and no memory limit", obj=o)
+            if gpus is not None and "memory" not in limits and "memory" not in requests:
+                yield Hit(path, f"{o.kind} {o.name}: container {name} gets {gpus} GPU(s) and states no memory "
+                          "(neither a request nor a limit)", obj=o, severity=Severity.WARNING)
 
 
 def _equal(request, limit) -> bool:
