@@ -7,6 +7,7 @@ import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 from conftest import base_env
 from reward_harness import ServiceProcess
 
@@ -79,3 +80,23 @@ def test_requeued_sample_keeps_its_deadline(tmp_path):
         broken.unlink()
         service.wait_for_idle_workers(1, timeout_s=30)
         assert service.post({"response": "\\boxed{5}", "label": 5}).json()["status"] == "ok"
+
+
+def test_a_node_too_slow_for_the_start_timeout_still_gets_its_workers(tmp_path):
+    """Every worker start takes 2.5 s (REWARD_TEST_SLOW_START_FILE) against a 1 s start timeout, as on a node too
+    loaded to start one in time: each start abandoned for slowness gives the next twice as long (1 s, 2 s, 4 s), so
+    the killed worker's replacement comes up instead of being killed at the same deadline for ever."""
+    slow = tmp_path / "slow"
+    env = base_env(REWARD_WORKERS="1", REWARD_TEST_FAULT_INJECTION="1", REWARD_START_TIMEOUT_S="1",
+                   REWARD_TEST_SLOW_START_FILE=str(slow))
+    with ServiceProcess(env, tmp_path) as service:
+        (first,) = service.wait_for_idle_workers(1, timeout_s=60)
+        slow.write_text("2.5")
+        os.kill(first, signal.SIGKILL)
+        _wait_for(lambda: service.workers() not in ([], [first]) and service.metric("reward_workers_alive") == 1,
+                  timeout_s=40)
+        log = service.log_text()
+        assert "did not say ready within 1 s" in log and "did not say ready within 2 s" in log, service.log_tail()
+        reply = service.post({"response": "\\boxed{4}", "label": 4}, timeout=30)
+        assert (reply.status_code, reply.json()["status"]) == (200, "ok")
+        assert httpx.get(service.url + "/health", timeout=10).json() == {"status": "ok", "workers_alive": 1}

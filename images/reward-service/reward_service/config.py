@@ -66,6 +66,7 @@ class Settings:
     access_log: bool = False
     test_fault_injection: bool = False
     test_break_start_file: str | None = None
+    test_slow_start_file: str | None = None
 
     @property
     def queue_deadline_s(self) -> float:
@@ -117,9 +118,12 @@ class Settings:
             access_log=reader.flag("REWARD_ACCESS_LOG", cls.access_log),
             test_fault_injection=reader.flag("REWARD_TEST_FAULT_INJECTION", cls.test_fault_injection),
             test_break_start_file=reader.text("REWARD_TEST_BREAK_START_FILE", "") or None,
+            test_slow_start_file=reader.text("REWARD_TEST_SLOW_START_FILE", "") or None,
         )
-        if settings.test_break_start_file and not settings.test_fault_injection:
-            raise ConfigError("REWARD_TEST_BREAK_START_FILE needs REWARD_TEST_FAULT_INJECTION=1 (test-only)")
+        for name, path in (("REWARD_TEST_BREAK_START_FILE", settings.test_break_start_file),
+                           ("REWARD_TEST_SLOW_START_FILE", settings.test_slow_start_file)):
+            if path and not settings.test_fault_injection:
+                raise ConfigError(f"{name} needs REWARD_TEST_FAULT_INJECTION=1 (test-only)")
         if settings.hard_timeout_s <= settings.parse_timeout_s:
             # The hard kill must leave room for math-verify's own timeout, or every slow input costs a restart.
             raise ConfigError(

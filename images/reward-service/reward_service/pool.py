@@ -126,11 +126,13 @@ def _kill_forkserver(pid: int | None) -> None:
 
 class WorkerPool:
     def __init__(self, workers: int, parse_timeout_s: int, hard_timeout_s: float, memory_mb: int, metrics: Metrics,
-                 break_start_file: str | None = None, broken_after_s: float = 30.0, start_timeout_s: float = 20.0):
+                 break_start_file: str | None = None, broken_after_s: float = 30.0, start_timeout_s: float = 20.0,
+                 *, slow_start_file: str | None = None):
         self.workers = workers
         self.hard_timeout_s = hard_timeout_s
         self.start_timeout_s = start_timeout_s
-        self._init_args = (parse_timeout_s, memory_mb, break_start_file)
+        self._slow_starts = 0  # starts in a row abandoned for not saying ready in time (the next gets longer)
+        self._init_args = (parse_timeout_s, memory_mb, break_start_file, slow_start_file)
         self._metrics = metrics
         self._pending: deque[_Job] = deque()
         self._waiters: list[asyncio.Future] = []
@@ -223,6 +225,7 @@ class WorkerPool:
             await asyncio.sleep(RESTART_BACKOFF_S[min(self._start_failures, len(RESTART_BACKOFF_S)) - 1])
             return
         self._start_failures = 0
+        self._slow_starts = 0
         self.broken_reason = None
         self._proven_forkserver = live.forkserver
         started.set()
@@ -266,10 +269,16 @@ class WorkerPool:
             self.broken_reason = (f"{self._start_failures} worker starts failed in a row over {failing_for:.0f} s; "
                                   f"last: {reason}")
 
+    def _start_timeout(self) -> float:
+        """The pool's start timeout, doubled for every start in a row abandoned for slowness, up to the first
+        start's: on a node too loaded to start a worker within it, the same deadline would kill every start for
+        ever; a longer one lets the pool converge, and a stopped worker is still killed, only later."""
+        return min(FIRST_START_TIMEOUT_S, self.start_timeout_s * 2 ** min(self._slow_starts, 16))
+
     async def _spawn(self) -> _Worker:
         forkserver = _forkserver_pid()
         proven = forkserver is not None and forkserver == self._proven_forkserver and not _exited(forkserver)
-        timeout_s = self.start_timeout_s if proven else FIRST_START_TIMEOUT_S
+        timeout_s = self._start_timeout() if proven else FIRST_START_TIMEOUT_S
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         ours, theirs = socket.socketpair()
@@ -301,6 +310,8 @@ class WorkerPool:
             live.kill()
             exitcode = await self._exitcode(live)
             live.handle.close()
+            if isinstance(error, TimeoutError):
+                self._slow_starts += 1
             what = (f"did not say ready within {timeout_s:g} s" if isinstance(error, TimeoutError) else
                     f"exited with {_exit_text(exitcode)} during start-up ({type(error).__name__})")
             raise _StartFailed(f"the worker {what}") from None

@@ -54,7 +54,8 @@ class RewardService:
         self.metrics = metrics
         self.pool = WorkerPool(settings.workers, settings.parse_timeout_s, settings.hard_timeout_s,
                                settings.worker_memory_mb, metrics, settings.test_break_start_file,
-                               settings.broken_after_s, settings.start_timeout_s)
+                               settings.broken_after_s, settings.start_timeout_s,
+                               slow_start_file=settings.test_slow_start_file)
         self.window = FaultWindow(settings.fault_window, settings.fault_window_s, settings.fault_threshold,
                                   settings.fault_min_samples)
         self.router = routing.Router(settings.routes)

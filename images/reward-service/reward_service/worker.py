@@ -11,6 +11,7 @@ import os
 import pickle
 import socket
 import struct
+import time
 
 HEADER = struct.Struct("!I")
 # A frame larger than this is a bug or a corrupted stream, never a real task (responses are capped far below it).
@@ -51,7 +52,8 @@ def _recv(sock: socket.socket) -> object | None:
     return None if body is None else pickle.loads(body)
 
 
-def main(sock: socket.socket, parse_timeout_s: int, memory_mb: int, break_start_file: str | None = None) -> None:
+def main(sock: socket.socket, parse_timeout_s: int, memory_mb: int, break_start_file: str | None = None,
+         slow_start_file: str | None = None) -> None:
     """Process target: initialise, say ready, then serve until the server closes the socket."""
     from reward_service import scoring  # preloaded in the forkserver, so this costs nothing
 
@@ -63,6 +65,12 @@ def main(sock: socket.socket, parse_timeout_s: int, memory_mb: int, break_start_
 
     if break_start_file and os.path.exists(break_start_file):
         os._exit(17)  # test-only: a worker that can never start (REWARD_TEST_BREAK_START_FILE)
+    if slow_start_file:
+        try:  # test-only: every start as slow as on a starved node (REWARD_TEST_SLOW_START_FILE holds seconds)
+            with open(slow_start_file) as seconds:
+                time.sleep(float(seconds.read()))
+        except (OSError, ValueError):
+            pass
 
     scoring.init_worker(parse_timeout_s, memory_mb)
     sock.sendall(encode((READY, os.getpid())))
