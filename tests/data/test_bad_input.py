@@ -50,6 +50,17 @@ def test_output_suffix_names_a_layout(run, tmp_path):
     assert code == 2 and "must end in .parquet (verl) or .jsonl (miles)" in _one_line(err)
 
 
+@pytest.mark.parametrize("command", ["prepare", "holdout"])
+def test_an_output_in_the_other_frameworks_layout_is_refused(run, tmp_path, command):
+    """With --framework (as NOTES prints it), a miles run's .parquet output, which grpo-data would fill with verl's
+    rows, is refused before anything is read, naming the file to write instead; nothing is written."""
+    out = tmp_path / "train.parquet"
+    extra = ["--train", str(tmp_path / "t.jsonl")] if command == "holdout" else []
+    code, _, err = run(command, *extra, "--dataset", "gsm8k", "--framework", "miles", "--output", str(out))
+    assert code == 2 and "grpo-data writes verl's layout to a .parquet file" in _one_line(err)
+    assert str(tmp_path / "train.jsonl") in err and not out.exists()
+
+
 def test_empty_dataset(run, tmp_path):
     """A source whose split has rows but none usable (no answers) is an error, not an empty training file."""
     src = sources.math_lighteval(tmp_path / "m", [("a", None), ("b", None)], [("t", "1")])

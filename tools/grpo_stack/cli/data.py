@@ -41,6 +41,9 @@ def _sources(p: argparse.ArgumentParser) -> None:
     p.add_argument("--endpoint", help="Hub endpoint (default: huggingface_hub's, i.e. $HF_ENDPOINT or the Hub)")
     p.add_argument("--seed", type=int, default=0, help="mixing / sampling seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--framework", choices=("verl", "miles"),
+                   help="the run's framework: refuse an output whose suffix gives the other framework's layout "
+                        "(.parquet is verl's, .jsonl miles')")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -161,7 +164,7 @@ def _prepare(args) -> int:
     if not (0.0 <= args.min_pass_rate <= args.max_pass_rate <= 1.0):
         raise Usage("--min-pass-rate and --max-pass-rate must satisfy 0 <= min <= max <= 1")
     for out in args.output:
-        check_output(out)
+        check_output(out, args.framework)
     with claimed(args.output, [Path(P.parse_weighted(s)[0]) for s in args.from_file]):
         return _prepare_claimed(args)
 
@@ -215,7 +218,7 @@ def _holdout(args) -> int:
     if not (0.0 <= args.max_overlap <= 100.0):
         raise Usage("--max-overlap is a percentage between 0 and 100")
     for out in args.output:
-        check_output(out)
+        check_output(out, args.framework)
     with claimed(args.output, [args.train, *([args.val] if args.val else [])]):
         return _holdout_claimed(args)
 

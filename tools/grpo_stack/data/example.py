@@ -15,6 +15,24 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+# The layout grpo-data writes for each output suffix. Both frameworks read both formats (verl's RLHFDataset
+# parquet and JSON lines, miles' read_file .jsonl and .parquet), so the suffix alone decides whose rows a file holds:
+# the other framework reads none of its labels (verl reward_model.ground_truth, miles --label-key).
+LAYOUT_BY_SUFFIX = {".parquet": "verl", ".jsonl": "miles"}
+
+
+def layout_for(name: str) -> str | None:
+    """The framework whose layout grpo-data writes to a file of this name, or None for a suffix it never writes."""
+    return next((fw for suffix, fw in LAYOUT_BY_SUFFIX.items() if name.endswith(suffix)), None)
+
+
+def possessive(framework: str) -> str:
+    return f"{framework}'" if framework.endswith("s") else f"{framework}'s"
+
+
+def suffix_for(framework: str) -> str:
+    return next(suffix for suffix, fw in LAYOUT_BY_SUFFIX.items() if fw == framework)
+
 
 @dataclass(frozen=True)
 class Example:
