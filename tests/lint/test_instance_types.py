@@ -71,3 +71,14 @@ def test_other_clouds_machine_names_are_no_finding(capsys, tmp_path):
         pod.write_text(POD.format(type=machine, digest="0" * 64))
         code, report, _ = lint(capsys, tmp_path, str(pod))
         assert code == 0 and not messages(report), (machine, report)
+
+
+def test_a_partial_node_names_where_its_figures_come_from_in_words(capsys, tmp_path):
+    """Half a node's EFA interfaces: the message says the catalogue's figures are EC2 and Karpenter data, not the
+    catalogue's internal reference line numbers (K:… · V:… · E:…)."""
+    values = tmp_path / "half.yaml"
+    values.write_text("global:\n  cluster:\n    gpuInstanceType: p5en.48xlarge\n    efaPerNode: 8\n")
+    _, report, _ = lint(capsys, tmp_path, "--base", BASE, str(values))
+    (text,) = [m for m in messages(report) if "efaPerNode 8" in m]
+    assert "p5en.48xlarge has 16 EFA interfaces per node" in text and "EC2 and Karpenter instance data" in text
+    assert "K:" not in text and " · " not in text

@@ -63,5 +63,5 @@ def check(ctx) -> Iterator[Hit]:
         want = ctx.get(f"global.cluster.{key}")
         if isinstance(want, int) and want < have:
             yield Hit(f"global.cluster.{key}", f"{name} has {have} {what} per node; {key} {want} leaves "
-                      f"{have - want} unused on every worker ({node.source})",
+                      f"{have - want} unused on every worker ({node.origin})",
                       remediation=f"set global.cluster.{key}: {have} in your values file")
