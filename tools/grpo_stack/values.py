@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ import yaml
 
 from .errors import InputError, excerpt
 from .filereader import read_text
+from .keyhints import key_hint, key_paths, value_hint
 from .paths import SUBCHART_NAMES, chart_dir, subchart_dir
 from .positions import PosMap
 from .positions import load as load_positions
@@ -124,12 +125,21 @@ def _merge_maps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 class SchemaViolation:
     key_path: str
     message: str
+    # A value outside the key's own enum: the one finding for that key (a branch's narrower reason is the same
+    # mistake said twice).
+    outside_enum: bool = field(default=False, compare=False)
 
 
 @lru_cache(maxsize=1)
 def umbrella_validator() -> jsonschema.Draft202012Validator:
     schema = json.loads((chart_dir() / "values.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)
+
+
+@cache
+def schema_key_paths() -> tuple[str, ...]:
+    """Every key path the umbrella schema declares: where an unknown key may have been meant to go."""
+    return key_paths(umbrella_validator().schema)
 
 
 @cache
@@ -182,6 +192,8 @@ def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
         for err in complete_section_validator(name).iter_errors(section):
             for leaf in _leaves(err):
                 out += _violations([name, *(str(p) for p in leaf.absolute_path)], leaf)
+    enum_paths = {v.key_path for v in out if v.outside_enum}
+    out = [v for v in out if v.outside_enum or v.key_path not in enum_paths]
     return sorted(set(out), key=lambda v: (v.key_path, v.message))
 
 
@@ -195,9 +207,11 @@ def _violations(path: list[str], err: jsonschema.ValidationError) -> list[Schema
         extra = [k for k in err.instance if k not in allowed]
         if len(extra) <= 20:  # each unknown key at its own line; a flood of them is one error
             shown = ", ".join(allowed) if len(", ".join(allowed)) < 300 else f"{len(allowed)} keys, see docs/values.md"
-            return [SchemaViolation(".".join([*path, k]), f"{EMPTY_KEY if k == '' else 'unknown key ('}allowed here: "
+            return [SchemaViolation(".".join([*path, k]), f"{EMPTY_KEY if k == '' else 'unknown key ('}"
+                                    f"{key_hint(k, path, allowed, schema_key_paths()) if k else ''}allowed here: "
                                     f"{shown})") for k in extra]
-    return [SchemaViolation(".".join(path), _message(err))]
+    own_enum = err.validator == "enum" and not (isinstance(err.schema, dict) and "x-grpo-reason" in err.schema)
+    return [SchemaViolation(".".join(path), _message(err), outside_enum=own_enum)]
 
 
 EMPTY_KEY = 'unknown key "" (a key with an empty name; '
@@ -236,7 +250,8 @@ def _plain_message(err: jsonschema.ValidationError) -> str:
     if err.validator == "not":
         return f"{shown} is not allowed here"
     if err.validator == "enum":
-        return f"{shown} is not one of {', '.join(map(repr, err.validator_value))}"
+        return (f"{shown} is not one of {', '.join(map(repr, err.validator_value))}"
+                f"{value_hint(err.instance, err.validator_value)}")
     if err.validator == "type":
         return f"{shown} is not of type {excerpt(err.validator_value)}"
     if err.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
