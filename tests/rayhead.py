@@ -62,6 +62,12 @@ class RayHead:
         self.stop()
         raise RuntimeError(f"ray head not ready within {timeout:.0f} s:\n{self.log_tail()}")
 
+    def accepts_a_job(self) -> bool:
+        """The head's job agent registers after the dashboard answers (a minute or more on a loaded machine); until
+        then every submit is refused with "No available agent"."""
+        return subprocess.run([str(self.ray), "job", "submit", "--address", self.address, "--", "true"],
+                              capture_output=True, env=self.env, timeout=120).returncode == 0
+
     def gcs_up(self) -> bool:
         """The GCS port answers and the session exists (the raylet registers just after: wait a little more)."""
         with socket.socket() as sock:

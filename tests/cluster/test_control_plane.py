@@ -12,7 +12,8 @@ from grpo_stack.localcluster.prerequisites import chart_globals
 
 from tests.cluster.releases import prepare_namespace
 
-COMPONENTS = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kuberay-operator"}
+COMPONENTS = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "service-proxy",
+              "kuberay-operator"}
 
 
 def test_every_component_answers_its_health_endpoint(control_plane):

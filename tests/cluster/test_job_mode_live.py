@@ -1,31 +1,47 @@
 """Job mode on the real API server and the real KubeRay operator: the RayJob is admitted, reconciled into the pods
 the RayCluster of cluster mode gets, and, once it ends, its cluster is deleted (the GPUs freed).
 
-How a RayJob ends in this tier: kwok runs no container, so neither the in-pod submit nor the Ray dashboard exists.
-In SidecarMode the operator learns of a failed run from the head pod's `ray-job-submitter` container status
+How a RayJob ends in this tier: kwok runs no container, so neither the in-pod submit nor a head pod's Ray exists.
+In SidecarMode the operator learns that the submitter ended from the head pod's `ray-job-submitter` container status
 (rayjob_controller.go checkSidecarContainerStatus); kwok, standing in for the kubelet, reports that container
 terminated with the exit code the test puts in the pod's `grpo-stack.io/submitter-exit-code` annotation
-(grpo_stack/localcluster/stages/ray-submitter-exit.yaml). The RayJob's status is written only by the operator.
-Where the operator's path cannot be closed here: a run that SUCCEEDS. The operator then reads the job's status from
-the Ray dashboard through the head Service's cluster DNS name (GetJobInfo), which no process here answers, and marks
-the RayJob Failed after its submitter-finished timeout; that path is the in-pod submit's exit status (tests/recipes,
-a real Ray head) plus the operator's documented behaviour, not checked end to end.
+(grpo_stack/localcluster/stages/ray-submitter-exit.yaml). A failed submitter fails the RayJob by itself. A run that
+succeeds is the operator's other path: it asks the head's dashboard for the Ray job (GetJobInfo, through the head
+Service's cluster name) and completes the RayJob only when Ray says SUCCEEDED. That name reaches a real Ray head on
+loopback through the local cluster's service proxy (grpo_stack/localcluster/serviceproxy.py), and the Ray job there
+carries the RayJob's own job ID. The RayJob's status is written only by the operator.
+Where it stops: the Ray job on that head is a one-line command, not the entrypoint the RayJob names (the in-pod
+submit, whose exit status is the training run's: tests/recipes against a real Ray head, tests/loop with real verl).
 """
-
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.cluster.kube_api import wait_for
 from tests.cluster.releases import REPO_ROOT, HelmError, Release, prepare_namespace
+from tests.rayhead import RayHead
 
 VALUES = REPO_ROOT / "values" / "qwen3-8b.yaml"
 EXPOSED = ["raycluster.dashboard.exposed=true"]
 JOB = [*EXPOSED, "global.run.mode=job", "global.run.ttlSecondsAfterFinished=0"]
 SUBMITTER = "ray-job-submitter"  # KubeRay utils.SubmitterContainerName
 EXIT = "grpo-stack.io/submitter-exit-code"
+
+
+@pytest.fixture(scope="module")
+def ray_head():
+    """A real Ray head on loopback, dashboard and job API on: the Ray the operator asks about a RayJob's job."""
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    head = RayHead(bin_dir / "ray", gpus=0, cpus=1, env=env)
+    head.start(head.accepts_a_job, timeout=240)
+    yield head
+    head.stop()
 
 
 def rayjob(cp, release: Release) -> dict:
@@ -108,6 +124,37 @@ def test_a_failed_run_ends_the_rayjob_and_deletes_its_cluster(control_plane, hel
         status = wait_for("the operator to fail the RayJob", lambda: (
             s if (s := rayjob(cp, release)["status"]).get("jobDeploymentStatus") == "Failed" else None), timeout=90)
         assert SUBMITTER in status.get("message", "") or status.get("reason") in ("SubmissionFailed", "AppFailed")
+        wait_for("the RayJob's cluster to be deleted (shutdownAfterJobFinishes)", lambda: cp.kubectl(
+            "-n", release.namespace, "get", "rayclusters.ray.io", cluster, check=False).returncode != 0, timeout=90)
+        wait_for("its pods to be gone", lambda: not ray_pods(cp, release.namespace, cluster), timeout=90)
+    finally:
+        release.uninstall()
+
+
+def test_a_succeeded_run_completes_the_rayjob_and_deletes_its_cluster(control_plane, helm_bin, ray_head):
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    cp = control_plane
+    release = Release(cp, helm_bin, "done", "jobmode-succeeds", [VALUES], JOB)
+    prepare_namespace(cp, release.namespace)
+    release.install()
+    try:
+        release.wait_running()
+        running = wait_for("the RayJob to run", lambda: (
+            s if (s := rayjob(cp, release)["status"]).get("jobDeploymentStatus") == "Running" else None), timeout=90)
+        cluster, job_id = running["rayClusterName"], running["jobId"]
+        assert running["dashboardURL"].startswith(f"{cluster}-head-svc.{release.namespace}.svc.cluster.local:")
+        # The run: a Ray job under the RayJob's own job ID, as the submitter would have submitted it.
+        ray = JobSubmissionClient(ray_head.address)
+        ray.submit_job(entrypoint="echo trained", submission_id=job_id, entrypoint_num_cpus=0)
+        wait_for("the Ray job to succeed", lambda: ray.get_job_status(job_id) == JobStatus.SUCCEEDED, timeout=120)
+        cp.route_service(running["dashboardURL"], ray_head.address.removeprefix("http://"))
+        head = ray_pods(cp, release.namespace, cluster)["head"]["metadata"]["name"]
+        cp.kubectl("-n", release.namespace, "annotate", "pod", head, f"{EXIT}=0")
+        final = wait_for("the operator to end the RayJob", lambda: (
+            s if (s := rayjob(cp, release)["status"]).get("jobDeploymentStatus") in ("Complete", "Failed") else None),
+            timeout=90)
+        assert (final["jobDeploymentStatus"], final.get("jobStatus")) == ("Complete", "SUCCEEDED"), final
         wait_for("the RayJob's cluster to be deleted (shutdownAfterJobFinishes)", lambda: cp.kubectl(
             "-n", release.namespace, "get", "rayclusters.ray.io", cluster, check=False).returncode != 0, timeout=90)
         wait_for("its pods to be gone", lambda: not ray_pods(cp, release.namespace, cluster), timeout=90)

@@ -132,7 +132,8 @@ def test_a_second_up_is_refused_and_status_lists_the_components(cluster, env):
     assert again.returncode == 2 and "already up" in again.stderr, again.stderr
     status = cli("status", "--dir", str(state_dir), env=env)
     assert status.returncode == 0, status.stdout
-    for name in ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kwok", "kuberay-operator"):
+    for name in ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kwok", "service-proxy",
+                 "kuberay-operator"):
         assert f"{name} " in status.stdout and "EXITED" not in status.stdout, status.stdout
 
 

@@ -5,7 +5,6 @@ runs the supervised-submit stand-in trainer (supervised_trainer.py) when it is n
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -39,14 +38,6 @@ def ray_head(fake_verl):
     env = {**os.environ, "PYTHONPATH": str(fake_verl), "RAY_USAGE_STATS_ENABLED": "0",
            "PATH": f"{VENV_BIN}:{os.environ['PATH']}"}
     head = RayHead(VENV_BIN / "ray", gpus=8, cpus=4, env=env)
-    address = head.address
-
-    def accepts_a_job() -> bool:
-        """The head's job agent registers after the dashboard answers (a minute or more on a loaded machine); until
-        then every submit is refused with "No available agent"."""
-        return subprocess.run([str(VENV_BIN / "ray"), "job", "submit", "--address", address, "--", "true"],
-                              capture_output=True, env=env, timeout=120).returncode == 0
-
-    head.start(accepts_a_job, timeout=240)
-    yield address, env
+    head.start(head.accepts_a_job, timeout=240)
+    yield head.address, env
     head.stop()

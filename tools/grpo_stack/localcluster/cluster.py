@@ -1,9 +1,11 @@
 """Start and stop the local cluster: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, KubeRay,
-and Kueue when asked (`kueue=` the kueue toolset's directory; kueue.py).
+the service proxy the operator reaches Ray heads through (serviceproxy.py), and Kueue when asked (`kueue=` the kueue
+toolset's directory; kueue.py).
 
 Every component listens on 127.0.0.1 only, on ports picked free at start. Nodes are kwok's (no kubelet, no
 container runtime): kwok sets their status and moves pods through Pending -> Running (Ready) -> Succeeded for Job
-and `helm test` pods. Pod IPs are kwok's bookkeeping; no traffic ever goes to them.
+and `helm test` pods. Pod IPs are kwok's bookkeeping; no traffic ever goes to them. A Service's cluster name reaches
+a local process only where `route_service` says so.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -25,7 +28,7 @@ from typing import Any
 import yaml
 
 from . import kueue as kueue_setup
-from . import nodes
+from . import nodes, serviceproxy
 from .certs import Certs, make_certs
 from .crds import kuberay_crds
 
@@ -100,6 +103,8 @@ class ControlPlane:
         self.kubeconfig = workdir / "kubeconfig"
         self.certs: Certs | None = None
         self._node_count = 0
+        self.proxy_port = free_port()
+        self.routes = workdir / "service-routes.json"
 
     # --- lifecycle --------------------------------------------------------------------------------------------
     def start(self) -> ControlPlane:
@@ -110,7 +115,8 @@ class ControlPlane:
             self._launch(self._etcd())
             self._launch(self._apiserver())
             self._install_crds()
-            for component in (self._controller_manager(), self._scheduler(), self._kwok(), self._operator()):
+            for component in (self._controller_manager(), self._scheduler(), self._kwok(), self._service_proxy(),
+                              self._operator()):
                 self._launch(component, wait=False)
             for component in self.components:
                 self._wait_healthy(component)
@@ -224,6 +230,13 @@ class ControlPlane:
             *[f"--config={s}" for s in stages],
         ], f"http://127.0.0.1:{port}/healthz", env={"HOME": str(self.workdir)})  # no ~/.kwok/kwok.yaml leaks in
 
+    def _service_proxy(self) -> Component:
+        # Run by its file (it needs the standard library only): the same code as this process's, however the
+        # package is installed or put on the path.
+        return Component("service-proxy", [
+            sys.executable, serviceproxy.__file__, f"--port={self.proxy_port}", f"--routes={self.routes}",
+        ], f"http://127.0.0.1:{self.proxy_port}/healthz")
+
     def _operator(self) -> Component:
         probe, metrics = free_port(), free_port()
         return Component("kuberay-operator", [
@@ -231,7 +244,13 @@ class ControlPlane:
             f"--metrics-addr=127.0.0.1:{metrics}", "--log-stdout-encoder=console",
             *(["--enable-leader-election=true", "--leader-election-namespace=kube-system"] if self.operator_lease
               else ["--enable-leader-election=false"]),
-        ], f"http://127.0.0.1:{probe}/readyz", env={"KUBECONFIG": str(self.kubeconfig)})
+        ], f"http://127.0.0.1:{probe}/readyz", env={
+            "KUBECONFIG": str(self.kubeconfig),
+            # Its dashboard client (net/http) reaches a Service's cluster name through the service proxy; the API
+            # server, on loopback, never goes through a proxy.
+            # Both spellings: Go takes an empty upper-case one as unset and would read the lower-case one.
+            "HTTP_PROXY": f"http://127.0.0.1:{self.proxy_port}", "http_proxy": f"http://127.0.0.1:{self.proxy_port}",
+            "NO_PROXY": "", "no_proxy": ""})
 
     def _start_kueue(self) -> None:
         """Kueue's CRDs, the process (its webhook server up), then the webhook configurations that point at it:
@@ -297,6 +316,11 @@ class ControlPlane:
                      timeout=bound + 30)
 
     # --- what `grpo-cluster` and the tests use ----------------------------------------------------------------
+    def route_service(self, name: str, target: str) -> None:
+        """From now on the operator's requests for the Service name `name` (`<svc>.<ns>.svc.cluster.local:<port>`,
+        as a RayJob's status.dashboardURL gives it) reach `target` (`127.0.0.1:<port>`): a Ray head run here."""
+        serviceproxy.route(self.routes, name, target)
+
     def env(self) -> dict[str, str]:
         """Environment for helm/kubectl subprocesses that should talk to this API server."""
         return {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
