@@ -34,8 +34,10 @@ EXIT = "grpo-stack.io/submitter-exit-code"
 
 
 @pytest.fixture(scope="module")
-def ray_head():
-    """A real Ray head on loopback, dashboard and job API on: the Ray the operator asks about a RayJob's job."""
+def dashboard_head():
+    """A real Ray head on loopback, dashboard and job API on: the Ray the operator asks about a RayJob's job. Not
+    the `ray` group's head (tests/conftest.py): one CPU, one echo job and no verl run, alive for this module only,
+    in the control-plane process."""
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     head = RayHead(bin_dir / "ray", gpus=0, cpus=1, env=env)
@@ -46,6 +48,20 @@ def ray_head():
 
 def rayjob(cp, release: Release) -> dict:
     return cp.get("-n", release.namespace, "rayjobs.ray.io", f"{release.name}-ray")
+
+
+def job_status_in(cp, release: Release, what: str, *states: str) -> dict:
+    """The RayJob's status once the operator has put it in one of `states` (jobDeploymentStatus)."""
+    return wait_for(what, lambda: (
+        s if (s := rayjob(cp, release).get("status") or {}).get("jobDeploymentStatus") in states else None),
+        timeout=90)
+
+
+def wait_for_freed(cp, namespace: str, cluster: str) -> None:
+    """The RayJob's cluster deleted by the operator (shutdownAfterJobFinishes) and its pods gone."""
+    wait_for("the RayJob's cluster to be deleted (shutdownAfterJobFinishes)", lambda: cp.kubectl(
+        "-n", namespace, "get", "rayclusters.ray.io", cluster, check=False).returncode != 0, timeout=90)
+    wait_for("its pods to be gone", lambda: not ray_pods(cp, namespace, cluster), timeout=90)
 
 
 def ray_pods(cp, namespace: str, cluster: str) -> dict[str, dict]:
@@ -115,23 +131,19 @@ def test_a_failed_run_ends_the_rayjob_and_deletes_its_cluster(control_plane, hel
     release.install()
     try:
         release.wait_running()
-        cluster = rayjob(cp, release)["status"]["rayClusterName"]
-        wait_for("the RayJob to run", lambda: rayjob(cp, release)["status"].get("jobDeploymentStatus") == "Running")
+        cluster = job_status_in(cp, release, "the RayJob to run", "Running")["rayClusterName"]
         head = ray_pods(cp, release.namespace, cluster)["head"]["metadata"]["name"]
         # The in-pod submit exits 1 when training fails after its retries (grpo_stack.job.submit): so does the
         # submitter that streams it.
         cp.kubectl("-n", release.namespace, "annotate", "pod", head, f"{EXIT}=1")
-        status = wait_for("the operator to fail the RayJob", lambda: (
-            s if (s := rayjob(cp, release)["status"]).get("jobDeploymentStatus") == "Failed" else None), timeout=90)
+        status = job_status_in(cp, release, "the operator to fail the RayJob", "Failed")
         assert SUBMITTER in status.get("message", "") or status.get("reason") in ("SubmissionFailed", "AppFailed")
-        wait_for("the RayJob's cluster to be deleted (shutdownAfterJobFinishes)", lambda: cp.kubectl(
-            "-n", release.namespace, "get", "rayclusters.ray.io", cluster, check=False).returncode != 0, timeout=90)
-        wait_for("its pods to be gone", lambda: not ray_pods(cp, release.namespace, cluster), timeout=90)
+        wait_for_freed(cp, release.namespace, cluster)
     finally:
         release.uninstall()
 
 
-def test_a_succeeded_run_completes_the_rayjob_and_deletes_its_cluster(control_plane, helm_bin, ray_head):
+def test_a_succeeded_run_completes_the_rayjob_and_deletes_its_cluster(control_plane, helm_bin, dashboard_head):
     from ray.job_submission import JobStatus, JobSubmissionClient
 
     cp = control_plane
@@ -140,24 +152,19 @@ def test_a_succeeded_run_completes_the_rayjob_and_deletes_its_cluster(control_pl
     release.install()
     try:
         release.wait_running()
-        running = wait_for("the RayJob to run", lambda: (
-            s if (s := rayjob(cp, release)["status"]).get("jobDeploymentStatus") == "Running" else None), timeout=90)
+        running = job_status_in(cp, release, "the RayJob to run", "Running")
         cluster, job_id = running["rayClusterName"], running["jobId"]
         assert running["dashboardURL"].startswith(f"{cluster}-head-svc.{release.namespace}.svc.cluster.local:")
         # The run: a Ray job under the RayJob's own job ID, as the submitter would have submitted it.
-        ray = JobSubmissionClient(ray_head.address)
+        ray = JobSubmissionClient(dashboard_head.address)
         ray.submit_job(entrypoint="echo trained", submission_id=job_id, entrypoint_num_cpus=0)
         wait_for("the Ray job to succeed", lambda: ray.get_job_status(job_id) == JobStatus.SUCCEEDED, timeout=120)
-        cp.route_service(running["dashboardURL"], ray_head.address.removeprefix("http://"))
+        cp.route_service(running["dashboardURL"], dashboard_head.address.removeprefix("http://"))
         head = ray_pods(cp, release.namespace, cluster)["head"]["metadata"]["name"]
         cp.kubectl("-n", release.namespace, "annotate", "pod", head, f"{EXIT}=0")
-        final = wait_for("the operator to end the RayJob", lambda: (
-            s if (s := rayjob(cp, release)["status"]).get("jobDeploymentStatus") in ("Complete", "Failed") else None),
-            timeout=90)
+        final = job_status_in(cp, release, "the operator to end the RayJob", "Complete", "Failed")
         assert (final["jobDeploymentStatus"], final.get("jobStatus")) == ("Complete", "SUCCEEDED"), final
-        wait_for("the RayJob's cluster to be deleted (shutdownAfterJobFinishes)", lambda: cp.kubectl(
-            "-n", release.namespace, "get", "rayclusters.ray.io", cluster, check=False).returncode != 0, timeout=90)
-        wait_for("its pods to be gone", lambda: not ray_pods(cp, release.namespace, cluster), timeout=90)
+        wait_for_freed(cp, release.namespace, cluster)
     finally:
         release.uninstall()
 
