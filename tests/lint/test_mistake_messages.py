@@ -47,3 +47,9 @@ def test_a_misspelt_value_is_one_finding_naming_the_value_meant(tmp_path, capsys
 def test_a_value_only_a_branch_refuses_keeps_the_branchs_reason(tmp_path, capsys):
     code, lines = lint(tmp_path, capsys, "global:\n  job:\n    framework: miles\n    backend: fsdp\n")
     assert code == 2 and any("framework miles trains with megatron" in line for line in lines), lines
+
+
+def test_a_null_at_an_enum_key_is_one_finding_saying_null_is_not_allowed(tmp_path, capsys):
+    """A null is outside the enum too; the finding is the one that says what to do with a null."""
+    code, lines = lint(tmp_path, capsys, "global:\n  job:\n    backend: null\n")
+    assert code == 2 and len(lines) == 1 and "global.job.backend: null is not allowed here" in lines[0], lines

@@ -125,9 +125,9 @@ def _merge_maps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 class SchemaViolation:
     key_path: str
     message: str
-    # A value outside the key's own enum: the one finding for that key (a branch's narrower reason is the same
-    # mistake said twice).
-    outside_enum: bool = field(default=False, compare=False)
+    # The one finding for its key: a null where the key takes none, or a value outside the key's own enum. Other
+    # violations at the same key (a branch's narrower reason, an enum that a null also misses) say it twice.
+    primary: int = field(default=0, compare=False)  # 2: a null where none is taken, 1: outside the own enum
 
 
 @lru_cache(maxsize=1)
@@ -192,8 +192,11 @@ def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
         for err in complete_section_validator(name).iter_errors(section):
             for leaf in _leaves(err):
                 out += _violations([name, *(str(p) for p in leaf.absolute_path)], leaf)
-    enum_paths = {v.key_path for v in out if v.outside_enum}
-    out = [v for v in out if v.outside_enum or v.key_path not in enum_paths]
+    best: dict[str, SchemaViolation] = {}
+    for v in out:
+        if v.primary and v.primary > getattr(best.get(v.key_path), "primary", 0):
+            best[v.key_path] = v
+    out = [v for v in out if v.key_path not in best] + list(best.values())
     return sorted(set(out), key=lambda v: (v.key_path, v.message))
 
 
@@ -211,7 +214,8 @@ def _violations(path: list[str], err: jsonschema.ValidationError) -> list[Schema
                                     f"{key_hint(k, path, allowed, schema_key_paths()) if k else ''}allowed here: "
                                     f"{shown})") for k in extra]
     own_enum = err.validator == "enum" and not (isinstance(err.schema, dict) and "x-grpo-reason" in err.schema)
-    return [SchemaViolation(".".join(path), _message(err), outside_enum=own_enum)]
+    primary = 2 if err.validator == "type" and err.instance is None else 1 if own_enum else 0
+    return [SchemaViolation(".".join(path), _message(err), primary=primary)]
 
 
 EMPTY_KEY = 'unknown key "" (a key with an empty name; '
@@ -234,6 +238,9 @@ def _message(err: jsonschema.ValidationError) -> str:
     hint = err.schema.get("x-grpo-hint") if isinstance(err.schema, dict) else None
     if hint:
         return f"{_plain_message(err)}; {hint}"
+    if err.validator == "enum" and err.instance is None:
+        return (f"null is not allowed here (want one of {', '.join(map(repr, err.validator_value))}); leave the key "
+                "out to keep the chart's default")
     if err.validator == "type" and err.instance is None:
         want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
         return f"null is not allowed here (want {want}); leave the key out to keep the chart's default"
