@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,19 @@ def dashboard_head():
 
 def rayjob(cp, release: Release) -> dict:
     return cp.get("-n", release.namespace, "rayjobs.ray.io", f"{release.name}-ray")
+
+
+@contextmanager
+def running_job(cp, helm_bin, name: str, namespace: str, sets: list[str] = JOB) -> Iterator[Release]:
+    """A job-mode release installed into a prepared namespace, its pods running; uninstalled afterwards."""
+    release = Release(cp, helm_bin, name, namespace, [VALUES], sets)
+    prepare_namespace(cp, release.namespace)
+    release.install()
+    try:
+        release.wait_running()
+        yield release
+    finally:
+        release.uninstall()
 
 
 def job_status_in(cp, release: Release, what: str, *states: str) -> dict:
@@ -126,11 +141,7 @@ def test_rayjob_gets_the_pods_the_raycluster_gets(control_plane, installed):
 
 def test_a_failed_run_ends_the_rayjob_and_deletes_its_cluster(control_plane, helm_bin):
     cp = control_plane
-    release = Release(cp, helm_bin, "ends", "jobmode-ends", [VALUES], JOB)
-    prepare_namespace(cp, release.namespace)
-    release.install()
-    try:
-        release.wait_running()
+    with running_job(cp, helm_bin, "ends", "jobmode-ends") as release:
         cluster = job_status_in(cp, release, "the RayJob to run", "Running")["rayClusterName"]
         head = ray_pods(cp, release.namespace, cluster)["head"]["metadata"]["name"]
         # The in-pod submit exits 1 when training fails after its retries (grpo_stack.job.submit): so does the
@@ -139,19 +150,13 @@ def test_a_failed_run_ends_the_rayjob_and_deletes_its_cluster(control_plane, hel
         status = job_status_in(cp, release, "the operator to fail the RayJob", "Failed")
         assert SUBMITTER in status.get("message", "") or status.get("reason") in ("SubmissionFailed", "AppFailed")
         wait_for_freed(cp, release.namespace, cluster)
-    finally:
-        release.uninstall()
 
 
 def test_a_succeeded_run_completes_the_rayjob_and_deletes_its_cluster(control_plane, helm_bin, dashboard_head):
     from ray.job_submission import JobStatus, JobSubmissionClient
 
     cp = control_plane
-    release = Release(cp, helm_bin, "done", "jobmode-succeeds", [VALUES], JOB)
-    prepare_namespace(cp, release.namespace)
-    release.install()
-    try:
-        release.wait_running()
+    with running_job(cp, helm_bin, "done", "jobmode-succeeds") as release:
         running = job_status_in(cp, release, "the RayJob to run", "Running")
         cluster, job_id = running["rayClusterName"], running["jobId"]
         assert running["dashboardURL"].startswith(f"{cluster}-head-svc.{release.namespace}.svc.cluster.local:")
@@ -165,8 +170,6 @@ def test_a_succeeded_run_completes_the_rayjob_and_deletes_its_cluster(control_pl
         final = job_status_in(cp, release, "the operator to end the RayJob", "Complete", "Failed")
         assert (final["jobDeploymentStatus"], final.get("jobStatus")) == ("Complete", "SUCCEEDED"), final
         wait_for_freed(cp, release.namespace, cluster)
-    finally:
-        release.uninstall()
 
 
 def test_deadline_clock_survives_an_upgrade(control_plane, helm_bin):
@@ -182,13 +185,9 @@ def test_deadline_clock_survives_an_upgrade(control_plane, helm_bin):
 
     cp = control_plane
     end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 3600))
-    release = Release(cp, helm_bin, "dl", "jobmode-deadline", [VALUES],
-                      [*JOB, f"global.job.deadline.end={end}", "global.job.verl.useV1Trainer=false",
-                       "global.job.trainer.saveFreq=5"])
-    prepare_namespace(cp, release.namespace)
-    release.install()
-    try:
-        release.wait_running()
+    sets = [*JOB, f"global.job.deadline.end={end}", "global.job.verl.useV1Trainer=false",
+            "global.job.trainer.saveFreq=5"]
+    with running_job(cp, helm_bin, "dl", "jobmode-deadline", sets) as release:
         first = rayjob(cp, release)
         clock = int(first["metadata"]["annotations"]["grpo-stack.io/deadline-clock"])
         deadline = first["spec"]["activeDeadlineSeconds"]
@@ -203,5 +202,3 @@ def test_deadline_clock_survives_an_upgrade(control_plane, helm_bin):
         assert after["metadata"]["annotations"]["grpo-stack.io/deadline-clock"] == str(clock)
         assert after["spec"]["activeDeadlineSeconds"] == deadline
         assert f"--started-at {clock}" in after["spec"]["entrypoint"]
-    finally:
-        release.uninstall()

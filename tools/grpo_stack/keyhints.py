@@ -2,7 +2,7 @@
 
 An unknown key is first matched against the keys allowed where it stands (`trainBatchSise` -> `trainBatchSize`),
 then against every key the schema knows anywhere, so a key put at the wrong level is named by its full path
-(`global.job.trainer.trainBatchSize` -> `global.job.batch.trainBatchSize`). Case is ignored when comparing.
+(`global.job.trainer.trainBatchSize` -> `global.job.verl.batch.trainBatchSize`). Case is ignored when comparing.
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
                 out += _violations([name, *(str(p) for p in leaf.absolute_path)], leaf)
     best: dict[str, SchemaViolation] = {}
     for v in out:
-        if v.primary and v.primary > getattr(best.get(v.key_path), "primary", 0):
+        if v.primary > getattr(best.get(v.key_path), "primary", 0):
             best[v.key_path] = v
     out = [v for v in out if v.key_path not in best] + list(best.values())
     return sorted(set(out), key=lambda v: (v.key_path, v.message))

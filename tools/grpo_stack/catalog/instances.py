@@ -28,13 +28,13 @@ class InstanceType:
     allocatable_millicpu: int
     allocatable_memory_mib: int
     source: str
+    gpu_memory_mib: int | None = None  # stated for a type the catalogue lacks; catalogued: GPU_MEMORY_MIB
 
     @property
     def origin(self) -> str:
         """Where the row's figures come from, in words a message can show: a catalogue row's source is a set of
         reference line numbers (K:…, V:…, E:…), meaningful in the catalogue only."""
         return "EC2 and Karpenter instance data" if self.source.startswith("K:") else self.source
-    gpu_memory_mib: int | None = None  # stated for a type the catalogue lacks; catalogued: GPU_MEMORY_MIB
 
 
 _ROWS = [

@@ -13,6 +13,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 # The layout grpo-data writes for each output suffix. Both frameworks read both formats (verl's RLHFDataset
@@ -23,7 +24,7 @@ LAYOUT_BY_SUFFIX = {".parquet": "verl", ".jsonl": "miles"}
 
 def layout_for(name: str) -> str | None:
     """The framework whose layout grpo-data writes to a file of this name, or None for a suffix it never writes."""
-    return next((fw for suffix, fw in LAYOUT_BY_SUFFIX.items() if name.endswith(suffix)), None)
+    return LAYOUT_BY_SUFFIX.get(PurePosixPath(name).suffix)
 
 
 def possessive(framework: str) -> str:

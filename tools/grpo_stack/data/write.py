@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from ..digest import sha256_file
 from .errors import DataInputError
-from .example import LAYOUT_BY_SUFFIX, Example, layout_for, miles_row, possessive, suffix_for, verl_row
+from .example import Example, layout_for, miles_row, possessive, suffix_for, verl_row
 
 # Fixed schema: every row has the same struct fields whatever its source, so files mix and concatenate.
 VERL_SCHEMA = pa.schema([
@@ -40,9 +40,9 @@ VERL_SCHEMA = pa.schema([
 def check_output(path: Path, framework: str | None = None) -> None:
     """Before any work: the suffix names a layout (the run's framework's, when it is given) and the directory can be
     created and written."""
-    if path.suffix not in LAYOUT_BY_SUFFIX:
-        raise DataInputError(f"{path}: output must end in .parquet (verl) or .jsonl (miles)")
     layout = layout_for(path.name)
+    if layout is None:
+        raise DataInputError(f"{path}: output must end in .parquet (verl) or .jsonl (miles)")
     if framework is not None and layout != framework:
         raise DataInputError(
             f"{path}: grpo-data writes {possessive(layout)} layout to a {path.suffix} file, and {framework} would read "

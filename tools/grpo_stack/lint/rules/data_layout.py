@@ -58,8 +58,8 @@ def check(ctx) -> Iterator[Hit]:
             layout = layout_for(str(name))
             if layout is None or layout == framework:
                 continue
-            suffix = PurePosixPath(str(name)).suffix
-            right = str(PurePosixPath(str(name)).with_suffix(suffix_for(framework)))
+            file = PurePosixPath(str(name))
+            suffix, right = file.suffix, file.with_suffix(suffix_for(framework))
             fix = f"name it {right} and write it with grpo-data prepare --framework {framework}"
             where = f"global.job.data.{key}.{i}"
             if i == 0 and staging and ctx.get(sources):
