@@ -36,8 +36,7 @@ def monitored(node_pool, helm_bin):
     cp = node_pool
     crds = [yaml.safe_load(p.read_text()) for p in sorted(CRD_DIR.glob("*.yaml"))]
     cp.apply(crds)
-    cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-               *[f"crd/{c['metadata']['name']}" for c in crds])
+    cp.wait_established(*[c["metadata"]["name"] for c in crds])
     namespace = namespace_for("monitoring")
     prepare_namespace(cp, namespace)
     values = [REPO_ROOT / "values" / "qwen3-30b.yaml", REPO_ROOT / "values" / "monitoring" / "monitoring.yaml"]

@@ -52,6 +52,12 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def condition_true(obj: dict[str, Any], condition: str) -> bool:
+    """`obj` has `condition` with status True; a missing or null `status.conditions` is not yet."""
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == condition and c.get("status") == "True" for c in conditions)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -260,7 +266,7 @@ class ControlPlane:
         health, webhook = free_port(), free_port()
         crds = kueue_setup.crds(tools, webhook, c.ca)
         self.apply(crds)
-        self._wait_established(*[d["metadata"]["name"] for d in crds])
+        self.wait_established(*[d["metadata"]["name"] for d in crds])
         self.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue_setup.NAMESPACE}}])
         config = self.workdir / "kueue-config.yaml"
         certs = kueue_setup.cert_dir(self.workdir / "kueue-certs", c.server_cert, c.server_key)
@@ -306,14 +312,29 @@ class ControlPlane:
     # --- CRDs -----------------------------------------------------------------------------------------------------
     def _install_crds(self) -> None:
         self.apply(kuberay_crds(self.tools / "kuberay-crds"))
-        self._wait_established("rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io")
+        self.wait_established("rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io")
 
-    def _wait_established(self, *crds: str) -> None:
+    def wait_established(self, *crds: str) -> None:
         """CRDs served, within the start-up bound: on two busy cores (a vLLM engine starting beside it) the API
         server took over 60 s to establish Kueue's."""
-        bound = round(self.start_timeout)
-        self.kubectl("wait", "--for=condition=Established", *[f"crd/{c}" for c in crds], f"--timeout={bound}s",
-                     timeout=bound + 30)
+        self.wait_for_condition("Established", *[f"crd/{c}" for c in crds])
+
+    def wait_for_condition(self, condition: str, *refs: str, timeout: float | None = None) -> None:
+        """Every object in `refs` (`kind/name`) has `condition` True, within `timeout` (default: the start-up
+        bound). Polled here rather than by `kubectl wait`, which fails outright when it reads an object whose
+        `status.conditions` is still null: a CRD's is, between its creation and the API server naming it."""
+        bound = self.start_timeout if timeout is None else timeout
+        deadline = time.monotonic() + bound
+        while True:
+            items = self.get(*refs)
+            items = items.get("items", [items])
+            waiting = [f"{o['kind'].lower()}/{o['metadata']['name']}" for o in items
+                       if not condition_true(o, condition)]
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(f"{', '.join(waiting)} not {condition} after {bound:.0f} s")
+            time.sleep(0.25)
 
     # --- what `grpo-cluster` and the tests use ----------------------------------------------------------------
     def route_service(self, name: str, target: str) -> None:
@@ -353,9 +374,7 @@ class ControlPlane:
             objects.append(nodes.node_object(name, instance_type, labels=labels, taints=taints, row=row))
         self.kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
         if wait:
-            bound = round(self.start_timeout)
-            self.kubectl("wait", "--for=condition=Ready", *[f"node/{n}" for n in names], f"--timeout={bound}s",
-                         timeout=bound + 30)
+            self.wait_for_condition("Ready", *[f"node/{n}" for n in names])
         return names
 
     def ensure_nodes(self, instance_type: str, count: int, **kwargs: Any) -> list[str]:
