@@ -23,7 +23,7 @@ def _memory(capsys, tmp_path, job: dict | None = None) -> dict:
     if job:
         overlay = tmp_path / "overlay.yaml"
         overlay.write_text(yaml.safe_dump({"global": {"job": job}}))
-        files.append(str(overlay))
+        files = ["-f", str(VALUES), str(overlay)]
     assert main([*files, "--job", "--memory", "--format", "json"]) == 0
     return json.loads(capsys.readouterr().out)
 

@@ -64,7 +64,7 @@ def test_values_files_merge_like_helm(tmp_path):
     override.write_text(yaml.safe_dump({"global": {"cluster": {"nodes": 2},
                                                    "job": {"data": {"trainFiles": ["data/other/train.parquet"]}}},
                                         "raycluster": {"nccl": {"debug": "INFO"}}}))
-    proc = grpo_render(str(REPO_ROOT / "values" / "qwen3-8b.yaml"), str(override), "--namespace", "team-a")
+    proc = grpo_render("-f", str(REPO_ROOT / "values" / "qwen3-8b.yaml"), str(override), "--namespace", "team-a")
     assert proc.returncode == 0, proc.stderr
     objects = _objects(proc.stdout)
     cluster = next(o for o in objects if o["kind"] == "RayCluster")
@@ -115,7 +115,7 @@ def test_bad_values_file_exits_2_with_one_line(content, tmp_path):
     """A bad file is a one-line, file-named error, never a traceback."""
     bad = tmp_path / "bad-values.yaml"
     bad.write_text(content)
-    proc = grpo_render(str(REPO_ROOT / "values" / "qwen3-8b.yaml"), str(bad))
+    proc = grpo_render("-f", str(REPO_ROOT / "values" / "qwen3-8b.yaml"), str(bad))
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()

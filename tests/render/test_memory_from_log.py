@@ -42,11 +42,11 @@ def test_the_stated_lengths_move_the_prediction_toward_the_run(capsys, tmp_path)
     before = json.loads(capsys.readouterr().out)["measured"]
     stated = tmp_path / "lengths.yaml"
     stated.write_text("global:\n  job:\n    lengths: {meanPrompt: 105, meanResponse: 290}\n")
-    assert main([VALUES, str(stated), "--job", "--memory", "--format", "json", "--from-log", log]) == 0
+    assert main(["-f", VALUES, str(stated), "--job", "--memory", "--format", "json", "--from-log", log]) == 0
     after = json.loads(capsys.readouterr().out)["measured"]
     assert before["peak_gib"] == after["peak_gib"] == 58.7
     assert after["predicted_gib"] < before["predicted_gib"]
-    assert main([VALUES, str(stated), "--job", "--memory", "--from-log", log]) == 0
+    assert main(["-f", VALUES, str(stated), "--job", "--memory", "--from-log", log]) == 0
     assert "the model took 395 tokens per sample" in capsys.readouterr().out
 
 

@@ -28,6 +28,8 @@ class ValuesFile:
     data: dict[str, Any]  # plain Python values, as Helm's YAML 1.1 reader sees them
     text: str
 
+    on_command_line = False  # a --set argument (helmvalues), not a file
+
     @cached_property
     def tree(self) -> PosMap:
         """The position tree (positions.py: libyaml, linear) with the line/column of every key; built only when a
@@ -50,6 +52,10 @@ class ValuesFile:
 
     def has(self, key_path: str) -> bool:
         return _keys(self.data, key_path)[1]
+
+    def merge_into(self, base: dict[str, Any]) -> dict[str, Any]:
+        """This layer over `base`, as `helm -f` layers a file (a --set layer applies itself: helmvalues)."""
+        return merge_maps(base, self.data)
 
 
 def _keys(node: Any, key_path: str) -> tuple[list[str | int], bool]:
@@ -82,6 +88,17 @@ def _keys(node: Any, key_path: str) -> tuple[list[str | int], bool]:
     return keys, True
 
 
+def release_file(files: list[ValuesFile]) -> ValuesFile:
+    """The file a release is known by: the last values file given (a --set argument is not one), else the last
+    layer. Findings that belong to no key are reported there."""
+    return next((f for f in reversed(files) if not f.on_command_line), files[-1])
+
+
+def as_values_file(layer: str | Path | ValuesFile) -> ValuesFile:
+    """A layer of a release: a values file named by its path, or one already read (a --set argument)."""
+    return layer if isinstance(layer, ValuesFile) else load_values_file(layer)
+
+
 def load_values_file(path: str | Path) -> ValuesFile:
     """One values file: a single YAML mapping, read and converted by safeyaml's bounded, located rules."""
     name = str(path)
@@ -104,18 +121,19 @@ def _kind(node: Any) -> str:
 
 
 def merge_user_values(files: list[ValuesFile]) -> dict[str, Any]:
-    """`helm -f a -f b`: later files win, maps merge deeply, other values replace (Helm's MergeMaps)."""
+    """`helm -f a -f b --set …`: later files win, maps merge deeply, other values replace (Helm's MergeMaps); a
+    --set layer is applied into the result. Raises InputError where a --set cannot be applied."""
     merged: dict[str, Any] = {}
     for f in files:
-        merged = _merge_maps(merged, f.data)
+        merged = f.merge_into(merged)
     return merged
 
 
-def _merge_maps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def merge_maps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     out = dict(a)
     for k, v in b.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge_maps(out[k], v)
+            out[k] = merge_maps(out[k], v)
         else:
             out[k] = v
     return out
@@ -280,7 +298,7 @@ def locate(files: list[ValuesFile], key_path: str, defaults: bool = True) -> tup
     default = _default_position(key_path) if defaults else None
     if default:
         return default
-    last = files[-1]
+    last = release_file(files)
     return (last.path, *last.position(key_path))
 
 

@@ -1,7 +1,9 @@
 """grpo-lint: check values files (and plain manifests) before any GPU is requested.
 
-  grpo-lint [FILE|DIR]... [--format text|json|sarif|github] [--strict] [--chart DIR] [--kuberay-crd FILE]
-            [--select CODES|CATEGORIES] [--ignore CODES|CATEGORIES]
+  grpo-lint [FILE|DIR]... [-f FILE]... [--set KEY=VALUE]... [--format text|json|sarif|github] [--strict]
+            [--chart DIR] [--kuberay-crd FILE] [--select CODES|CATEGORIES] [--ignore CODES|CATEGORIES]
+  Each FILE (or .yaml under DIR) is one release, over the -f files and then the --set* flags, as `helm install
+  -f F... FILE --set ...` would read it; with no FILE the -f files are one release (docs/values-flags.md).
   grpo-lint --cluster [--kubeconfig FILE] [--context NAME] VALUES...   the same, plus a read-only live preflight
                                                 of the cluster the values go to (docs/preflight.md)
   grpo-lint rules [--format text|markdown]
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from .. import kuberay_crd
 from ..errors import InputError, clip, printable
+from ..helmvalues import add_value_options, command_line_layers, split_releases, value_options
 from ..lint.cache import run_lint
 from ..lint.finding import Severity
 from ..lint.formatters import FORMATTERS
@@ -34,7 +37,8 @@ from .conventions import CLOSED_PIPE, Parser, Usage, command, silence_stdout
 
 def lint_parser() -> argparse.ArgumentParser:
     p = Parser(prog="grpo-lint", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("paths", nargs="+", help="values files, directories of them, or manifest files")
+    p.add_argument("paths", nargs="*", help="values files, directories of them, or manifest files: each its own "
+                   "release")
     p.add_argument("--format", choices=sorted(FORMATTERS), default=None,
                    help="output format (default: github under GITHUB_ACTIONS, else text)")
     p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
@@ -43,8 +47,9 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", default=None,
                    help=f"release namespace: values are rendered with it (default: {DEFAULT_NAMESPACE}, as "
                    "grpo-render); manifests must be in it or have none (default: the namespace the manifests set)")
-    p.add_argument("--base", action="append", default=[], metavar="FILE",
-                   help="values file(s) merged under each checked file, like an earlier helm -f")
+    add_value_options(p, files_help="a values file layered under each checked file, in order, as helm -f layers "
+                      "it (repeatable); with no FILE, the -f files are the release")
+    p.add_argument("--base", dest="layers", action="append", help=argparse.SUPPRESS)  # the older name of -f
     p.add_argument("--config", help="suppressions file (default: .grpo-lint.yaml if present)")
     p.add_argument("--kuberay-crd", default=os.environ.get("GRPO_KUBERAY_CRD") or None,
                    help="KubeRay RayCluster CRD (YAML/JSON) to validate RayCluster objects against "
@@ -169,29 +174,33 @@ def _lint(args) -> int:
     crd = kuberay_crd.resolve(args.kuberay_crd)
     if crd and not Path(crd).is_file():
         raise Usage(f"--kuberay-crd {crd}: no such file")
-    overlay, shape = [], None
+    options = value_options(args)
+    base, paths = split_releases(_expand(args.paths), options.files)
+    if not paths:
+        raise Usage("name a values file or a directory of them (or the release's files with -f FILE)")
+    model, shape = [], None
     if args.model_config:
         try:
             shape, model_overlay = _model_overlay(args.model_config)
-            overlay = [model_overlay]
+            model = [model_overlay]
         except InputError as exc:
             sys.stdout.write(FORMATTERS[fmt]([], [exc], colour=colour))
             return 2
+    overlay = [*model, *command_line_layers(options)]
     # Values files one by one; all manifest files together, as one release (lint/release.py); each answered
     # from the content-addressed cache when nothing it depends on changed (lint/cache.py).
-    paths = _expand(args.paths)
     try:
-        result = run_lint(paths, args.base, args.release, args.namespace, crd, config_path, select,
+        result = run_lint(paths, base, args.release, args.namespace, crd, config_path, select,
                           use_cache=not args.no_cache, overlay=overlay)
     except SelectionError as exc:
         raise Usage(f"--select/--ignore: {exc}") from None
     findings, errors = result.findings, result.input_errors
-    if overlay:
-        findings, errors = _at_model_config(findings, errors, overlay[0], args.model_config)
-        errors = errors + _without_model(paths, args.base, args.model_config)
+    if model:
+        findings, errors = _at_model_config(findings, errors, model[0], args.model_config)
+        errors = errors + _without_model(paths, base, overlay[1:], args.model_config)
         _print_shape_block(shape, args.model_config)
     if args.cluster and not errors:
-        findings = sorted(findings + _preflight(args, paths, overlay))
+        findings = sorted(findings + _preflight(args, base, paths, overlay))
     unchecked, unchecked_kinds = result.unchecked_rayclusters, result.unchecked_kinds
     sys.stdout.write(FORMATTERS[fmt](findings, errors, colour=colour))
     if unchecked:
@@ -207,7 +216,7 @@ def _lint(args) -> int:
     return 1 if failing else 0
 
 
-def _preflight(args, paths: list[str], overlay: list[str]) -> list:
+def _preflight(args, base: list[str], paths: list[str], overlay: list) -> list:
     """The live preflight (grpo_stack.preflight) for every values file; its notes go to stderr, once each."""
     from ..lint.release import looks_like_manifests
     from ..preflight.run import preflight_many
@@ -215,7 +224,7 @@ def _preflight(args, paths: list[str], overlay: list[str]) -> list:
     manifests = [p for p in paths if looks_like_manifests(p)]
     if manifests:
         raise Usage(f"--cluster checks values files; {manifests[0]} is a manifest file")
-    items = [[*args.base, p, *overlay] for p in paths]
+    items = [[*base, p, *overlay] for p in paths]
     result = preflight_many(items, args.release, args.namespace or DEFAULT_NAMESPACE, args.kubeconfig, args.context)
     for note in result.notes:
         print(f"grpo-lint: cluster: {printable(note)}", file=sys.stderr)
@@ -251,22 +260,22 @@ def _model_overlay(config_json: str) -> tuple[dict[str, int], str]:
     return shape, str(out)
 
 
-def _without_model(paths: list[str], bases: list[str], config_json: str) -> list[InputError]:
+def _without_model(paths: list[str], bases: list[str], set_layers: list, config_json: str) -> list[InputError]:
     """The values files that state a run (global.job) with neither model.preset nor model.shape: grpo-render and
     helm install refuse them whatever --model-config lints, so grpo-lint refuses them too (input error, exit 2),
     at the file's own key, naming the block to paste."""
     from ..lint.release import looks_like_manifests
-    from ..values import load_values_file, locate, merge_user_values
+    from ..values import as_values_file, locate, merge_user_values
 
     out = []
     for path in paths:
         if looks_like_manifests(path):
             continue
         try:
-            files = [load_values_file(p) for p in [*bases, path]]
+            files = [as_values_file(p) for p in [*bases, path, *set_layers]]
+            job = merge_user_values(files).get("global", {})
         except InputError:
             continue  # already reported by the lint itself
-        job = merge_user_values(files).get("global", {})
         job = job.get("job") if isinstance(job, dict) else None
         if not isinstance(job, dict):
             continue

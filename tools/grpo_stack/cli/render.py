@@ -1,9 +1,13 @@
 """grpo-render: values files -> Kubernetes manifests (Helm's engine) or the job command.
 
-  grpo-render VALUES... [-o DIR] [--release NAME] [--namespace NS] [--chart DIR]
-  grpo-render VALUES... --job [--format explain|shell|json]
-  grpo-render VALUES... --job --memory [--format json]   per-GPU memory by phase and term (docs/memory.md)
-  grpo-render VALUES... --job --memory --from-log LOG    ... beside the peak and lengths a run of them logged
+  grpo-render [VALUES]... [-f FILE]... [--set KEY=VALUE]... [-o DIR] [--release NAME] [--namespace NS] [--chart DIR]
+  grpo-render VALUES --job [--format explain|shell|json]
+  grpo-render VALUES --job --memory [--format json]   per-GPU memory by phase and term (docs/memory.md)
+  grpo-render VALUES --job --memory --from-log LOG    ... beside the peak and lengths a run of them logged
+
+Each VALUES file is one release, over the -f files and then the --set* flags, as `helm template -f F... VALUES
+--set ...` reads it; with no VALUES the -f files are one release. Several releases print one after another (with
+-o DIR: DIR/<file name>/), each under a `# Values:` line; --job takes one release (docs/values-flags.md).
 
 Exit status: 0 rendered, 2 usage or input errors, 3 an internal error (one line; --debug prints the traceback).
 """
@@ -13,22 +17,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..helmvalues import add_value_options, command_line_layers, split_releases, value_options
 from ..job import BuildError, build
 from ..job.__main__ import render as render_job
 from ..lint.engine import build_input_error, render_input_errors
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
-from ..render import RenderError, job_spec, merged_values, render
-from ..values import load_values_file, merge_user_values, schema_violations, shape_errors, violation_errors
+from ..render import Rendered, RenderError, job_spec, merged_values, render
+from ..values import as_values_file, merge_user_values, release_file, schema_violations, shape_errors, violation_errors
 from .conventions import command
 from .lint import Parser, check_release_args, guarded, use_chart_option
 
 
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="grpo-render", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("values", nargs="+", help="values files, merged in order like helm -f")
+    p.add_argument("values", nargs="*", help="values files, each its own release")
+    add_value_options(p, files_help="a values file layered under each VALUES file, in order, as helm -f layers it "
+                      "(repeatable); with no VALUES, the -f files are the release")
     p.add_argument("-o", "--output-dir", help="write one file per object here instead of stdout")
     p.add_argument("--release", default=DEFAULT_RELEASE, help=f"release name (default: {DEFAULT_RELEASE})")
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE,
@@ -62,44 +70,99 @@ def _render(args) -> int:
         return 2
     if args.chart:
         use_chart_option(args.chart)
+    options = value_options(args)
+    base, roots = split_releases(args.values, options.files)
+    if not roots:
+        print("grpo-render: name a values file (or the release's files with -f FILE)", file=sys.stderr)
+        return 2
+    if args.job and len(roots) > 1:
+        print(f"grpo-render: --job reads one release and {len(roots)} values files were given, each its own "
+              "release; layer files with -f FILE", file=sys.stderr)
+        return 2
+    set_layers = command_line_layers(options)
+    releases = [(root, _release([*base, root, *set_layers], args)) for root in roots]
+    rendered = [(root, r) for root, r in releases if r is not None]
+    if args.job:
+        return _job(rendered[0][1], args) if rendered else 2
+    if args.output_dir:
+        try:
+            _write_files(rendered, Path(args.output_dir))
+        except OSError as exc:
+            print(f"grpo-render: {args.output_dir}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    else:
+        several = len(rendered) > 1
+        for root, release in rendered:
+            sys.stdout.write((f"# Values: {root}\n" if several else "") + as_stream(release.rendered))
+    return 0 if len(rendered) == len(releases) else 2
+
+
+def _release(layers: list, args) -> Rendered | None:
+    """One release rendered, or None with its errors printed."""
     try:
-        files = [load_values_file(v) for v in args.values]
+        files = [as_values_file(layer) for layer in layers]
         user = merge_user_values(files)
         violations = shape_errors(files, user) or violation_errors(files, schema_violations(merged(files, user)))
         if violations:
             for err in violations:
                 print(f"grpo-render: {err}", file=sys.stderr)
-            return 2
+            return None
         try:
-            rendered = render(user, release=args.release, namespace=args.namespace)
+            return _Release(files, render(user, release=args.release, namespace=args.namespace))
         except RenderError as exc:
             for err in render_input_errors(files, exc):
                 print(f"grpo-render: {err}", file=sys.stderr)
-            return 2
-        if args.job:
-            try:
-                built = build(job_spec(rendered))
-            except BuildError as exc:
-                raise build_input_error(files, exc) from None
-            if args.memory:
-                return _memory(job_spec(rendered), built, args.format, args.from_log)
-            print(render_job(built, args.format))
-            return 0
+            return None
     except InputError as exc:
         print(f"grpo-render: {exc}", file=sys.stderr)
+        return None
+
+
+@dataclass
+class _Release:
+    files: list
+    rendered: Rendered
+
+
+def _job(release: _Release, args) -> int:
+    try:
+        spec = job_spec(release.rendered)
+    except RenderError as exc:  # an evaluation-only release, or raycluster turned off
+        print(f"grpo-render: {release_file(release.files).path}: --job: {exc}; this release runs no training job",
+              file=sys.stderr)
         return 2
-    except RenderError as exc:
-        print(f"grpo-render: {', '.join(args.values)}: {exc}", file=sys.stderr)
+    try:
+        built = build(spec)
+    except BuildError as exc:
+        print(f"grpo-render: {build_input_error(release.files, exc)}", file=sys.stderr)
         return 2
-    if args.output_dir:
-        try:
-            write_objects(rendered, Path(args.output_dir))
-        except OSError as exc:
-            print(f"grpo-render: {args.output_dir}: cannot write: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-    else:
-        sys.stdout.write(as_stream(rendered))
+    if args.memory:
+        return _memory(spec, built, args.format, args.from_log)
+    print(render_job(built, args.format))
     return 0
+
+
+def _write_files(releases: list[tuple[str, _Release]], out: Path) -> None:
+    """Each release's objects as files under `out`, in a folder per values file when there are several."""
+    if len(releases) == 1:
+        write_objects(releases[0][1].rendered, out)
+        return
+    folders = _folders([root for root, _ in releases])
+    for root, release in releases:
+        write_objects(release.rendered, out / folders[root])
+
+
+def _folders(roots: list[str]) -> dict[str, str]:
+    """A folder name per values file: its stem, numbered where two files share one."""
+    out: dict[str, str] = {}
+    for root in roots:
+        stem = Path(root).stem or "values"
+        name, n = stem, 1
+        while name in out.values():
+            n += 1
+            name = f"{stem}-{n}"
+        out[root] = name
+    return out
 
 
 def _memory(spec_data, built, fmt: str, log: str | None) -> int:
@@ -137,7 +200,7 @@ def merged(files, user):
     try:
         return merged_values(user)
     except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
-        raise InputError(files[-1].path, f"cannot merge values: {exc}") from None
+        raise InputError(release_file(files).path, f"cannot merge values: {exc}") from None
 
 
 def as_stream(rendered) -> str:

@@ -23,9 +23,10 @@ from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import Rendered, RenderError, job_spec, merged_values, render
 from ..values import (
     ValuesFile,
-    load_values_file,
+    as_values_file,
     locate,
     merge_user_values,
+    release_file,
     schema_violations,
     shape_errors,
     violation_errors,
@@ -112,17 +113,17 @@ class _Checked:
 def _check(paths: list[str], opts: Options) -> _Checked | LintResult:
     """Read, merge and schema-check the values: a LintResult with input errors where that fails."""
     try:
-        files = [load_values_file(p) for p in paths]
+        files = [as_values_file(p) for p in paths]
+        user = merge_user_values(files)
     except InputError as exc:
         return LintResult(input_errors=[exc])
-    user = merge_user_values(files)
     shape = shape_errors(files, user)
     if shape:
         return LintResult(input_errors=shape)
     try:
         merged = merged_values(user)
     except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
-        return LintResult(input_errors=[InputError(paths[-1], f"cannot merge values: {exc}")])
+        return LintResult(input_errors=[InputError(release_file(files).path, f"cannot merge values: {exc}")])
     violations = schema_violations(with_user_nulls(merged, user))
     if violations:
         return LintResult(input_errors=violation_errors(files, violations))
@@ -133,7 +134,8 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     """Object schemas, the job build and the rules over the rendered release; located, suppressed findings."""
     files, opts = checked.files, checked.opts
     locator = Locator(files)
-    ctx = LintContext(files[-1].path, opts.release, opts.namespace, list(rendered.objects), values_file=files[-1],
+    ctx = LintContext(release_file(files).path, opts.release, opts.namespace, list(rendered.objects),
+                      values_file=release_file(files),
                       merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings), user=checked.user)
     try:
         attach_job(ctx, job_spec(rendered))
@@ -185,7 +187,7 @@ def render_input_errors(files: list[ValuesFile], exc: RenderError) -> list[Input
         key = ".".join(part for part in pointer.strip("/").split("/") if part)
         file, line, col = locate(files, key, defaults=False)
         out.append(InputError(file, f"{why} (Helm's schema)", line, col, key_path=key or None))
-    return out or [InputError(files[-1].path, f"helm render failed: {text}")]
+    return out or [InputError(release_file(files).path, f"helm render failed: {text}")]
 
 
 def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
@@ -194,7 +196,7 @@ def build_input_error(files: list[ValuesFile], exc: BuildError) -> InputError:
     if sep and head.startswith("global.") and " " not in head:
         file, line, col = locate(files, head, defaults=False)
         return InputError(file, rest, line, col, key_path=head)
-    return InputError(files[-1].path, f"cannot build the job command: {exc}")
+    return InputError(release_file(files).path, f"cannot build the job command: {exc}")
 
 
 def _suppress(findings: list[Finding], files: list[ValuesFile], opts: Options) -> list[Finding]:
@@ -213,8 +215,8 @@ def values_context(paths: list[str], release: str = DEFAULT_RELEASE, namespace: 
         rendered = render(checked.user, release=release, namespace=namespace, helm_schema=False)
     except RenderError as exc:
         raise render_input_errors(checked.files, exc)[0] from None
-    ctx = LintContext(checked.files[-1].path, release, namespace, list(rendered.objects),
-                      values_file=checked.files[-1], merged=checked.merged, rendered=rendered)
+    ctx = LintContext(release_file(checked.files).path, release, namespace, list(rendered.objects),
+                      values_file=release_file(checked.files), merged=checked.merged, rendered=rendered)
     try:
         ctx.job_spec = job_spec(rendered)
     except RenderError:

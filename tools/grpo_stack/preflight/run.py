@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from ..errors import MAX_MESSAGE, clip
 from ..lint.engine import values_context
 from ..lint.finding import Finding
-from ..values import locate
+from ..values import locate, release_file
 from . import checks
 from .client import Cluster
 
@@ -30,7 +30,7 @@ def preflight(paths: list[str], release: str, namespace: str, cluster: Cluster) 
         hits += check(cluster, ctx, out.notes)
     for h in hits:
         name = checks.CODES[h.code][0]
-        file, line, col = locate(files, h.key_path) if h.key_path else (files[-1].path, 1, 1)
+        file, line, col = locate(files, h.key_path) if h.key_path else (release_file(files).path, 1, 1)
         out.findings.append(Finding(file, line, col, h.code, name, h.severity, h.key_path,
                                     clip(h.message, MAX_MESSAGE), clip(h.remediation, MAX_MESSAGE)))
     out.findings.sort()
