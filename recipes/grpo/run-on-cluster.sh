@@ -58,12 +58,21 @@ want_workers="$(kubectl "${ns[@]}" get rayclusters.ray.io "$cluster" -o jsonpath
   || die "cannot read RayCluster ${cluster} in namespace ${namespace}"
 want=0
 for n in $want_workers; do want=$((want + n)); done
-[ "$want" -gt 0 ] || die "${cluster} has its GPU workers scaled to zero (raycluster.worker.scaleToZero): set it to false, \
-helm upgrade, and submit again (docs/day-2.md, Freeing the GPUs)"
+[ "$want" -gt 0 ] || [ "$dry_run" -eq 1 ] || die "${cluster} has its GPU workers scaled to zero \
+(raycluster.worker.scaleToZero): set it to false, helm upgrade, and submit again (docs/day-2.md, Freeing the GPUs)"
 
-# Every Ray pod must be Ready, workers included: a Pending worker would leave the placement group waiting.
-if ! kubectl "${ns[@]}" wait --for=condition=Ready pod -l "$selector" --timeout="$wait_timeout" >/dev/null; then
-  kubectl "${ns[@]}" get pods -l "$selector" >&2 || true
+if [ "$dry_run" -eq 1 ] && [ "$want" -eq 0 ]; then
+  # A dry run submits nothing and runs its checks in the head: a stage-first install (workers scaled to zero,
+  # docs/day-2.md) is checked before any GPU node is requested.
+  wait_selector="${selector},ray.io/node-type=head"
+  workers_note="no GPU workers: raycluster.worker.scaleToZero; a dry run needs none"
+else
+  # Every Ray pod must be Ready, workers included: a Pending worker would leave the placement group waiting.
+  wait_selector="$selector"
+  workers_note="${want} workers Ready"
+fi
+if ! kubectl "${ns[@]}" wait --for=condition=Ready pod -l "$wait_selector" --timeout="$wait_timeout" >/dev/null; then
+  kubectl "${ns[@]}" get pods -l "$wait_selector" >&2 || true
   die "Ray pods of ${cluster} are not Ready after ${wait_timeout}"
 fi
 have="$(kubectl "${ns[@]}" get pods -l "${selector},ray.io/node-type=worker" -o jsonpath='{.items[*].metadata.name}' | wc -w)" \
@@ -107,6 +116,6 @@ args=(--expect-spec-sha256 "$spec_sha")
 [ "$follow" -eq 1 ] && args+=(--follow)
 [ "$overwrite" -eq 1 ] && args+=(--overwrite-checkpoints)
 args+=("${skip[@]}")
-echo "run-on-cluster: submitting from ${namespace}/${head} (${want} workers Ready)"
+echo "run-on-cluster: submitting from ${namespace}/${head} (${workers_note})"
 # kubectl exec returns the in-pod submit's exit status: with --follow, the job's.
 exec kubectl "${ns[@]}" exec "$head" -- bash /tmp/grpo-stack/submit.sh "${args[@]}"

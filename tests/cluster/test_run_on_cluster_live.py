@@ -171,3 +171,33 @@ def test_refuses_a_stale_job_spec(two_releases, tmp_path):
     assert "is not the one the release holds now" in proc.stderr
     proc, _ = run_script(theirs, tmp_path / "current", "--dry-run")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_stage_first_install_requests_no_gpu_until_upgraded(two_releases, tmp_path):
+    """docs/day-2.md, Stage first: installed with raycluster.worker.scaleToZero, the release runs its head and the
+    fsx-utils pod (where the model and data are staged) and no pod asks for a GPU, so no GPU node is requested;
+    `run-on-cluster.sh --dry-run` checks the run from the head, while the real submission is refused. Upgraded
+    with the workers on, the same dry run waits for them."""
+    cp = two_releases[0].cp
+    stage = Release(cp, two_releases[0].helm_bin, "stage", NAMESPACE, [REPO_ROOT / "values" / "qwen3-8b.yaml"],
+                    sets=["raycluster.worker.scaleToZero=true"])
+    try:
+        stage.install()
+        pods = stage.wait_running()
+        gpus = [p["metadata"]["name"] for p in pods for c in p["spec"]["containers"]
+                if "nvidia.com/gpu" in ((c.get("resources") or {}).get("requests") or {})]
+        assert gpus == [] and {p["metadata"]["labels"].get("app.kubernetes.io/component") for p in pods} >= {
+            "fsx-utils"}
+        proc, shim_calls = run_script(stage, tmp_path / "staged", "--dry-run")
+        assert proc.returncode == 0, proc.stderr
+        assert "no GPU workers: raycluster.worker.scaleToZero; a dry run needs none" in proc.stdout
+        assert "dry run, nothing submitted" in proc.stdout
+        proc, _ = run_script(stage, tmp_path / "refused")
+        assert proc.returncode == 2 and "scaled to zero" in proc.stderr
+        stage.upgrade("raycluster.worker.scaleToZero=false")
+        stage.wait_running()
+        proc, _ = run_script(stage, tmp_path / "workers", "--dry-run")
+        assert proc.returncode == 0, proc.stderr
+        assert "(1 workers Ready)" in proc.stdout
+    finally:
+        stage.helm("uninstall", stage.name, "-n", NAMESPACE, "--ignore-not-found")

@@ -175,6 +175,20 @@ def test_workers_scaled_to_zero_stop_the_submission(tmp_path):
     assert not [c for c in calls if "exec" in c]
 
 
+def test_a_dry_run_needs_no_gpu_worker_when_they_are_scaled_to_zero(tmp_path):
+    """Stage first (docs/day-2.md): installed with the workers scaled to zero, the dry run waits for the head
+    alone and runs every check the in-pod submit makes there; the real submission is still refused."""
+    state, spec = cluster_state("qwen3-8b.yaml")
+    state["rayclusters"][0]["replicas"] = [0]
+    state["pods"] = [p for p in state["pods"] if p["labels"]["ray.io/node-type"] == "head"]
+    proc, calls = run_recipe(tmp_path, state, spec, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert "(no GPU workers: raycluster.worker.scaleToZero; a dry run needs none)" in proc.stdout
+    assert "dry run, nothing submitted" in proc.stdout
+    waits = [c for c in calls if "wait" in c and "pod" in c]
+    assert waits and all(any("ray.io/node-type=head" in a for a in c) for c in waits), waits
+
+
 def test_pending_worker_stops_the_submission(tmp_path):
     """A Pending worker passed the predecessor's head-only precondition and the run never started."""
     state, spec = cluster_state("qwen3-30b.yaml", ready_workers=1)

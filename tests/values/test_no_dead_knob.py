@@ -57,6 +57,7 @@ SEEDS: dict[str, dict[str, Any]] = {
                               "gpuIdlePercent": 10, "gpuIdleMinutes": 15, "sandboxSaturationRatio": 0.1}},
     "monitoring.dcgmExporter": {"namespace": "gpu-operator", "selector": {"app": "nvidia-dcgm-exporter"},
                                 "port": "gpu-metrics"},
+    "network": {"egress": []},
 }
 # Optional sections that are an alternative to a key the file sets (exactly one of the two): not varied here.
 ALTERNATIVES = {
@@ -68,6 +69,9 @@ LIST_SEEDS: dict[str, list] = {
     "global.job.extraEnv": [{"name": "MLFLOW_TRACKING_URI", "value": "http://mlflow.example:5000"}],
     "sandbox-fusion.dedicatedNodes.tolerations": [{"key": "grpo-stack/sandbox", "operator": "Exists",
                                                    "effect": "NoSchedule"}],
+    "global.network.egress": [{"name": "shared-reward", "from": "ray", "to": {"namespace": "other-team",
+                               "podLabels": {"app": "reward"}}, "ports": [{"port": 8000}],
+                               "why": "the team's shared reward server"}],
 }
 # Maps other than job.verl.overrides, by path: one valid alternative each.
 DICT_SEEDS: dict[str, list[dict]] = {

@@ -10,6 +10,7 @@ from ..eval.tasks import TASK_IDS
 from .common import AbsPath, Dns1123, Image, ProbeBudget, Quantity, RelPath, Resources, SecretRef, Strict
 from .job import Job
 from .monitoring import Monitoring
+from .network import Network
 from .pods import GlobalPod, LabelKey, LabelValue, Pod, Registry, Toleration
 
 # EC2 name (`p5en.48xlarge`) or SageMaker HyperPod name (`ml.p5en.48xlarge`: what HyperPod nodes carry as their
@@ -159,6 +160,9 @@ class Global(Strict):
     monitoring: Monitoring | None = Field(
         default=None, description="Prometheus Operator monitors, alert rules and Grafana dashboards "
         "(docs/observability.md; values/monitoring/monitoring.yaml turns them on); absent: none rendered.")
+    network: Network | None = Field(
+        default=None, description="Egress to peers outside the release (docs/security.md, Declared flows); "
+        "absent: only the chart's own flows.")
 
 
 class Head(Strict):

@@ -24,6 +24,12 @@ namespace is reported only when the manifests define a Service of that name them
 since a shared service (monitoring, another team's gateway) legitimately lives elsewhere;
 `kubernetes.default.svc` is the API server and is never reported.
 
+A shared service in another namespace is declared as a flow in `global.network.egress` (docs/security.md): a name
+in namespace `N` is accepted when a flow from the pods that use it (`ray` for `global.job`, else the component
+whose values hold it) goes to `namespace: N` (or `namespaceLabels` naming `kubernetes.io/metadata.name: N`). A
+flow that reaches the namespace on other ports than the URL's is a warning: a NetworkPolicy matches the pod's
+port, which is the URL's port unless the Service maps it to another.
+
 ## Why is this bad?
 The predecessor hard-coded `sandbox-fusion.default.svc.cluster.local` while the sandbox was applied to whatever
 namespace the kubectl context pointed at. Every reward call went to a name with no Service behind it, and the
@@ -47,9 +53,21 @@ global:
       kind: service
 ```
 
+Or, for a service another team runs in its namespace:
+```yaml
+global:
+  network:
+    egress:
+      - name: shared-reward
+        from: ray
+        to: {namespace: other-team, podLabels: {app: reward}}
+        ports: [{port: 8000}]
+        why: the team's shared reward server
+```
+
 ## Fix
-Use the component this release deploys (its URL is built in the release namespace), or an external URL that is
-not an in-cluster name.
+Use the component this release deploys (its URL is built in the release namespace), an external URL that is
+not an in-cluster name, or declare the flow to the other namespace in `global.network.egress`.
 """
 
 DNS = re.compile(r"\b([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.svc(\.cluster\.local)?\b")
@@ -59,17 +77,19 @@ def check(ctx) -> Iterator[Hit]:
     services = {o.name for o in ctx.of_kind("Service")}
     services |= controller_services(ctx.objects)  # KubeRay head/serve, JobSet and LeaderWorkerSet Services
     from_values = set()
+    flows = declared_flows(ctx)
     if ctx.has_values:
         for path, text in ctx.value_strings():
-            for hit in _check_text(ctx, text, services):
-                from_values.add(text)
-                yield Hit(path, hit)
+            if next(_names(text, services), None) is not None:
+                from_values.add(text)  # judged here, at its values key, whatever the verdict
+            for message, severity in _check_text(ctx, text, services, flows, _sources_of_key(path)):
+                yield Hit(path, message, severity=severity)
     for o in ctx.objects:
         for path, text in walk_strings(o.obj):
             if any(v in text for v in from_values):
                 continue  # already reported at the values key that carries it
-            for hit in _check_text(ctx, text, services):
-                yield Hit(path, f"{o.kind} {o.name}: {hit}", obj=o)
+            for message, severity in _check_text(ctx, text, services, flows, _sources_of_object(o)):
+                yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=severity)
     claim = ctx.get("global.storage.claimName")
     if claim:
         for o, pod_path, pod in ctx.pod_templates():
@@ -90,16 +110,79 @@ def _names(text: str, services: set[str]):
     yield from (m for m in SHORT.finditer(text) if m.group(1) in services)
 
 
-def _check_text(ctx, text: str, services: set[str]) -> Iterator[str]:
+def _check_text(ctx, text: str, services: set[str], flows: list[dict],
+                sources: set[str] | None) -> Iterator[tuple[str, Severity | None]]:
     for m in _names(text, services):
         svc, ns = m.group(1), m.group(3)
         if (svc, ns) == ("kubernetes", "default"):
             continue  # the API server, reachable from every namespace
         if ns != ctx.namespace and not ctx.has_values and svc not in services:
             continue  # a shared service in its own namespace (monitoring, a team's gateway): not ours to judge
+        name = m.group(0).removeprefix("://")
         if ns != ctx.namespace:
-            yield (f"{m.group(0).removeprefix('://')} is in namespace {ns!r}, the release is in {ctx.namespace!r}; "
-                   "a Service of this release would resolve as "
-                   f"{svc}.{ctx.namespace}.svc.cluster.local")
+            reaching = [f for f in flows if _reaches(f, ns) and (sources is None or f.get("from") in sources)]
+            port = _url_port(text, m)
+            if reaching and (port is None or any(_opens(f, port) for f in reaching)):
+                continue  # a declared flow admits it
+            if reaching:
+                opened = sorted({p.get("port") for f in reaching for p in f.get("ports") or []})
+                yield (f"{name} is in namespace {ns!r}; the declared flow {reaching[0].get('name')!r} reaches it on "
+                       f"port(s) {', '.join(map(str, opened))}, the URL uses {port}: the NetworkPolicy drops it "
+                       f"unless the Service maps port {port} to one of those", Severity.WARNING)
+                continue
+            yield (f"{name} is in namespace {ns!r}, the release is in {ctx.namespace!r}; a Service of this release "
+                   f"would resolve as {svc}.{ctx.namespace}.svc.cluster.local, and no global.network.egress flow "
+                   f"reaches namespace {ns!r} (declare one for a shared service: docs/security.md)", None)
         elif services and svc not in services:
-            yield f"{m.group(0)}: the release renders no Service named {svc!r} (has: {', '.join(sorted(services))})"
+            yield (f"{m.group(0)}: the release renders no Service named {svc!r} "
+                   f"(has: {', '.join(sorted(services))})", None)
+
+
+def declared_flows(ctx) -> list[dict]:
+    """global.network.egress of a values release (plain manifests declare none)."""
+    flows = ctx.get("global.network.egress") if ctx.has_values else None
+    return [f for f in flows or [] if isinstance(f, dict)]
+
+
+def _reaches(flow: dict, namespace: str) -> bool:
+    to = flow.get("to") if isinstance(flow.get("to"), dict) else {}
+    named = to.get("namespace") or (to.get("namespaceLabels") or {}).get("kubernetes.io/metadata.name")
+    return named == namespace
+
+
+def _opens(flow: dict, port: int) -> bool:
+    return any(isinstance(p, dict) and p.get("port") == port for p in flow.get("ports") or [])
+
+
+_PORT = re.compile(r":([0-9]{1,5})(?![0-9])")
+_SCHEME = re.compile(r"([a-z][a-z0-9+.-]*)://$")
+_SCHEME_PORTS = {"http": 80, "https": 443}
+
+
+def _url_port(text: str, m: re.Match) -> int | None:
+    """The port a URL's host is reached on: written after the host, else its scheme's; None when not a URL."""
+    after = _PORT.match(text, m.end())
+    if after:
+        return int(after.group(1))
+    before = text[:m.start()] + ("://" if m.group(0).startswith("://") else "")
+    scheme = _SCHEME.search(before)
+    return _SCHEME_PORTS.get(scheme.group(1)) if scheme else None
+
+
+# The pods that open a connection a values key configures: a flow from other pods does not admit it.
+_SOURCE_BY_SECTION = {"global": "ray", "raycluster": "ray", "reward-service": "reward-service",
+                      "fsx-utils": "fsx-utils", "vllm": "vllm", "lm-eval": "lm-eval"}
+
+
+def _sources_of_key(path: str) -> set[str] | None:
+    if path.startswith("global.") and not path.startswith("global.job."):
+        return None
+    source = _SOURCE_BY_SECTION.get(path.split(".", 1)[0])
+    return {source} if source else None
+
+
+def _sources_of_object(o) -> set[str] | None:
+    if o.kind in ("RayCluster", "RayJob", "RayService"):
+        return {"ray"}
+    component = ((o.obj.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component")
+    return {component} if component else None

@@ -6,7 +6,8 @@ and each component renders one NetworkPolicy that admits exactly its flows from 
 docs/security.md's flow table is checked against this list (tests/chart/test_network_flows.py).
 
 Each flow: from / to (a peer, below), ports (list of {port, protocol}; empty = every port), why.
-Peers: a component name (its pods: app.kubernetes.io/name + instance), "ray" (this release's Ray pods, by
+Peers: a component name (its pods: app.kubernetes.io/name + instance), "egress:<name>" (a declared flow of
+global.network.egress: its typed peer travels with it as "peer"), "ray" (this release's Ray pods, by
 grpo-stack.io/ray-cluster), "dns" (kube-dns / CoreDNS in any namespace), "public" (addresses outside the private, CGNAT and
 link-local ranges: no cluster pod, node or instance-metadata address), "namespace" (any pod in the release
 namespace), "any-namespace" (any pod in any namespace), "prometheus" (any pod in
@@ -84,6 +85,10 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- $flows = append $flows (dict "from" "lm-eval" "to" "dns" "ports" (include "grpo-common.dnsPorts" . | fromYamlArray) "why" "name resolution (vLLM Service, the Hub)") -}}
 {{- if or (not (hasKey $le "allowPublicHttps")) $le.allowPublicHttps }}{{ $flows = append $flows (dict "from" "lm-eval" "to" "public" "ports" (list (dict "port" 443)) "why" "lm-eval.allowPublicHttps: benchmark data not in the image, from the Hugging Face Hub over HTTPS; no cluster range, no instance metadata") }}{{ end -}}
 {{- end -}}
+{{- /* Declared flows (global.network.egress): to a peer outside the release, typed; the peer goes with the flow. */ -}}
+{{- range (($g.network | default dict).egress | default list) -}}
+{{- $flows = append $flows (dict "from" .from "to" (printf "egress:%s" .name) "peer" .to "ports" .ports "why" (printf "global.network.egress %s: %s" .name .why)) -}}
+{{- end -}}
 {{- toYaml $flows -}}
 {{- end -}}
 
@@ -137,11 +142,35 @@ Usage: {{- include "grpo-common.networkPeer" (dict "peer" "ray" "context" $) | n
 - podSelector: {}
 {{- else if eq .peer "any-namespace" -}}
 - namespaceSelector: {}
+{{- else if hasPrefix "egress:" .peer -}}
+{{- include "grpo-common.declaredPeer" .flow.peer -}}
 {{- else -}}
 - podSelector:
     matchLabels:
       {{- include "grpo-common.labels.matchLabels" (dict "component" .peer "context" .context) | nindent 6 }}
 {{- end -}}
+{{- end -}}
+
+{{/*
+The peer of a declared flow (global.network.egress[].to): an ipBlock for `cidr`, else a namespace selector (by
+`namespace` and `namespaceLabels`) and/or a pod selector (`podLabels`).
+Usage: internal to grpo-common.networkPeer.
+*/}}
+{{- define "grpo-common.declaredPeer" -}}
+{{- $peer := dict -}}
+{{- if .cidr -}}
+{{- $block := dict "cidr" .cidr -}}
+{{- with .exceptCidrs }}{{ $_ := set $block "except" . }}{{ end -}}
+{{- $_ := set $peer "ipBlock" $block -}}
+{{- else -}}
+{{- if or .namespace .namespaceLabels -}}
+{{- $labels := merge (dict) (.namespaceLabels | default dict) -}}
+{{- with .namespace }}{{ $_ := set $labels "kubernetes.io/metadata.name" . }}{{ end -}}
+{{- $_ := set $peer "namespaceSelector" (dict "matchLabels" $labels) -}}
+{{- end -}}
+{{- with .podLabels }}{{ $_ := set $peer "podSelector" (dict "matchLabels" .) }}{{ end -}}
+{{- end -}}
+{{- toYaml (list $peer) -}}
 {{- end -}}
 
 {{/*
@@ -167,7 +196,7 @@ Usage: internal to grpo-common.networkPolicy.
 {{- range .flows }}
 # {{ .why }}
 - {{ $.direction }}:
-    {{- include "grpo-common.networkPeer" (dict "peer" (get . $.peerKey) "context" $.context) | nindent 4 }}
+    {{- include "grpo-common.networkPeer" (dict "peer" (get . $.peerKey) "flow" . "context" $.context) | nindent 4 }}
   {{- with .ports }}
   ports:
     {{- toYaml . | nindent 4 }}
