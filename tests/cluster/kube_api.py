@@ -5,7 +5,8 @@ talks to the real API server; nothing answers in its place."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kubernetes import client, config, dynamic
@@ -67,6 +68,18 @@ class Kube:
 
     def close(self) -> None:
         self.api.close()
+
+
+@contextmanager
+def scratch_namespace(cp, name: str) -> Iterator[Kube]:
+    """A namespace without Pod Security enforcement for server-side dry runs, and a client; deleted after."""
+    cp.create_namespace(name, enforce="privileged", warn="privileged")
+    kube = Kube(cp.kubeconfig)
+    try:
+        yield kube
+    finally:
+        kube.delete("v1", "Namespace", name)
+        kube.close()
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 60, every: float = 0.25) -> Any:

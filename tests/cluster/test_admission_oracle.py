@@ -32,7 +32,7 @@ from grpo_stack.lint.release import lint_manifests
 from kubernetes.dynamic.exceptions import ApiException
 
 from tests.cluster.admission_mutations import sample
-from tests.cluster.kube_api import Kube
+from tests.cluster.kube_api import Kube, scratch_namespace
 from tests.cluster.placement_variants import EVAL, ROOT, TRAINING
 
 NS = "admission-oracle"
@@ -88,11 +88,8 @@ def at_key(lint_keys: set[str], api_fields: list[str]) -> bool:
 
 @pytest.fixture(scope="module")
 def admission_ns(control_plane):
-    control_plane.create_namespace(NS, enforce="privileged", warn="privileged")
-    kube = Kube(control_plane.kubeconfig)
-    yield kube
-    kube.delete("v1", "Namespace", NS)
-    kube.close()
+    with scratch_namespace(control_plane, NS) as kube:
+        yield kube
 
 
 def test_api_server_agrees_with_object_validation(admission_ns, raycluster_crd, capsys):

@@ -9,7 +9,7 @@ import pytest
 from grpo_stack.lint.engine import lint_values
 
 from tests.chart.test_declared_egress import ENDPOINT, SHARED
-from tests.cluster.kube_api import Kube
+from tests.cluster.kube_api import scratch_namespace
 from tests.conftest import REPO_ROOT
 
 NS = "declared-egress"
@@ -17,11 +17,8 @@ NS = "declared-egress"
 
 @pytest.fixture(scope="module")
 def kube(control_plane):
-    control_plane.create_namespace(NS, enforce="privileged", warn="privileged")
-    api = Kube(control_plane.kubeconfig)
-    yield api
-    api.delete("v1", "Namespace", NS)
-    api.close()
+    with scratch_namespace(control_plane, NS) as api:
+        yield api
 
 
 def test_the_api_server_admits_the_policies_declared_flows_render(kube, tmp_path):

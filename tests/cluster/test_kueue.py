@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import atexit
 import os
+import time
 
 import pytest
 import yaml
 from grpo_stack.preflight.run import preflight_many
 
 from tests.cluster.kube_api import wait_for
-from tests.cluster.releases import REPO_ROOT, Release, prepare_namespace
+from tests.cluster.releases import REPO_ROOT, HelmError, Release, prepare_namespace
 
 VALUES = REPO_ROOT / "values" / "qwen3-8b.yaml"  # one p5en.48xlarge worker: 8 GPUs, 16 EFA
 NS = "queued"
@@ -206,3 +207,54 @@ def stop_cluster(cp, release: Release) -> None:
     name = workload(cp, release)["metadata"]["name"]
     cp.kubectl("-n", NS, "patch", "workloads.kueue.x-k8s.io", name, "--type", "merge", "-p",
                '{"spec":{"active":false}}')
+
+
+# How each Helm applies an upgrade: Helm 4 by server-side apply unless told otherwise (each way tried in turn on
+# one pair of releases; client-side last, since the release then keeps that method), Helm 3 by a three-way merge.
+UPGRADES = {"helm4": ("helm_bin", [(), ("--force-conflicts",), ("--server-side=false",)]), "helm3": ("helm3_bin", [()])}
+CONFLICT = 'conflict with "(kueue|kuberay-operator)"'
+
+
+@pytest.mark.parametrize("how", list(UPGRADES))
+def test_an_upgrade_never_touches_a_queued_run(kueue_plane, request, how):
+    """`helm upgrade` of queued job-mode releases (docs/day-2.md, Queueing). The KubeRay operator and, on
+    admission, Kueue rewrite the RayJob's worker groups as their own field managers, so Helm 4's server-side apply
+    refuses a plain upgrade with a conflict naming one of them; with `--server-side=false`, with
+    `--force-conflicts` or with Helm 3 it goes through. Every way, the admitted run keeps its pods and stays
+    admitted, and the run waiting for quota stays suspended: the chart sends the live RayJob's `suspend`, never
+    `true` again over Kueue's admission (forced, that suspended the running job and replaced its cluster)."""
+    cp = kueue_plane
+    fixture, ways = UPGRADES[how]
+    helm = request.getfixturevalue(fixture)
+    running = Release(cp, helm, f"up-{how}", NS, [VALUES], QUEUED)
+    waiting = Release(cp, helm, f"wait-{how}", NS, [VALUES], QUEUED)
+    try:
+        running.install()
+        wait_for("Kueue to admit the run", lambda: admitted(cp, running), timeout=90)
+        running.wait_running()
+        waiting.install()
+        wait_for("the second run to wait for quota", lambda: condition(workload(cp, waiting), "QuotaReserved").get(
+            "status") == "False", timeout=60)
+        pods = job_pod_uids(cp, running)
+        assert pods
+        for n, flags in enumerate(ways):
+            for release in (running, waiting):
+                if how == "helm4" and not flags:
+                    with pytest.raises(HelmError, match=CONFLICT):
+                        release.upgrade(f"global.job.trainer.saveFreq={7 + n}")
+                else:
+                    release.upgrade(f"global.job.trainer.saveFreq={7 + n}", flags=flags)
+            time.sleep(10)  # what the operator and Kueue would do about it (suspend, delete), they do in seconds
+            assert admitted(cp, running) and not rayjob(cp, running)["spec"].get("suspend"), flags
+            assert job_pod_uids(cp, running) == pods, f"the upgrade {flags} restarted the run"
+            assert rayjob(cp, waiting)["spec"]["suspend"] is True and not admitted(cp, waiting), flags
+    finally:
+        for release in (running, waiting):
+            release.helm("uninstall", release.name, "-n", NS, "--ignore-not-found", "--wait", "--timeout", "120s")
+
+
+def job_pod_uids(cp, release: Release) -> set[str]:
+    """The pods of the cluster a RayJob made (its name is in the RayJob's status)."""
+    name = (rayjob(cp, release).get("status") or {}).get("rayClusterName")
+    return {p["metadata"]["uid"] for p in cp.get("-n", NS, "pods", "-l", f"ray.io/cluster={name}")["items"]} \
+        if name else set()

@@ -58,7 +58,7 @@ class SetArgument(ValuesFile):
 
     def _apply(self, into: dict[str, Any]) -> list[strvals.Assignment]:
         try:
-            if self.flag == "--set-json" and self.argument.strip(" \t\n\r\v\f").startswith("{"):
+            if self.flag == "--set-json" and strvals.go_trim(self.argument).startswith("{"):
                 return self._json_object(into)
             if self.flag == "--set-json":
                 return strvals.parse_json_into(self.argument, into)
@@ -71,9 +71,9 @@ class SetArgument(ValuesFile):
 
     def _json_object(self, into: dict[str, Any]) -> list[strvals.Assignment]:
         """Helm 4: `--set-json '{"a": {"b": 1}}'` merges the object as a values file would be merged."""
-        text = self.argument.strip()
+        text = strvals.go_trim(self.argument)
         value, end = strvals.json_value(text)
-        if text[end:].strip() or not isinstance(value, dict):
+        if text[end:].strip(" \t\n\r") or not isinstance(value, dict):  # JSON's own whitespace may follow
             raise strvals.SetSyntaxError("a --set-json argument that starts with { must be one JSON object", 1)
         if strvals.nesting(value) > strvals.MAX_DEPTH:
             raise strvals.SetSyntaxError(f"nested deeper than {strvals.MAX_DEPTH} levels", 1)

@@ -125,6 +125,16 @@ def go_space(char: str) -> bool:
     return char.isspace() and char not in "\x1c\x1d\x1e\x1f"
 
 
+def go_trim(text: str) -> str:
+    """strings.TrimSpace."""
+    start, end = 0, len(text)
+    while start < end and go_space(text[start]):
+        start += 1
+    while end > start and go_space(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
 class _Parser:
     def __init__(self, line: str, dest: dict[str, Any], *, reader: Reader = typed, json_values: bool = False,
                  literal: bool = False):
