@@ -36,15 +36,19 @@ class SetArgument(ValuesFile):
         line is judged in `merge_into`."""
         shown = argument if len(argument) <= _SHOWN else argument[:_SHOWN] + "…"
         layer = cls(path=f"{flag} {shlex.quote(shown)}", data={}, text="", flag=flag, argument=argument)
+        # Which keys the line sets, at which columns, does not depend on the layers below: read once here, never
+        # rewritten per release (one layer serves every release of a lint).
         try:
-            layer._apply(layer.data)
-        except InputError:
+            layer.assignments = layer._parse(layer.data)
+        except strvals.SetSyntaxError as exc:
+            layer.assignments, layer.data = exc.assigned, {}
+        except InputError:  # a --set-file that cannot be read: merge_into reports it
             layer.data = {}
         return layer
 
     def merge_into(self, base: dict[str, Any]) -> dict[str, Any]:
         into = _fresh(base)  # the files' own mappings stay as read: findings are located in them
-        self.assignments = self._apply(into)
+        self._apply(into)
         return into
 
     def has(self, key_path: str) -> bool:
@@ -56,18 +60,21 @@ class SetArgument(ValuesFile):
         found = (exact or related or self.assignments or [strvals.Assignment("", 1)])[-1]
         return 1, found.column
 
-    def _apply(self, into: dict[str, Any]) -> list[strvals.Assignment]:
+    def _apply(self, into: dict[str, Any]) -> None:
         try:
-            if self.flag == "--set-json" and strvals.go_trim(self.argument).startswith("{"):
-                return self._json_object(into)
-            if self.flag == "--set-json":
-                return strvals.parse_json_into(self.argument, into)
-            if self.flag == "--set-literal":
-                return strvals.parse_literal_into(self.argument, into)
-            reader = {"--set": strvals.typed, "--set-string": strvals.as_string, "--set-file": self._file}[self.flag]
-            return strvals.parse_into(self.argument, into, reader)
+            self._parse(into)
         except strvals.SetSyntaxError as exc:
             raise InputError(self.path, exc.message, 1, exc.column) from None
+
+    def _parse(self, into: dict[str, Any]) -> list[strvals.Assignment]:
+        if self.flag == "--set-json" and strvals.go_trim(self.argument).startswith("{"):
+            return self._json_object(into)
+        if self.flag == "--set-json":
+            return strvals.parse_json_into(self.argument, into)
+        if self.flag == "--set-literal":
+            return strvals.parse_literal_into(self.argument, into)
+        reader = {"--set": strvals.typed, "--set-string": strvals.as_string, "--set-file": self._file}[self.flag]
+        return strvals.parse_into(self.argument, into, reader)
 
     def _json_object(self, into: dict[str, Any]) -> list[strvals.Assignment]:
         """Helm 4: `--set-json '{"a": {"b": 1}}'` merges the object as a values file would be merged."""

@@ -36,6 +36,7 @@ class SetSyntaxError(ValueError):
     def __init__(self, message: str, column: int):
         super().__init__(message)
         self.message, self.column = message, column
+        self.assigned: list[Assignment] = []  # what the line had set before it stopped
 
 
 class _End(Exception):
@@ -182,6 +183,9 @@ class _Parser:
                 self._key(self.dest, 0, ())
             except _End:
                 return self.assigned
+            except SetSyntaxError as exc:
+                exc.assigned = self.assigned
+                raise
 
     def _record(self, path: tuple) -> None:
         self.assigned.append(Assignment(".".join(str(p) for p in path), self.start + 1))
@@ -259,10 +263,7 @@ class _Parser:
             if not isinstance(items[index], dict):
                 items[index] = {}
             inner = items[index]
-        try:
-            self._key(inner, level, here)
-        except _End:
-            raise _End from None
+        self._key(inner, level, here)
         return self._set_index(items, index, inner)
 
     def _set_index(self, items: list | None, index: int, value: Any) -> list:
@@ -281,7 +282,7 @@ class _Parser:
             value, self.pos = self.text[self.pos:], len(self.text)
             return value
         if self.json_values:
-            return self._json()
+            return self._json(len(path))
         if self.pos >= len(self.text):
             return ""
         if self.text[self.pos] == "{":
@@ -302,12 +303,13 @@ class _Parser:
                     self.pos += 1
                 return out
 
-    def _json(self) -> Any:
+    def _json(self, depth: int) -> Any:
+        """A JSON value set `depth` keys deep."""
         if self._empty_value():
             return None
         start = self.pos
         value, self.pos = json_value(self.text, self.pos)
-        if len(self.assigned[-1].key_path.split(".")) + nesting(value) > MAX_DEPTH:
+        if depth + nesting(value) > MAX_DEPTH:
             raise SetSyntaxError(f"nested deeper than {MAX_DEPTH} levels", start + 1)
         self._empty_value()
         return value

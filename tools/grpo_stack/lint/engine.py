@@ -134,8 +134,8 @@ def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
     """Object schemas, the job build and the rules over the rendered release; located, suppressed findings."""
     files, opts = checked.files, checked.opts
     locator = Locator(files)
-    ctx = LintContext(release_file(files).path, opts.release, opts.namespace, list(rendered.objects),
-                      values_file=release_file(files),
+    named_by = release_file(files)
+    ctx = LintContext(named_by.path, opts.release, opts.namespace, list(rendered.objects), values_file=named_by,
                       merged=checked.merged, rendered=rendered, extra=dict(opts.config.settings), user=checked.user)
     try:
         attach_job(ctx, job_spec(rendered))
@@ -215,8 +215,9 @@ def values_context(paths: list[str], release: str = DEFAULT_RELEASE, namespace: 
         rendered = render(checked.user, release=release, namespace=namespace, helm_schema=False)
     except RenderError as exc:
         raise render_input_errors(checked.files, exc)[0] from None
-    ctx = LintContext(release_file(checked.files).path, release, namespace, list(rendered.objects),
-                      values_file=release_file(checked.files), merged=checked.merged, rendered=rendered)
+    named_by = release_file(checked.files)
+    ctx = LintContext(named_by.path, release, namespace, list(rendered.objects), values_file=named_by,
+                      merged=checked.merged, rendered=rendered)
     try:
         ctx.job_spec = job_spec(rendered)
     except RenderError:
