@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from grpo_stack.lint.context import find_pod_specs, node_at
+from grpo_stack.apivalidation.podspecs import find_pod_specs
+from grpo_stack.lint.context import node_at
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ def split_path(path: str) -> list[str]:
     return parts
 
 
+DELETE = object()  # a mutation's value that removes the field
+
+
 def _set(obj: dict, path: str, value: Any) -> None:
     node: Any = obj
     parts = split_path(path)
@@ -42,7 +46,9 @@ def _set(obj: dict, path: str, value: Any) -> None:
         if node.get(part) is None:  # create missing maps on the way (labels, securityContext, requests)
             node[part] = {}
         node = node[part]
-    if isinstance(node, list):
+    if value is DELETE:
+        node.pop(parts[-1])
+    elif isinstance(node, list):
         node[int(parts[-1])] = value
     else:
         node[parts[-1]] = value
@@ -60,6 +66,7 @@ def _meta_mutations(obj: dict) -> Iterator[tuple[str, str, Any]]:
     yield "name with underscore", "metadata.name", "grpo_under"
     yield "name 254 chars", "metadata.name", "a" * 254
     yield "valid: name 63 chars", "metadata.name", "a" * 63
+    yield "no metadata.name", "metadata.name", DELETE
     if kind == "Service":
         yield "Service name starts with a digit", "metadata.name", "1grpo"
         yield "Service name 64 chars", "metadata.name", "a" * 64
@@ -74,6 +81,26 @@ def _meta_mutations(obj: dict) -> Iterator[tuple[str, str, Any]]:
     yield "label key prefix not DNS", "metadata.labels.Bad_Prefix/x", "x"
     yield "valid: prefixed label key", "metadata.labels.grpo-stack.io/oracle", "x"
     yield "annotation key with a space", "metadata.annotations.bad key", "x"
+
+
+def _template_mutations(obj: dict) -> Iterator[tuple[str, str, Any]]:
+    """Pod-level fields of every embedded pod template (a workload's, a RayCluster group's)."""
+    for pod_path, spec in find_pod_specs(obj):
+        if pod_path.endswith(".spec"):
+            meta = pod_path.rpartition(".")[0] + ".metadata"
+            yield "template label value with a space", f"{meta}.labels.grpo-oracle", "bad value"
+            yield "valid: template label value 63 chars", f"{meta}.labels.grpo-oracle", "v" * 63
+            yield "template annotation key with a space", f"{meta}.annotations.bad key", "x"
+        containers = spec.get("containers") or []
+        if len(containers) > 1:
+            yield "container name duplicated", f"{pod_path}.containers.1.name", containers[0].get("name")
+        else:
+            yield "container name duplicated", f"{pod_path}.containers", containers + [
+                {**containers[0], "ports": [], "volumeMounts": []}]
+        for i, volume in enumerate(spec.get("volumes") or []):
+            yield "volume name with upper case", f"{pod_path}.volumes.{i}", {**volume, "name": "Data_Volume"}
+        if spec.get("volumes"):
+            yield "volume name duplicated", f"{pod_path}.volumes", spec["volumes"] + [spec["volumes"][0]]
 
 
 def _container_mutations(obj: dict, c: str) -> Iterator[tuple[str, str, Any]]:
@@ -141,6 +168,15 @@ def _kind_mutations(obj: dict) -> Iterator[tuple[str, str, Any]]:
             yield "Service targetPort name invalid", f"spec.ports.{i}.targetPort", "x_y"
             yield "nodePort on a ClusterIP Service", f"spec.ports.{i}.nodePort", 30080
         yield "Service selector value invalid", "spec.selector.grpo-oracle", "bad value"
+        ports = spec.get("ports") or []
+        if ports:
+            second = {**ports[0], "name": ports[0].get("name") or "first", "port": 1}
+            second.pop("nodePort", None)
+            yield "Service port names duplicated", "spec.ports", [
+                {**ports[0], "name": second["name"]}, second]
+            unnamed = {k: v for k, v in second.items() if k != "name"}
+            yield "Service with two ports, one unnamed", "spec.ports", [
+                {**ports[0], "name": second["name"]}, unnamed]
     if kind == "NetworkPolicy":
         for direction, peer_key in (("ingress", "from"), ("egress", "to")):
             for i, rule in enumerate(spec.get(direction) or []):
@@ -153,20 +189,31 @@ def _kind_mutations(obj: dict) -> Iterator[tuple[str, str, Any]]:
                                                                             "except": ["10.0.1.0/24"]}}]
                 for j, _ in enumerate(rule.get("ports") or []):
                     yield "NetworkPolicy port 0", f"spec.{direction}.{i}.ports.{j}.port", 0
+                    yield "NetworkPolicy named port invalid", f"spec.{direction}.{i}.ports.{j}.port", "x_y"
+                    yield "valid: NetworkPolicy named port", f"spec.{direction}.{i}.ports.{j}.port", "metrics"
+                    yield "NetworkPolicy endPort below port", f"spec.{direction}.{i}.ports.{j}", {
+                        "port": 8000, "endPort": 7999}
+                    yield "NetworkPolicy endPort with a named port", f"spec.{direction}.{i}.ports.{j}", {
+                        "port": "metrics", "endPort": 9000}
+                    yield "valid: NetworkPolicy port range", f"spec.{direction}.{i}.ports.{j}", {
+                        "port": 8000, "endPort": 8100}
                     yield "NetworkPolicy protocol not an enum value", f"spec.{direction}.{i}.ports.{j}.protocol", "ICMP"
         yield "podSelector label value invalid", "spec.podSelector.matchLabels", {"grpo-oracle": "bad value"}
+        yield "policyTypes not an enum value", "spec.policyTypes", ["Ingress", "Sideways"]
+        yield "policyTypes more than two", "spec.policyTypes", ["Ingress", "Egress", "Ingress"]
     if kind == "RayCluster":
         for i, _ in enumerate(spec.get("workerGroupSpecs") or []):
             yield "RayCluster replicas not an integer", f"spec.workerGroupSpecs.{i}.replicas", "two"
             yield "rayStartParams value not a string", f"spec.workerGroupSpecs.{i}.rayStartParams", {"num-cpus": 0}
 
 
-GENERATORS: tuple[Callable[[dict], Iterator[tuple[str, str, Any]]], ...] = (_meta_mutations, _kind_mutations)
+GENERATORS: tuple[Callable[[dict], Iterator[tuple[str, str, Any]]], ...] = (
+    _meta_mutations, _kind_mutations, _template_mutations)
 
 
 def mutations(obj: dict[str, Any]) -> Iterator[Mutation]:
     """Every applicable mutation of the object, each on a fresh copy."""
-    found = list(_meta_mutations(obj)) + list(_kind_mutations(obj))
+    found = [m for generate in GENERATORS for m in generate(obj)]
     for c in _containers(obj):
         found += list(_container_mutations(obj, c))
     for cls, path, value in found:

@@ -29,6 +29,16 @@ POLICY = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
 SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "grpo"},
            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": "http"}]}}
 C = ("spec", "template", "spec", "containers", 0)
+# A custom resource's pod templates: the CRD admits them, the API server refuses the Pod KubeRay builds.
+RAYCLUSTER = {
+    "apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "rc", "namespace": "grpo"},
+    "spec": {"headGroupSpec": {"rayStartParams": {}, "template": {
+        "metadata": {"labels": {"app": "rc"}},
+        "spec": {"containers": [{"name": "ray-head", "image": DIGEST,
+                                 "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                                 "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+                 "volumes": [{"name": "data", "emptyDir": {}}]}}}}}
+H = ("spec", "headGroupSpec", "template", "spec")
 
 # (base, path, bad value, error key path)
 CASES = [
@@ -67,6 +77,23 @@ CASES = [
     (SERVICE, ("spec", "ports", 0, "nodePort"), 30080, "spec.ports.0.nodePort"),
     (POLICY, ("spec", "podSelector"), {"matchLabels": {"app": "bad value"}}, "spec.podSelector.matchLabels.app"),
     (POLICY, ("spec", "ingress", 0, "ports"), [{"port": 80, "protocol": "ICMP"}], "spec.ingress.0.ports.0.protocol"),
+    (POLICY, ("spec", "ingress", 0, "ports"), [{"port": "x_y"}], "spec.ingress.0.ports.0.port"),
+    (POLICY, ("spec", "ingress", 0, "ports"), [{"port": 80, "endPort": 79}], "spec.ingress.0.ports.0.endPort"),
+    (POLICY, ("spec", "ingress", 0, "ports"), [{"port": "http", "endPort": 90}], "spec.ingress.0.ports.0.endPort"),
+    (POLICY, ("spec", "policyTypes"), ["Ingress", "Sideways"], "spec.policyTypes.1"),
+    (POLICY, ("spec", "policyTypes"), ["Ingress", "Egress", "Ingress"], "spec.policyTypes"),
+    (POLICY, ("metadata",), {"namespace": "grpo"}, "metadata.name"),
+    (SERVICE, ("spec", "ports"), [{"name": "a", "port": 80}, {"port": 81}], "spec.ports.1.name"),
+    (SERVICE, ("spec", "ports"), [{"name": "a", "port": 80}, {"name": "a", "port": 81}], "spec.ports.1.name"),
+    (DEPLOYMENT, ("spec", "template", "spec", "containers", 1), {"name": "web", "image": DIGEST},
+     "spec.template.spec.containers.1.name"),
+    (DEPLOYMENT, ("spec", "template", "spec", "volumes"), [{"name": "Cache_Dir", "emptyDir": {}}],
+     "spec.template.spec.volumes.0.name"),
+    (RAYCLUSTER, (*H, "containers", 0, "name"), "Ray_Head", f"{'.'.join(H)}.containers.0.name"),
+    (RAYCLUSTER, ("spec", "headGroupSpec", "template", "metadata", "labels", "app"), "bad value",
+     "spec.headGroupSpec.template.metadata.labels.app"),
+    (RAYCLUSTER, (*H, "volumes", 0, "name"), "cache", f"{'.'.join(H)}.containers.0.volumeMounts.0.name"),
+    (RAYCLUSTER, (*H, "volumes", 1), {"name": "data", "emptyDir": {}}, f"{'.'.join(H)}.volumes.1.name"),
 ]
 
 
@@ -83,12 +110,15 @@ def _with(base, path, value):
     node = obj
     for p in path[:-1]:
         node = node[p]
-    node[path[-1]] = value
+    if isinstance(node, list) and path[-1] == len(node):
+        node.append(value)
+    else:
+        node[path[-1]] = value
     return obj
 
 
 def test_valid_objects_pass(capsys, tmp_path):
-    code, out = _lint(capsys, tmp_path, [DEPLOYMENT, POLICY, SERVICE])
+    code, out = _lint(capsys, tmp_path, [DEPLOYMENT, POLICY, SERVICE, RAYCLUSTER])
     assert code == 0, out
 
 
@@ -99,6 +129,12 @@ VALID_EDGES = [
     (DEPLOYMENT, ("spec", "template", "spec", "volumes"), [{"name": "cache", "emptyDir": {}}]),
     (SERVICE, ("spec", "type"), "NodePort"),
     (SERVICE, ("spec", "selector", "app"), ""),
+    (SERVICE, ("spec", "ports"), [{"name": "a", "port": 80}, {"name": "b", "port": 81}]),
+    (POLICY, ("spec", "ingress", 0, "ports"), [{"port": "metrics"}, {"port": 8000, "endPort": 8100}]),
+    (POLICY, ("spec", "policyTypes"), ["Ingress", "Egress"]),
+    (POLICY, ("metadata",), {"generateName": "np-", "namespace": "grpo"}),
+    # KubeRay adds the /dev/shm volume to each Pod it builds: a mount may name it without declaring it.
+    (RAYCLUSTER, (*H, "containers", 0, "volumeMounts"), [{"name": "shared-mem", "mountPath": "/dev/shm"}]),
 ]
 
 

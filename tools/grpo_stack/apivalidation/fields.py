@@ -144,9 +144,18 @@ def service(spec: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+POLICY_TYPES = ("Ingress", "Egress")
+
+
 def network_policy(spec: dict[str, Any]) -> list[tuple[str, str]]:
-    """ValidateNetworkPolicySpec: the selectors' label syntax and the ports' protocols."""
+    """ValidateNetworkPolicySpec: the selectors' label syntax, the ports' protocols and the policy types."""
     out = label_selector(spec.get("podSelector"), "spec.podSelector")
+    types = spec.get("policyTypes")
+    if isinstance(types, list):
+        if len(types) > len(POLICY_TYPES):
+            out.append(("spec.policyTypes", f"may not specify more than {len(POLICY_TYPES)} policyTypes"))
+        for i, value in enumerate(types[:MAX_CHECKS]):
+            out += enum(value, f"spec.policyTypes.{i}", "policyType", POLICY_TYPES)
     for direction, peers_key in (("ingress", "from"), ("egress", "to")):
         for i, rule in enumerate(spec.get(direction) or []):
             if not isinstance(rule, dict):

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import fields, names, quantity
+from .podspecs import find_pod_specs
 
 # Kinds whose metadata.name must be a DNS-1123 label (the rest: a DNS-1123 subdomain).
 LABEL_NAMED = frozenset(("Namespace",))
@@ -18,6 +19,10 @@ POD_SPEC_PATHS = {"Pod": ("spec",), "Deployment": ("spec", "template", "spec"),
                   "ReplicaSet": ("spec", "template", "spec"), "StatefulSet": ("spec", "template", "spec"),
                   "DaemonSet": ("spec", "template", "spec"), "Job": ("spec", "template", "spec"),
                   "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
+# Volumes an operator adds to the pods it builds, by API group: a mount may name them without declaring them.
+# KubeRay: the /dev/shm emptyDir and the autoscaler's log volume (ray-operator/controllers/ray/common/pod.go,
+# SharedMemoryVolumeName and RayLogVolumeName). Another operator's additions are unknown: mounts are not checked.
+OPERATOR_VOLUMES: dict[str, frozenset[str]] = {"ray.io": frozenset(("shared-mem", "ray-logs"))}
 MAX_NAME_CHECKS = 10_000  # a flood of labels is refused by size elsewhere; never walk it all here
 
 
@@ -30,9 +35,6 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
         out += fields.workload_counts(kind, spec)
     if kind in WORKLOADS:
         out += _selector_matches(spec)
-        template = spec.get("template")
-        if isinstance(template, dict):
-            out += _metadata(template.get("metadata"), "spec.template.metadata", None, top=False)
     if kind == "Service":
         out += _service_ports(spec) + fields.service(spec)
     if kind == "NetworkPolicy":
@@ -44,6 +46,32 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
         pod = _dig(obj, path)
         if isinstance(pod, dict):
             out += _pod(pod, ".".join(path))
+        template = _dig(obj, path[:-1]) if path[-2:] == ("template", "spec") else None
+        if isinstance(template, dict):  # the pods' own labels and annotations (workloads, Job, CronJob)
+            out += _metadata(template.get("metadata"), ".".join(path[:-1]) + ".metadata", None, top=False)
+    elif _custom(obj.get("apiVersion")):
+        out += _embedded_pods(obj)
+    return out
+
+
+def _custom(api_version: Any) -> bool:
+    """A custom resource's group (ray.io, jobset.x-k8s.io): never one the API server itself serves."""
+    group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
+    return "." in group and not group.endswith(".k8s.io")
+
+
+def _embedded_pods(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    """A custom resource's pod templates (RayCluster groups, RayJob, JobSet, ...): the API server admits the
+    resource by its CRD schema alone, and its operator's Pod is refused later, in the cluster, for the rules
+    below (KubeRay copies a group's template metadata and spec into each Pod it creates)."""
+    added = OPERATOR_VOLUMES.get(str(obj.get("apiVersion")).partition("/")[0])
+    out: list[tuple[str, str]] = []
+    for where, pod in find_pod_specs(obj):
+        template = where.rpartition(".")[0]
+        parent = _dig(obj, tuple(template.split("."))) if template and where.endswith(".spec") else None
+        if isinstance(parent, dict):
+            out += _metadata(parent.get("metadata"), f"{template}.metadata", None, top=False)
+        out += _pod(pod, where, added)
     return out
 
 
@@ -64,11 +92,17 @@ def _data_size(obj: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _dig(node: Any, path: tuple[str, ...]) -> Any:
     for part in path:
-        node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            node = node.get(part) if isinstance(node, dict) else None
     return node
 
 
 def _metadata(meta: Any, where: str, kind: str | None, top: bool) -> list[tuple[str, str]]:
+    if top and _unnamed(meta):
+        return [(f"{where}.name", "name or generateName is required: the API server refuses an object without "
+                 "one (set metadata.name)")]
     if not isinstance(meta, dict):
         return []
     out = []
@@ -89,6 +123,13 @@ def _metadata(meta: Any, where: str, kind: str | None, top: bool) -> list[tuple[
             if isinstance(key, str) and (why := names.qualified_name(key)):
                 out.append((f"{where}.annotations.{key}", f"invalid annotation key {key[:80]!r}: {why}"))
     return out
+
+
+def _unnamed(meta: Any) -> bool:
+    """No name and no generateName. A null name is left alone: it may be a placeholder not rendered yet."""
+    if not isinstance(meta, dict):
+        return meta is None
+    return meta.get("name", "") == "" and not meta.get("generateName")
 
 
 def _selector_matches(spec: dict[str, Any]) -> list[tuple[str, str]]:
@@ -128,10 +169,18 @@ def matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
 
 def _service_ports(spec: dict[str, Any]) -> list[tuple[str, str]]:
     out = []
-    for i, port in enumerate(spec.get("ports") or []):
+    ports = spec.get("ports") or []
+    named: set[str] = set()
+    for i, port in enumerate(ports):
         if not isinstance(port, dict):
             continue
         where = f"spec.ports.{i}"
+        name = port.get("name")
+        if len(ports) > 1 and not name:
+            out.append((f"{where}.name", "a Service with more than one port must name each of them"))
+        elif isinstance(name, str) and name in named:
+            out.append((f"{where}.name", f"port name {name[:80]!r} is used twice: each port needs its own"))
+        named.add(name)
         if "port" in port and (why := names.port_number(port["port"])):
             out.append((f"{where}.port", f"invalid port {port['port']!r}: {why}"))
         target = port.get("targetPort")
@@ -154,9 +203,8 @@ def _network_policy(spec: dict[str, Any]) -> list[tuple[str, str]]:
             if not isinstance(rule, dict):
                 continue
             for j, port in enumerate(rule.get("ports") or []):
-                if isinstance(port, dict) and isinstance(port.get("port"), int) and (
-                        why := names.port_number(port["port"])):
-                    out.append((f"spec.{direction}.{i}.ports.{j}.port", f"invalid port {port['port']!r}: {why}"))
+                if isinstance(port, dict):
+                    out += _policy_port(port, f"spec.{direction}.{i}.ports.{j}")
             for j, peer in enumerate(rule.get(peers_key) or []):
                 if not isinstance(peer, dict):
                     continue
@@ -170,6 +218,28 @@ def _network_policy(spec: dict[str, Any]) -> list[tuple[str, str]]:
                 if isinstance(block, dict):
                     out += _ip_block(block, f"{where}.ipBlock")
     return out
+
+
+def _policy_port(port: dict[str, Any], where: str) -> list[tuple[str, str]]:
+    """ValidateNetworkPolicyPort: a number or a port name, and an endPort only after a number it does not
+    undercut."""
+    number, end = port.get("port"), port.get("endPort")
+    if isinstance(number, bool):
+        return []
+    if isinstance(number, int):
+        out = [(f"{where}.port", f"invalid port {number!r}: {why}")] if (why := names.port_number(number)) else []
+        if isinstance(end, int) and not isinstance(end, bool):
+            if end < number:
+                out.append((f"{where}.endPort", f"endPort {end} must be greater than or equal to `port` ({number})"))
+            elif why := names.port_number(end):
+                out.append((f"{where}.endPort", f"invalid endPort {end!r}: {why}"))
+        return out
+    if end is not None:
+        reason = "non-numeric" if isinstance(number, str) else "not specified"
+        return [(f"{where}.endPort", f"endPort may not be specified when `port` is {reason}")]
+    if isinstance(number, str) and (why := names.port_name(number)):
+        return [(f"{where}.port", f"invalid port name {number[:80]!r}: {why}")]
+    return []
 
 
 def _network(text: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
@@ -204,18 +274,30 @@ def _containers(pod: dict[str, Any], where: str) -> Iterator[tuple[str, dict[str
                 yield f"{where}.{field}.{i}", c
 
 
-def _pod(pod: dict[str, Any], where: str) -> list[tuple[str, str]]:
+def _pod(pod: dict[str, Any], where: str, added: frozenset[str] | None = frozenset()) -> list[tuple[str, str]]:
+    """`added`: the volumes the pod's creator adds beyond its spec (None: unknown, mounts are not checked)."""
     out = fields.security_ids(pod.get("securityContext"), f"{where}.securityContext", fields.POD_ID_FIELDS)
     volumes = fields.pod_volumes(pod)
+    out += _volume_names(pod.get("volumes"), f"{where}.volumes")
+    volumes = None if volumes is None or added is None else volumes | added
+    containers: set[str] = set()
     for cwhere, c in _containers(pod, where):
         out += fields.container(c, cwhere, volumes)
         name = c.get("name")
         if isinstance(name, str) and (why := names.dns1123_label(name)):
             out.append((f"{cwhere}.name", f"invalid container name {name[:80]!r}: {why}"))
+        elif isinstance(name, str) and name in containers:
+            out.append((f"{cwhere}.name", f"container name {name!r} is used twice in the pod: each container "
+                        "needs its own"))
+        containers.add(name)
+        port_names: set[str] = set()
         for j, port in enumerate(c.get("ports") or []):
             if not isinstance(port, dict):
                 continue
             pwhere = f"{cwhere}.ports.{j}"
+            if isinstance(port.get("name"), str) and port["name"] in port_names:
+                out.append((f"{pwhere}.name", f"port name {port['name'][:80]!r} is used twice in the container"))
+            port_names.add(port.get("name"))
             if "containerPort" in port and (why := names.port_number(port["containerPort"])):
                 out.append((f"{pwhere}.containerPort", f"invalid containerPort {port['containerPort']!r}: {why}"))
             if "hostPort" in port and port["hostPort"] != 0 and (why := names.port_number(port["hostPort"])):
@@ -223,6 +305,22 @@ def _pod(pod: dict[str, Any], where: str) -> list[tuple[str, str]]:
             if isinstance(port.get("name"), str) and (why := names.port_name(port["name"])):
                 out.append((f"{pwhere}.name", f"invalid port name {port['name'][:80]!r}: {why}"))
         out += _resources(c.get("resources"), f"{cwhere}.resources")
+    return out
+
+
+def _volume_names(volumes: Any, where: str) -> list[tuple[str, str]]:
+    """ValidateVolumes: each volume's name is a DNS-1123 label, used once in the pod."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for i, volume in enumerate(volumes[:MAX_NAME_CHECKS] if isinstance(volumes, list) else []):
+        name = volume.get("name") if isinstance(volume, dict) else None
+        if not isinstance(name, str):
+            continue
+        if why := names.dns1123_label(name):
+            out.append((f"{where}.{i}.name", f"invalid volume name {name[:80]!r}: {why}"))
+        elif name in seen:
+            out.append((f"{where}.{i}.name", f"volume name {name!r} is used twice in the pod"))
+        seen.add(name)
     return out
 
 

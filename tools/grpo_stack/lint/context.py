@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..apivalidation.podspecs import find_pod_specs
 from ..catalog.instances import InstanceType, lookup
 from ..job import BuildError, BuiltJob, Spec, build
 from .controllers import controller_labels
@@ -155,29 +156,6 @@ def attach_job(ctx: LintContext, spec_data: dict[str, Any]) -> None:
         ctx.built = built
     except BuildError as exc:
         ctx.build_error = exc
-
-
-def is_pod_spec(node: Any) -> bool:
-    """A PodSpec by shape: a `containers` list whose items are mappings naming an image or a name."""
-    items = node.get("containers") if isinstance(node, dict) else None
-    return (isinstance(items, list) and bool(items)
-            and all(isinstance(c, dict) and ("image" in c or "name" in c) for c in items))
-
-
-def find_pod_specs(node: Any, path: str = "") -> list[tuple[str, dict]]:
-    """(dotted path, pod spec) for every PodSpec under `node`, outermost first, never looking inside one."""
-    if is_pod_spec(node):
-        return [(path, node)]
-    out: list[tuple[str, dict]] = []
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k in ("metadata", "status"):
-                continue
-            out += find_pod_specs(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out += find_pod_specs(v, f"{path}.{i}" if path else str(i))
-    return out
 
 
 def node_at(node: Any, dotted: str) -> Any:

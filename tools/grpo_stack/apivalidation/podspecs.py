@@ -1,0 +1,29 @@
+"""Pod specs found by shape in any object: where a workload, a CronJob or a custom resource (RayCluster, RayJob,
+JobSet, ...) embeds the pods it creates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def is_pod_spec(node: Any) -> bool:
+    """A PodSpec by shape: a `containers` list whose items are mappings naming an image or a name."""
+    items = node.get("containers") if isinstance(node, dict) else None
+    return (isinstance(items, list) and bool(items)
+            and all(isinstance(c, dict) and ("image" in c or "name" in c) for c in items))
+
+
+def find_pod_specs(node: Any, path: str = "") -> list[tuple[str, dict]]:
+    """(dotted path, pod spec) for every PodSpec under `node`, outermost first, never looking inside one."""
+    if is_pod_spec(node):
+        return [(path, node)]
+    out: list[tuple[str, dict]] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("metadata", "status"):
+                continue
+            out += find_pod_specs(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += find_pod_specs(v, f"{path}.{i}" if path else str(i))
+    return out
