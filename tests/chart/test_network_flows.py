@@ -24,6 +24,7 @@ EVERYTHING = {
     "global.job.reward.kind": "external", "global.job.reward.url": "https://reward.example.com:8443/score",
     "raycluster.dashboard.exposed": True, "lm-eval.allowPublicHttps": True, "global.run.mode": "job",
     "global.job.supervision.events": {"enabled": True, "apiServerCidrs": ["10.0.16.0/20", "10.0.32.0/20"]},
+    "global.job.supervision.stepMetricsPort": 9108,
     "global.monitoring": {"labels": {}, "interval": "30s", "prometheusNamespace": "monitoring",
                           "alerts": {"rewardErrorRatio": 0.05, "stallFactor": 3, "stepTimeFloorSeconds": 300,
                                      "gpuIdlePercent": 10, "gpuIdleMinutes": 15, "sandboxSaturationRatio": 0.1}},

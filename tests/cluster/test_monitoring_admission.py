@@ -95,13 +95,18 @@ def test_pod_monitors_select_the_pods_the_cluster_created_on_their_named_port(mo
         selected = [p for p in pods if matches(pm["spec"]["selector"], p["metadata"].get("labels") or {})]
         assert selected, f"{pm['metadata']['name']} selects no pod"
         port = pm["spec"]["podMetricsEndpoints"][0]["port"]
-        for pod in selected:
-            names = {p.get("name") for c in pod["spec"]["containers"] for p in c.get("ports") or []}
-            assert port in names, (pm["metadata"]["name"], pod["metadata"]["name"], names)
+        named = {pod["metadata"]["name"]: {declared.get("name") for c in pod["spec"]["containers"]
+                                            for declared in c.get("ports") or []} for pod in selected}
+        for pod, names in named.items():
+            assert port in names, (pm["metadata"]["name"], pod, names)
+        for endpoint in pm["spec"]["podMetricsEndpoints"][1:]:  # a port some of the pods serve (the head's)
+            assert any(endpoint["port"] in names for names in named.values()), (pm["metadata"]["name"], endpoint)
         if pm["metadata"]["name"].endswith("-ray"):
             # KubeRay's head and every worker (it adds the `metrics` port to the Ray container itself).
             types = {p["metadata"]["labels"].get("ray.io/node-type") for p in selected}
             assert types == {"head", "worker"}, types
+            # values/monitoring/monitoring.yaml serves the step metrics on the head: scraped there.
+            assert [e["port"] for e in pm["spec"]["podMetricsEndpoints"]] == ["metrics", "step-metrics"]
 
 
 def ray_pods(release, node_type: str) -> list[dict]:

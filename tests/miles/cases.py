@@ -42,6 +42,18 @@ _SANDBOX = {"global.components.rewardService": True, "global.components.sandboxF
             "fsx-utils.data.train": ["taco"]}
 EXTERNAL_URL = "http://team-scorer.grpo.svc.cluster.local:9000/score"
 
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+# miles' Prometheus collector listens here in the step-metrics case (free when the module is imported).
+STEP_METRICS_PORT = _free_port()
+STEP_METRICS_CASE = "4b-step-metrics"
+
 # name -> (shipped file, values overrides). Each reward kind, colocated and disaggregated, every resume mode,
 # dynamic batch on and off, extraArgs.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -60,6 +72,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "4b-extra-args": ("miles-qwen3-4b", {"global.job.miles.extraArgs": ["--lr-warmup-init", "1e-7",
                                                                          "--rollout-top-p", "0.95"]}),
     "30b-service": ("miles-qwen3-30b-a3b", _SERVICE),
+    # console only: the tier's venv has no tensorboard, and the collector is what this case is about
+    STEP_METRICS_CASE: ("miles-qwen3-4b", {"global.job.supervision.stepMetricsPort": STEP_METRICS_PORT,
+                                           "global.job.trainer.logger": ["console"]}),
 }
 
 

@@ -212,7 +212,8 @@ def miles_runs(tmp_path_factory):
             worker_cases.append({"argv": case.argv(), "env": dict(case.built.env), "rm_host": rm_host,
                                  "gpu": {**c.GPU, "count": int(case.spec["cluster"]["gpusPerNode"])},
                                  "score": [{k: r[k] for k in ("dataset", "index", "response")}
-                                           for r in requests[name]]})
+                                           for r in requests[name]],
+                                 **({"metrics": {"rollouts": 3}} if name == c.STEP_METRICS_CASE else {})})
         results = run_worker(python, worker_cases)
     out = {name: (case, result, requests[name], sandboxes.get(name))
            for (name, case), result in zip(every.items(), results, strict=True)}

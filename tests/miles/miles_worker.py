@@ -3,9 +3,11 @@
 stdin: {"cases": [{"argv": [the train.py argv after the script name], "env": {the job's runtime env},
                    "gpu": {"count", "name", "total_memory", "capability"},
                    "rm_host": {"from": "host:port", "to": "host:port"} | null,
-                   "score": [{"dataset": "train" | <eval dataset name>, "index": row, "response": text}]}, ...]}
+                   "score": [{"dataset": "train" | <eval dataset name>, "index": row, "response": text}],
+                   "metrics": {"rollouts": N} | absent}, ...]}
 stdout (last line): {"results": [{"ok": true, "args": {...}, "datasets": {name: [sample, ...]}, "rewards": [...]}
-                     or {"ok": false, "stage": "parse" | "data" | "reward", "error": {"type", "module", "message"}}]}
+                     or {"ok": false, "stage": "parse" | "data" | "reward" | "metrics",
+                         "error": {"type", "module", "message"}}]}
 One process runs every case in turn (miles' imports take most of the time); each case gets its own sys.argv and
 the job's runtime environment (job/miles.py RUNTIME_ENV, which Megatron's validation reads).
 
@@ -21,6 +23,13 @@ What runs is miles' own code, in the order train.py reaches it:
    with the given responses; the score is read from the reply as miles reads it: `Sample.get_reward_value(args)`
    for training rows, `sample.reward[args.eval_reward_key or args.reward_key]` for evaluation rows (the line of
    miles' eval rollout, sglang_rollout.py).
+
+4. With "metrics" in the case (the step-metrics port set): miles' own tracking on the parsed args
+   (`miles.utils.tracking_utils.init_tracking`, primary, in a local Ray: `--use-prometheus` starts its collector
+   actor on the parsed `--prometheus-port`), then for each rollout the calls miles' training loop makes: its timers
+   (`miles.utils.timer.timer`), `log_train_step` and `log_perf_data_raw`; the collector's /metrics page is read
+   after each rollout. Where it stops: the numbers are timed sleeps, not a training step (miles cannot train on a
+   CPU), and log_rollout_data (the rewards and lengths) needs Megatron's process groups, so it is not called.
 
 The one stub: torch.cuda's device queries (is_available, device_count, get_device_properties,
 get_device_capability, current_device) report the catalogued GPU, for the validation code that asks them. No
@@ -57,6 +66,7 @@ ARG_FIELDS = (
     "eval_prompt_data", "eval_interval", "n_samples_per_eval_prompt", "eval_temperature", "eval_top_p", "seed",
     "rm_type", "rm_url", "custom_rm_path", "reward_key", "eval_reward_key", "log_reward_category",
     "use_tensorboard", "tb_project_name", "tb_experiment_name", "use_wandb", "wandb_project", "wandb_group",
+    "use_prometheus", "prometheus_port", "prometheus_run_name",
     "recompute_granularity", "recompute_method", "recompute_num_layers", "attention_dropout", "hidden_dropout",
     "offload_train", "offload_rollout", "world_size", "data_parallel_size", "lr_warmup_init",
 )
@@ -153,7 +163,57 @@ def run_case(case: dict) -> dict:
         result["rewards"] = score(args, datasets, case.get("score") or [])
     except BaseException as exc:  # noqa: BLE001
         result = {**error_json("reward", exc), "args": parsed, "datasets": result["datasets"]}
+    if case.get("metrics") and result.get("ok"):
+        try:
+            result["metrics_pages"] = track_steps(args, case["metrics"]["rollouts"])
+        except BaseException as exc:  # noqa: BLE001
+            result = {**error_json("metrics", exc), "args": parsed}
     return result
+
+
+def track_steps(args, rollouts: int) -> list[str]:
+    """miles' tracking with its Prometheus backend, fed as its training loop feeds it; the collector's page after
+    each rollout (once it shows that rollout)."""
+    import time
+    import urllib.request
+
+    import ray
+    from miles.backends.training_utils.log_utils import log_train_step
+    from miles.utils import tracking_utils
+    from miles.utils.timer import timer
+    from miles.utils.train_metric_utils import log_perf_data_raw
+
+    ray.init(num_cpus=1, num_gpus=0, include_dashboard=False, log_to_driver=False)
+    try:
+        tracking_utils.init_tracking(args, primary=True)
+        pages = []
+        for rollout_id in range(rollouts):
+            with timer("train_wait"):
+                time.sleep(0.2)
+            with timer("train"):
+                with timer("log_probs"):
+                    time.sleep(0.1)
+                with timer("actor_train"):
+                    time.sleep(0.3)
+            log_train_step(args, {"loss": 0.5 / (rollout_id + 1), "pg_loss": 0.1}, 1.5, rollout_id, 0, 1,
+                           should_log=True)
+            log_perf_data_raw(rollout_id, args, True, None)
+            url = f"http://127.0.0.1:{args.prometheus_port}/metrics"
+            deadline = time.monotonic() + 60
+            while True:  # the collector's update is a Ray call: wait until its page shows this rollout
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    page = response.read().decode()
+                if any(line.startswith("miles_metric_rollout_step{") and float(line.split()[-1]) == rollout_id
+                       for line in page.splitlines()):
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the collector never showed rollout {rollout_id}:\n{page[-2000:]}")
+                time.sleep(0.2)
+            pages.append(page)
+        return pages
+    finally:
+        tracking_utils.finish_tracking()
+        ray.shutdown()
 
 
 def main() -> int:

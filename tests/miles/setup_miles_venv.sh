@@ -22,10 +22,12 @@ MARKER="${VENV}/.grpo-miles-installed"
 TORCH_PIN="torch==2.13.0"     # the PyPI wheel (a CUDA build) runs on the CPU; the tier stops before any CUDA call
 MILES_PIN="miles-rl==0.0.2"   # installed --no-deps (see above)
 # What miles.utils.arguments, miles' Megatron fork, sglang.srt.server_args, miles.utils.data and
-# miles.rollout.rm_hub import on the way to parse_args / Dataset / async_rm (found by importing them).
+# miles.rollout.rm_hub import on the way to parse_args / Dataset / async_rm (found by importing them), and what miles'
+# Prometheus collector imports (miles/utils/tracking_utils/prometheus_utils.py; ray[default] carries it in the image).
 IMPORTED=(transformers torchvision aiohttp pyyaml omegaconf pybase64 pylatexenc sglang-router numpy packaging sympy
           requests psutil pydantic einops ipython ray pyarrow pillow httpx accelerate tqdm setproctitle pyzmq orjson
-          msgspec partial-json-parser uvloop fastapi uvicorn pynvml openai dill sentencepiece six matplotlib)
+          msgspec partial-json-parser uvloop fastapi uvicorn pynvml openai dill sentencepiece six matplotlib
+          prometheus_client)
 
 REFREEZE=0
 if [[ "${1:-}" == "--refreeze" ]]; then REFREEZE=1; elif [[ $# -gt 0 ]]; then echo "usage: $0 [--refreeze]" >&2; exit 2; fi

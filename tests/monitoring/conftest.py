@@ -34,6 +34,13 @@ def monitoring_values() -> dict:
 
 
 @pytest.fixture(scope="session")
-def rendered_on(render_values, monitoring_values):
+def step_metrics_port() -> int:
+    """The port values/monitoring/monitoring.yaml serves the step metrics on."""
+    return yaml.safe_load(MONITORING_VALUES.read_text())["global"]["job"]["supervision"]["stepMetricsPort"]
+
+
+@pytest.fixture(scope="session")
+def rendered_on(render_values, monitoring_values, step_metrics_port):
     """qwen3-235b with values/monitoring/monitoring.yaml on top and the vLLM server on."""
-    return render_values(TRAINING, {"global.monitoring": monitoring_values, "global.components.vllm": True})
+    return render_values(TRAINING, {"global.monitoring": monitoring_values, "global.components.vllm": True,
+                                    "global.job.supervision.stepMetricsPort": step_metrics_port})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import RELEASE
+from tests.monitoring.conftest import TRAINING
 
 MONITORING_KINDS = {"PodMonitor", "ServiceMonitor", "PrometheusRule"}
 
@@ -24,8 +25,9 @@ def test_nothing_is_rendered_unless_the_values_ask(rendered_all):
 def test_each_component_gets_a_pod_monitor_on_its_metrics_port(rendered_on):
     monitors = {o.name: o.obj for o in rendered_on.of_kind("PodMonitor")}
     assert set(monitors) == {f"{RELEASE}-ray", f"{RELEASE}-reward-service", f"{RELEASE}-vllm"}
-    ports = {name: m["spec"]["podMetricsEndpoints"][0]["port"] for name, m in monitors.items()}
-    assert ports == {f"{RELEASE}-ray": "metrics", f"{RELEASE}-reward-service": "metrics", f"{RELEASE}-vllm": "http"}
+    ports = {name: [e["port"] for e in m["spec"]["podMetricsEndpoints"]] for name, m in monitors.items()}
+    assert ports == {f"{RELEASE}-ray": ["metrics", "step-metrics"], f"{RELEASE}-reward-service": ["metrics"],
+                     f"{RELEASE}-vllm": ["http"]}
     ray_pods = {"matchLabels": {"grpo-stack.io/ray-cluster": f"{RELEASE}-ray"}}
     assert monitors[f"{RELEASE}-ray"]["spec"]["selector"] == ray_pods
     for m in monitors.values():
@@ -42,6 +44,25 @@ def test_the_ports_named_exist_on_the_pods_the_chart_declares(rendered_on):
         declared[component] = {p["name"] for c in o.obj["spec"]["template"]["spec"]["containers"]
                                for p in c.get("ports") or []}
     assert "metrics" in declared["reward-service"] and "http" in declared["vllm"]
+
+
+def test_the_step_metrics_reach_prometheus_only_when_the_submit_serves_them(render_values, rendered_on,
+                                                                           monitoring_values, step_metrics_port):
+    """GrpoNoStep and the training dashboard read the step metrics the submit serves on the head: the head declares
+    the port, the Ray PodMonitor scrapes it and the Ray pods' policy admits it. Without a port nothing of it is
+    rendered (a scrape of a port nobody serves is a target down)."""
+    (cluster,) = rendered_on.of_kind("RayCluster")
+    head = cluster.obj["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    assert {"name": "step-metrics", "containerPort": step_metrics_port} in head["ports"]
+    for group in cluster.obj["spec"]["workerGroupSpecs"]:
+        names = {p.get("name") for c in group["template"]["spec"]["containers"] for p in c.get("ports") or []}
+        assert "step-metrics" not in names  # nothing serves it there
+    (policy,) = [o.obj for o in rendered_on.of_kind("NetworkPolicy") if o.name == f"{RELEASE}-ray"]
+    admitted = [r for r in policy["spec"]["ingress"] if {"port": step_metrics_port} in (r.get("ports") or [])]
+    assert admitted and all(p == {"namespaceSelector": {}} for r in admitted for p in r["from"])
+    without = render_values(TRAINING, {"global.monitoring": monitoring_values})
+    (monitor,) = [o.obj for o in without.of_kind("PodMonitor") if o.name == f"{RELEASE}-ray"]
+    assert [e["port"] for e in monitor["spec"]["podMetricsEndpoints"]] == ["metrics"]
 
 
 def test_dcgm_service_monitor_only_when_the_cluster_has_an_exporter(render_values, rendered_on, monitoring_values):

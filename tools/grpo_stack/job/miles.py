@@ -172,6 +172,12 @@ def neutral_knobs(spec: Spec, out: ArgList) -> None:
         out.add("use-mlflow", True, _V + "trainer.logger")
         out.add("mlflow-experiment-name", t["project"], _V + "trainer.project")
         out.add("mlflow-run-name", t["experiment"], _V + "trainer.experiment")
+    if (port := spec.opt("supervision.stepMetricsPort")) is not None:
+        # miles' own Prometheus backend: a collector on the driver's node serves every number miles logs; the
+        # submit reads its steps from there (stepmetrics/miles_steps.py) and serves them as the verl runs' are.
+        out.add("use-prometheus", True, _V + "supervision.stepMetricsPort")
+        out.add("prometheus-port", port, _V + "supervision.stepMetricsPort")
+        out.add("prometheus-run-name", t["experiment"], _V + "trainer.experiment")
 
 
 def reward_dispatch(spec: Spec) -> str:

@@ -102,5 +102,11 @@ class Ray:
                 return status, 0 if status == "SUCCEEDED" else (code if isinstance(code, int) else None)
             time.sleep(poll)
 
+    def driver_node_ip(self, job_id: str) -> str | None:
+        """The address of the node the job's driver runs on; None before it starts (Ray's JobDetails.driver_info)."""
+        info = self.client.get_job_info(job_id)
+        driver = getattr(info, "driver_info", None)
+        return getattr(driver, "node_ip_address", None) or None
+
     def logs(self, job_id: str) -> str:
         return self.client.get_job_logs(job_id)

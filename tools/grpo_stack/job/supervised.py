@@ -7,8 +7,10 @@ on the run's storage (<checkpointDir>/grpo-stack/attempts.jsonl).
 While a verl attempt runs, its trainer's own `file` tracker writes one JSON line a step to
 <checkpointDir>/grpo-stack/logs/<job_id>/steps.jsonl (VERL_FILE_LOGGER_PATH in the job's runtime env); the attempt's
 watch (supervise/watch.py) reads it into the step metrics (served on global.job.supervision.stepMetricsPort) and
-the stall detector (global.job.supervision.stall). With global.job.supervision.events, each attempt's end, the
-stall reports and the run's outcome are also Kubernetes Events on the head pod (supervise/events.py).
+the stall detector (global.job.supervision.stall). A miles attempt's steps are read from miles' own Prometheus
+collector on the driver's node (`--use-prometheus` on the step-metrics port: stepmetrics/miles_steps.py). With
+global.job.supervision.events, each attempt's end, the stall reports and the run's outcome are also Kubernetes
+Events on the head pod (supervise/events.py).
 
 Where it stops: the supervisor runs in the submit's own process in the Ray head pod, so it outlives a lost driver,
 worker or GPU node, not a lost head pod (the RayJob mode, docs/day-2.md, is the place for that).
@@ -19,8 +21,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..stepmetrics.exporter import StepMetrics, serve
+from ..stepmetrics.miles_steps import CollectorSteps
 from ..supervise import logstore
 from ..supervise.decide import DONE, Decision, Policy
 from ..supervise.events import EventSink
@@ -101,17 +105,36 @@ class RayAttempts:
               flush=True)
         return job_id
 
+    def steps(self, job_id: str) -> Path | CollectorSteps | None:
+        """Where the attempt's steps are read: verl's step file; miles' own collector on the driver's node at the
+        step-metrics port (the builder turns it on there); None for a miles run without that port."""
+        if self.framework == "verl":
+            return logstore.steps_path(self.checkpoint_dir, job_id)
+        port = self.watching.port
+        if port is None:
+            return None
+
+        def url() -> str | None:
+            try:
+                address = self.ray.driver_node_ip(job_id)
+            except Exception:  # noqa: BLE001 (the job API is busy or restarting: ask again at the next poll)
+                return None
+            return f"http://{address}:{port}/metrics" if address else None
+
+        return CollectorSteps(url)
+
     def wait(self, job_id: str) -> tuple[int | None, str]:
         chunks: list[str] = []
         store = logstore.LogWriter(self.checkpoint_dir, job_id, report)
         w = self.watching
         w.metrics.new_attempt(job_id)
+        steps = self.steps(job_id)
         watch = None
-        if self.framework == "verl":
+        if steps is not None:
             idle = (IdleClock(dashboard_reader(self.ray.address), w.policy.gpu_idle_percent)
                     if w.policy.gpu_idle_s is not None else lambda: None)
-            watch = AttemptWatch(logstore.steps_path(self.checkpoint_dir, job_id), w.policy, w.metrics,
-                                 lambda: self.ray.stop(job_id), report, w.events, gpu_idle_for=idle).start()
+            watch = AttemptWatch(steps, w.policy, w.metrics, lambda: self.ray.stop(job_id), report, w.events,
+                                 gpu_idle_for=idle).start()
 
         def sink(chunk: str) -> None:
             chunks.append(chunk)

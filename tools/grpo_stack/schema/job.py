@@ -381,9 +381,13 @@ class Supervision(Strict):
                          "saved no checkpoint (docs/day-2.md, Supervision). 0: one attempt, its outcome still checked.")
     stepMetricsPort: int | None = Field(default=None, ge=1024, le=65535, description="Serve the running attempt's "
                                         "step metrics (grpo_step_*, grpo_stall) in Prometheus's text format on this "
-                                        "port of the Ray head, at /metrics, while the submit follows the run (verl; "
-                                        "docs/observability.md). Absent: not served.")
-    stall: Stall | None = Field(default=None, description="The stall detector of a followed run (verl). Absent: it "
+                                        "port of the Ray head, at /metrics, while the submit follows the run; the "
+                                        "Ray PodMonitor scrapes it. verl: read from its step file; miles: its own "
+                                        "Prometheus backend serves on this port of the driver's node "
+                                        "(--use-prometheus) and the submit reads the steps from there "
+                                        "(docs/observability.md). Absent: not served.")
+    stall: Stall | None = Field(default=None, description="The stall detector of a followed run (verl; miles with "
+                                "stepMetricsPort, whose collector gives the steps). Absent: it "
                                 "reports with the defaults below.")
     events: Events | None = Field(default=None, description="Kubernetes Events about the run. Absent: none (the "
                                   "submit's log and grpo_stall carry the same reports).")

@@ -1,7 +1,8 @@
-"""Watching one running attempt: the steps verl's trainer writes to the step file (its TaskRunner's `file` tracker,
-not the driver's output) feed the step metrics and the stall detector; a stall is reported (the supervisor's
-report, a Kubernetes Event, grpo_stall) and, when the values ask, the attempt is stopped so that the supervisor
-resubmits it through the resume gate."""
+"""Watching one running attempt: its steps feed the step metrics and the stall detector; a stall is reported (the
+supervisor's report, a Kubernetes Event, grpo_stall) and, when the values ask, the attempt is stopped so that the
+supervisor resubmits it through the resume gate. The steps come from the process that trains, never the driver's
+output: verl's TaskRunner writes them to the step file (its `file` tracker), miles' own Prometheus collector serves
+them (stepmetrics/miles_steps.py)."""
 
 from __future__ import annotations
 
@@ -9,22 +10,30 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from ..stepmetrics.exporter import StepMetrics
-from ..stepmetrics.verl_steps import StepFile
+from ..stepmetrics.verl_steps import StepFile, StepRecord
 from .events import EventSink
 from .stall import OFF, RESUBMIT, StallDetector, StallPolicy
 
 POLL_SECONDS = 2.0
 
 
-class AttemptWatch:
-    """A daemon thread from `start()` to `stop()`. `cancelled`: the stall reason when it stopped the attempt."""
+class StepSource(Protocol):
+    def new(self) -> list[StepRecord]:
+        """The steps logged since the last call."""
 
-    def __init__(self, steps_file: Path, policy: StallPolicy, metrics: StepMetrics, stop_job: Callable[[], None],
-                 report: Callable[[str], None], events: EventSink, gpu_idle_for: Callable[[], float | None] = lambda:
-                 None, clock: Callable[[], float] = time.time, poll: float = POLL_SECONDS):
-        self.file = StepFile(steps_file)
+
+class AttemptWatch:
+    """A daemon thread from `start()` to `stop()`. `cancelled`: the stall reason when it stopped the attempt.
+    `steps`: verl's step file, or any source of step records."""
+
+    def __init__(self, steps: Path | StepSource, policy: StallPolicy, metrics: StepMetrics,
+                 stop_job: Callable[[], None], report: Callable[[str], None], events: EventSink,
+                 gpu_idle_for: Callable[[], float | None] = lambda: None, clock: Callable[[], float] = time.time,
+                 poll: float = POLL_SECONDS):
+        self.file: StepSource = StepFile(steps) if isinstance(steps, Path) else steps
         self.policy, self.metrics, self.stop_job, self.report, self.events = policy, metrics, stop_job, report, events
         self.gpu_idle_for, self.clock, self.poll = gpu_idle_for, clock, poll
         self.detector = StallDetector(policy, clock())

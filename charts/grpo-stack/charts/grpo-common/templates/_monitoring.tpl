@@ -12,9 +12,10 @@ Usage: {{- include "grpo-common.monitoringLabels" (dict "component" "reward-serv
 
 {{/*
 A PodMonitor (Prometheus Operator, monitoring.coreos.com/v1) for a component's pods, rendered only when
-global.monitoring is set. "port" names a container port of those pods; "ray" selects this release's Ray pods
-(head and workers, by grpo-stack.io/ray-cluster: the same in both run modes) and keeps KubeRay's ray.io/cluster label as
-`ray_io_cluster`, as KubeRay's dashboards expect.
+global.monitoring is set. "port" names a container port of those pods, "ports" several (one endpoint each: a pod
+without one of them is simply not scraped on it); "ray" selects this release's Ray pods (head and workers, by
+grpo-stack.io/ray-cluster: the same in both run modes) and keeps KubeRay's ray.io/cluster label as `ray_io_cluster`,
+as KubeRay's dashboards expect.
 Usage: {{ include "grpo-common.podMonitor" (dict "component" "reward-service" "port" "metrics" "context" $) }}
 */}}
 {{- define "grpo-common.podMonitor" -}}
@@ -30,14 +31,16 @@ spec:
   selector:
     {{- include "grpo-common.networkSelector" (dict "component" $.component "context" $.context) | nindent 4 }}
   podMetricsEndpoints:
-    - port: {{ $.port }}
+    {{- range $port := $.ports | default (list $.port) }}
+    - port: {{ $port }}
       path: /metrics
-      interval: {{ .interval }}
+      interval: {{ $.context.Values.global.monitoring.interval }}
       {{- if eq $.component "ray" }}
       relabelings:
         - action: replace
           sourceLabels: [__meta_kubernetes_pod_label_ray_io_cluster]
           targetLabel: ray_io_cluster
       {{- end }}
+    {{- end }}
 {{- end }}
 {{- end -}}

@@ -36,6 +36,9 @@ Usage: {{ include "grpo-common.flows" $ | fromYamlArray }}
 {{- $flows = append $flows (dict "from" "ray-head" "to" "apiserver" "ports" (list (dict "port" ($events.apiServerPort | default 443 | int))) "why" "global.job.supervision.events: the supervisor on the head posts Kubernetes Events about the run") -}}
 {{- end -}}
 {{- $flows = append $flows (dict "from" "any-namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-metrics" | int))) "why" "Prometheus scrapes Ray's metrics port (counters only); the scraper's namespace differs per cluster") -}}
+{{- with ($job.supervision | default dict).stepMetricsPort -}}
+{{- $flows = append $flows (dict "from" "any-namespace" "to" "ray" "ports" (list (dict "port" (. | int))) "why" "global.job.supervision.stepMetricsPort: Prometheus scrapes the training step metrics the submit serves on the head (gauges of the last step, never samples)") -}}
+{{- end -}}
 {{- if ($rc.dashboard | default dict).exposed -}}
 {{- $flows = append $flows (dict "from" "namespace" "to" "ray" "ports" (list (dict "port" (include "grpo-common.port" "ray-dashboard" | int))) "why" "raycluster.dashboard.exposed: pods in the release namespace may use the Ray dashboard and job API") -}}
 {{- end -}}

@@ -195,6 +195,16 @@ Usage: {{- if include "raycluster.events" . }}
 {{- end -}}
 
 {{/*
+global.job.supervision.stepMetricsPort, or empty: the port of the head where the in-pod submit serves the running
+attempt's step metrics (stepmetrics/exporter.py).
+Usage: {{- with include "raycluster.stepMetricsPort" . }}
+*/}}
+{{- define "raycluster.stepMetricsPort" -}}
+{{- $supervision := (.Values.global.job | default dict).supervision | default dict -}}
+{{- with $supervision.stepMetricsPort }}{{ . | int }}{{ end -}}
+{{- end -}}
+
+{{/*
 The head's service account when Events are on: raycluster.head.pod.serviceAccountName, else the chart's own.
 Usage: {{ include "raycluster.headServiceAccount" . }}
 */}}
@@ -237,6 +247,11 @@ containers:
         containerPort: {{ include "grpo-common.port" "ray-dashboard" }}
       - name: client
         containerPort: {{ include "grpo-common.port" "ray-client" }}
+      {{- with include "raycluster.stepMetricsPort" . }}
+      # The in-pod submit serves the step metrics here while it follows the run (global.job.supervision).
+      - name: step-metrics
+        containerPort: {{ . }}
+      {{- end }}
     env:
       {{- include "raycluster.env" . | nindent 6 }}
       {{- if include "raycluster.events" . }}
