@@ -159,3 +159,19 @@ def test_a_warm_hit_loads_no_linter(tmp_path):
               "yaml"}
     assert {"grpo_stack.lint.rules", "jsonschema"} <= cold, "the probe must see the linter load on a miss"
     assert not warm & linter, f"a warm hit imported {sorted(warm & linter)}"
+
+
+def test_a_manifest_lint_never_loads_helms_engine(tmp_path):
+    """Plain manifests are never rendered, so the engine is not loaded beside the linter (it was, in a background
+    thread, for a sizeable share of a manifest lint's CPU); a values file in the same call still gets it."""
+    manifest = tmp_path / "svc.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: grpo}\n"
+                        "spec:\n  selector: {app: web}\n  ports: [{port: 80}]\n")
+    probe = ("import io, contextlib, sys, threading\nfrom grpo_stack.cli.lint import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()): main(sys.argv[1:])\n"
+             "[t.join() for t in threading.enumerate() if t.name == 'grpo-lint-helm-load']\n"
+             "print('helm_python' in sys.modules)")
+    loaded = [subprocess.run([sys.executable, "-c", probe, "--no-cache", *files], capture_output=True, text=True,
+                             timeout=300).stdout.strip()
+              for files in ([str(manifest)], [str(manifest), str(REPO_ROOT / "values" / "qwen3-8b.yaml")])]
+    assert loaded == ["False", "True"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -233,6 +234,23 @@ def _kind(path: str) -> str:
         return "unreadable"
 
 
+# A top-level `kind:` line: a Kubernetes manifest. A values file never has one (the chart's schema allows no such
+# top-level key), so only other files may need Helm's engine.
+_MANIFEST_LINE = re.compile(rb"^kind:[ \t]*\S", re.MULTILINE)
+_SNIFF_BYTES = 65536
+
+
+def _may_render(path: str) -> bool:
+    """Whether linting `path` may render the chart: not for a plain manifest stream, which never needs Helm's
+    engine (loading it costs a large share of a manifest lint's CPU). Unreadable: left to the linter to report."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError:
+        return True
+    return _MANIFEST_LINE.search(head) is None
+
+
 def _unit_key(cache: ResultCache, unit: tuple[str, ...], digests: dict[str, str]) -> str:
     return cache.key("unit", [(p, digests[p]) for p in unit])
 
@@ -241,7 +259,8 @@ def _compute(paths, base, release, namespace, crd, config_path, select, cache: R
     """(config errors, entry by unit) for `paths`, linted now; stored when `cache` is given."""
     from ..render import load_engine_in_background
 
-    load_engine_in_background()  # while the linter is imported
+    if any(_may_render(p) for p in [*paths, *(base or ()), *(overlay or ())]):
+        load_engine_in_background()  # while the linter is imported
     from ..objectschema import crd_validator
     from .release import lint_units
     from .suppress import LintConfig, load_config
