@@ -34,7 +34,11 @@ class RayHead:
 
     def __init__(self, ray: Path, *, gpus: int, cpus: int, env: dict[str, str], dashboard: bool = True,
                  extra: tuple[str, ...] = ()):
-        self.ray, self.gpus, self.cpus, self.env, self.dashboard = ray, gpus, cpus, env, dashboard
+        self.ray, self.gpus, self.cpus, self.dashboard = ray, gpus, cpus, dashboard
+        # Authentication off unless the caller says otherwise: with RAY_AUTH_MODE unset, Ray 2.60 turns token
+        # authentication on for any head when ~/.ray/auth_token exists (its own ray.init() writes one for a new
+        # local cluster), and this head's clients, which send no token, are then refused.
+        self.env = {"RAY_AUTH_MODE": "disabled", **env}
         self.port = free_port()
         self.dashboard_port = free_port() if dashboard else None
         self.address = f"http://127.0.0.1:{self.dashboard_port}" if dashboard else f"127.0.0.1:{self.port}"

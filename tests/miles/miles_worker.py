@@ -183,6 +183,9 @@ def track_steps(args, rollouts: int) -> list[str]:
     from miles.utils.timer import timer
     from miles.utils.train_metric_utils import log_perf_data_raw
 
+    # Ray 2.60's ray.init() turns token authentication on for a new local cluster and writes ~/.ray/auth_token,
+    # which every later `ray start` on the machine then picks up: this local collector needs no authentication.
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     ray.init(num_cpus=1, num_gpus=0, include_dashboard=False, log_to_driver=False)
     try:
         tracking_utils.init_tracking(args, primary=True)

@@ -7,6 +7,7 @@ import secrets
 import shlex
 import sys
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -103,10 +104,15 @@ class Ray:
             time.sleep(poll)
 
     def driver_node_ip(self, job_id: str) -> str | None:
-        """The address of the node the job's driver runs on; None before it starts (Ray's JobDetails.driver_info)."""
+        """The address of the node the job's driver runs on; None before Ray placed it. Ray's JobDetails names the
+        driver's node once the driver connects (driver_info), and the job agent of that node as soon as the job is
+        placed there (driver_agent_http_address, http://<node>:<port>)."""
         info = self.client.get_job_info(job_id)
         driver = getattr(info, "driver_info", None)
-        return getattr(driver, "node_ip_address", None) or None
+        if getattr(driver, "node_ip_address", None):
+            return driver.node_ip_address
+        agent = getattr(info, "driver_agent_http_address", None)
+        return urllib.parse.urlsplit(agent).hostname if agent else None
 
     def logs(self, job_id: str) -> str:
         return self.client.get_job_logs(job_id)
