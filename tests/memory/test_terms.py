@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from grpo_stack.memory import Run, estimate
 
 from .rows import H200, preset
@@ -72,6 +74,44 @@ def test_megatron_cpu_adam_moves_its_fraction_of_the_optimizer_to_the_host():
     assert not estimate(verl_run(arch, {**switch, OPT + "optimizer_offload_fraction": 1.0}, True, h100, None)).oom
     off = estimate(verl_run(arch, {**switch, OPT + "optimizer_offload_fraction": 1.0}, True, h100, None))
     assert off.host_bytes > 0
+
+
+def test_megatrons_state_precision_decides_the_verdict():
+    """The precision-aware optimizer (miles --use-precision-aware-optimizer, as its 30B and larger scripts pass it)
+    keeps 16-bit remainders for the master weights: that alone fits the 30B-A3B run above on H100s; its moment dtypes
+    decide a Qwen3-8B on one H100 (bf16 moments are still over, fp8 ones fit); --grad-reduce-in-bf16 alone costs an
+    fp32 copy of the gradient shard on top of a bf16 buffer. Each term's source names the flags."""
+    from grpo_stack.memory.resolve import OPT, miles_run, verl_run
+
+    h100 = 81920 * 2**20
+    moe = {"tensor-model-parallel-size": 2, "expert-model-parallel-size": 8, "expert-tensor-parallel-size": 1,
+           "colocate": True, "use-dynamic-batch-size": True, "max-tokens-per-gpu": 8192,
+           "rollout-num-gpus-per-engine": 8, "sglang-mem-fraction-static": 0.7, "recompute-granularity": "full",
+           "sequence-parallel": True, "rollout-max-response-len": 8192}
+    pao = {"use-precision-aware-optimizer": True}
+    arch = preset("qwen3-30b-a3b")
+    plain, remainders = (estimate(miles_run(arch, {**moe, **extra}, 1, h100, None)) for extra in ({}, pao))
+    assert plain.oom and not remainders.oom
+    assert remainders.states["optimizer"] == pytest.approx(plain.states["optimizer"] * 10 / 12)
+    dense = {"colocate": True, "actor-num-gpus-per-node": 1, "use-dynamic-batch-size": True,
+             "max-tokens-per-gpu": 9216, "rollout-num-gpus-per-engine": 1, "sglang-mem-fraction-static": 0.7,
+             "recompute-granularity": "full", "rollout-max-response-len": 8192}
+    low = {**pao, "main-grads-dtype": "bf16"}
+    bf16, fp8 = (estimate(miles_run(preset("qwen3-8b"), {**dense, **low, "exp-avg-dtype": d, "exp-avg-sq-dtype": d},
+                                    1, h100, None)) for d in ("bf16", "fp8"))
+    assert bf16.oom and not fp8.oom
+    train = next(p for p in fp8.phases if p.name == "train")
+    sources = {term.name: term.source for term in train.terms}
+    assert "exp-avg-dtype fp8" in sources["optimizer"] and "main-grads-dtype bf16" in sources["gradients"]
+    reduced = estimate(miles_run(preset("qwen3-8b"), {**dense, "grad-reduce-in-bf16": True}, 1, h100, None))
+    base = estimate(miles_run(preset("qwen3-8b"), dense, 1, h100, None))
+    assert reduced.states["gradients"] == pytest.approx(base.states["gradients"] * 6 / 4)  # 2 B + a 4 B copy, d=1
+    hydra = {"trainer.n_gpus_per_node": 8, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size": 2,
+             "actor_rollout_ref.actor.megatron.expert_model_parallel_size": 8, "data.max_prompt_length": 1024,
+             "data.max_response_length": 4096}
+    off, on = (estimate(verl_run(arch, {**hydra, **extra}, True, h100, None))
+               for extra in ({}, {OPT + "use_precision_aware_optimizer": True}))
+    assert on.states["optimizer"] == pytest.approx(off.states["optimizer"] * 10 / 12)
 
 
 def test_miles_always_shards_the_optimizer():

@@ -46,6 +46,14 @@ class Run:
     # moments) lives and steps in host memory for the whole run (--optimizer-offload-fraction: miles' argument
     # default 1.0, Megatron's OptimizerConfig default 0.0 as verl passes it); the fp32 gradient buffer stays.
     cpu_adam_fraction: float = 0.0
+    # Megatron's state precision per parameter (terms.py): the gradient buffer (fp32: 4; --main-grads-dtype bf16
+    # with the precision-aware optimizer, or --grad-reduce-in-bf16: 2), master weights + Adam moments (12; the
+    # precision-aware optimizer: 2 + each moment's --exp-avg(-sq)-dtype), and the fp32 gradient-shard copy of
+    # --grad-reduce-in-bf16 (4, else 0). `state_precision` names the flags that set them, for the terms' sources.
+    grad_bytes: float = t.MEGATRON_GRAD
+    optim_bytes: float = t.MEGATRON_OPTIM
+    grad_copy_bytes: float = 0
+    state_precision: str = ""
     offload_train: bool = False  # miles --offload-train (always on with --colocate)
     recompute: str = "none"  # none | selective | full
     seq_len: int = 2048  # longest sample: prompt + response
@@ -198,7 +206,7 @@ def estimate(run: Run) -> Report:
                                               *beside, *rollout_terms["terms"]),
                             leaves=tuple(x.name for x in residue)))
     trainer_pool = "colocated" if run.colocated else "trainer"
-    state_terms = tuple(Term(k, v, STATE_SOURCES[run.engine][k] + (
+    state_terms = tuple(Term(k, v, _state_source(run, k) + (
         f"; {run.cpu_adam_fraction:.0%} of it in host memory (--optimizer-cpu-offload)"
         if k == "optimizer" and host_adam else "")) for k, v in states.items())
     sleeping = tuple(engine_resident) if run.colocated else ()
@@ -228,6 +236,15 @@ STATE_SOURCES = {
 }
 
 
+def _state_source(run: Run, state: str) -> str:
+    if run.engine == "megatron" and run.state_precision and state in ("gradients", "optimizer"):
+        per_param = (f"{run.grad_bytes:g} B/param" + (f" + a {run.grad_copy_bytes:g} B/param shard copy"
+                                                      if run.grad_copy_bytes else "")
+                     if state == "gradients" else f"{run.optim_bytes:g} B/param, /d with the distributed optimizer")
+        return f"{per_param} ({run.state_precision}; Megatron-LM arguments.py, TransformerEngine FusedAdam)"
+    return STATE_SOURCES[run.engine][state]
+
+
 def trainer_states(run: Run) -> tuple[dict[str, float], float]:
     """Model states on the most-loaded trainer GPU, and the parameters on it."""
     a = run.arch
@@ -248,10 +265,12 @@ def trainer_states(run: Run) -> tuple[dict[str, float], float]:
     edp = max(1, run.trainer_world // (etp * run.ep * run.pp))
     if run.lora_rank:  # frozen bf16 base; the adapters carry the 18 B/param (or sharded) states
         adapters = t.lora_params(a, run.lora_rank, run.tp, run.pp, shared_experts=True)
-        st = t.megatron_states(adapters, 0, d, edp, run.distributed_optimizer)
+        st = t.megatron_states(adapters, 0, d, edp, run.distributed_optimizer, run.grad_bytes, run.optim_bytes,
+                               run.grad_copy_bytes)
         st["weights"] += (dense + experts) * t.MEGATRON_WEIGHT
         return st, dense + experts
-    return t.megatron_states(dense, experts, d, edp, run.distributed_optimizer), dense + experts
+    return t.megatron_states(dense, experts, d, edp, run.distributed_optimizer, run.grad_bytes, run.optim_bytes,
+                             run.grad_copy_bytes), dense + experts
 
 
 def _forward_states(run: Run) -> tuple[str, ...]:

@@ -143,6 +143,25 @@ def favourable_length(lengths: dict) -> int | None:
                if lengths.get(f"mean{part}") is not None)
 
 
+def megatron_precision(v: dict) -> dict[str, Any]:
+    """The Run fields of Megatron's state precision from its arguments ({"main-grads-dtype": "bf16", ...}). Without
+    the precision-aware optimizer Megatron refuses any other dtype (OptimizerConfig.__post_init__), so only
+    --grad-reduce-in-bf16 changes anything there."""
+    from . import terms as t
+
+    if v.get("use-precision-aware-optimizer"):
+        dtypes = {name: str(v.get(name) or "fp32") for name in ("main-grads-dtype", "exp-avg-dtype",
+                                                                     "exp-avg-sq-dtype")}
+        moments = sum(t.DTYPE_BYTES.get(dtypes[m], 4) for m in ("exp-avg-dtype", "exp-avg-sq-dtype"))
+        named = ", ".join(f"{k} {d}" for k, d in dtypes.items() if d != "fp32")
+        return {"grad_bytes": t.DTYPE_BYTES.get(dtypes["main-grads-dtype"], 4), "optim_bytes": t.PAO_MASTER + moments,
+                "state_precision": "precision-aware optimizer" + (f": {named}" if named else "")}
+    if v.get("grad-reduce-in-bf16"):
+        return {"grad_bytes": t.BF16_REDUCE_GRAD, "grad_copy_bytes": t.BF16_REDUCE_COPY,
+                "state_precision": "--grad-reduce-in-bf16"}
+    return {}
+
+
 def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
     """verl's Hydra keys (as the builder emits them, or as a manifest's entrypoint spells them) -> Run."""
     nodes, gpus = _int(v, "trainer.nnodes", 1), _int(v, "trainer.n_gpus_per_node", 8)
@@ -179,6 +198,11 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         # Megatron's OptimizerConfig as verl fills it from override_optimizer_config (optimizer.py L335-336)
         cpu_adam_fraction=float(v.get(OPT + "optimizer_offload_fraction", 0.0) or 0.0)
         if megatron and v.get(OPT + "optimizer_cpu_offload") else 0.0,
+        # verl hands override_optimizer_config to Megatron's OptimizerConfig as written (verl utils/megatron/
+        # optimizer.py L54-61): the switch works, a dtype given as a string does not reach TE as a dtype, so only
+        # the switch is read (its default dtypes)
+        **(megatron_precision({"use-precision-aware-optimizer": v.get(OPT + "use_precision_aware_optimizer")})
+           if megatron else {}),
         seq_len=prompt + response, favourable_mean_seq_len=0, micro_batch=micro, token_budget=budget,
         log_prob_micro=lp_micro,
         log_prob_budget=lp_budget, microbatches=max(1, mini * n // dp // max(1, micro)),
@@ -221,6 +245,7 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         distributed_optimizer=True,
         # --optimizer-cpu-offload with --optimizer-offload-fraction (default 1.0: Megatron arguments.py L2087-2090)
         cpu_adam_fraction=float(v.get("optimizer-offload-fraction", 1.0)) if v.get("optimizer-cpu-offload") else 0.0,
+        **megatron_precision(v),
         offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
         recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response,
         favourable_mean_seq_len=0, micro_batch=micro,

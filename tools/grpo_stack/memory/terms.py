@@ -42,11 +42,33 @@ MILES_SYNC_BUCKET = 512 * MIB
 MEGATRON_ACT_OVERHEAD = 1.05
 
 
-def megatron_states(dense: float, experts: float, d: int, edp: int, distributed: bool) -> dict[str, float]:
-    """Weights, gradients and optimizer of Megatron's most-loaded shard (dense and expert parameters on it)."""
+# Megatron's state precision (radixark/Megatron-LM@0581166, the fork miles' image builds; TransformerEngine's
+# FusedAdam@d0067d0). Storage bytes of each --*-dtype (arguments.py L648-653: fp8 is a uint8 Float8Tensor).
+DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+# --use-precision-aware-optimizer keeps the master weights as 16-bit remainders of the bf16 parameters
+# (OptimizerConfig.store_param_remainders, default True, optimizer_config.py L191; TE FusedAdam L98-102, L213-215,
+# TE >= 2.1) or, with --main-params-dtype fp16, as fp16: 2 bytes either way [the fp32 copy TE rebuilds for the
+# step, and fp16/bf16 moments unscaled to fp32, exist only inside optimizer.step(), after the activations are freed:
+# not counted].
+PAO_MASTER = 2
+# --grad-reduce-in-bf16 without the precision-aware optimizer: a bf16 gradient buffer, and an fp32 copy of the
+# rank's gradient shard made for the step and held until the next zero_grad (distrib_optimizer.py L2451).
+BF16_REDUCE_GRAD, BF16_REDUCE_COPY = 2, 4
+
+
+def megatron_states(dense: float, experts: float, d: int, edp: int, distributed: bool, grad_bytes: float = 4,
+                    optim_bytes: float = MEGATRON_OPTIM, grad_copy: float = 0) -> dict[str, float]:
+    """Weights, gradients and optimizer of Megatron's most-loaded shard (dense and expert parameters on it).
+    `grad_bytes` per parameter in the gradient buffer (every rank holds all of it), `optim_bytes` the master
+    weights and both Adam moments (sharded by the distributed optimizer), `grad_copy` an fp32 copy of the rank's
+    gradient shard (sharded too)."""
     params = dense + experts
-    optim = (dense * MEGATRON_OPTIM / d + experts * MEGATRON_OPTIM / edp) if distributed else params * MEGATRON_OPTIM
-    return {"weights": params * MEGATRON_WEIGHT, "gradients": params * MEGATRON_GRAD, "optimizer": optim}
+
+    def sharded(per_param: float) -> float:
+        return (dense * per_param / d + experts * per_param / edp) if distributed else params * per_param
+
+    return {"weights": params * MEGATRON_WEIGHT, "gradients": params * grad_bytes + sharded(grad_copy),
+            "optimizer": sharded(optim_bytes)}
 
 
 def megatron_shard(arch: Arch, tp: int, pp: int, ep: int, etp: int) -> tuple[float, float]:
