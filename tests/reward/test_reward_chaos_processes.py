@@ -191,7 +191,10 @@ def test_process_fault(pool_service, process, how, state):
 def test_forkserver_killed_four_times_while_workers_start(pool_service):
     """The reviewed reproduction: the forkserver killed four times within a few seconds, each time just after a
     worker died (so its replacement was starting). Every slot survives, the pool comes back to full strength, and
-    no request is lost meanwhile."""
+    no request is lost meanwhile. The traffic runs through the storm and a few seconds after it; the pool's return
+    to full strength is then judged with no new request: on a starved CPU (the other test process on the second
+    core) a fresh worker's first samples can pass this module's 3 s hard timeout, and the pool then rightly kills
+    and replaces it, which under endless traffic can go on past any bound."""
     service = pool_service
     _wait_until(lambda: _settled(service), RECOVERY_S, "a settled pool before the storm", service)
     with _Traffic(service) as traffic:
@@ -201,8 +204,9 @@ def test_forkserver_killed_four_times_while_workers_start(pool_service):
                 _signal(workers[0], signal.SIGKILL)
             _signal(service.forkserver(), signal.SIGKILL)
             time.sleep(1)
-        _wait_until(lambda: _settled(service), RECOVERY_S, "a settled pool after the storm", service)
-        reply = service.post({"response": "\\boxed{4}", "label": 4}, timeout=30)
+        time.sleep(3)  # requests sent while the pool rebuilds itself
+    _wait_until(lambda: _settled(service), RECOVERY_S, "a settled pool after the storm", service)
+    reply = service.post({"response": "\\boxed{4}", "label": 4}, timeout=30)
     assert (reply.status_code, reply.json()["status"]) == (200, "ok")
     lost = [outcome for outcome in traffic.outcomes if outcome[0] != 200 or outcome[1] not in ANSWERED]
     assert not lost, lost[:5]
