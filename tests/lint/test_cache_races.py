@@ -12,9 +12,9 @@ import os
 import shutil
 
 import pytest
-from grpo_stack import objectschema, render
+from grpo_stack import filereader, objectschema, values
 from grpo_stack.cli.lint import main
-from grpo_stack.lint import release
+from grpo_stack.lint import release, suppress
 
 from tests.conftest import REPO_ROOT
 from tests.lint.fixtures import FIXTURES
@@ -39,8 +39,8 @@ def lint(capsys, argv: list[str]) -> tuple[int, str]:
 
 def replace_mid_run(monkeypatch, which, target, replacement) -> list[str]:
     """Rename `replacement` over `target` where a replaced file falls between its hashing and its reading: a
-    shared input as the linter starts (after the cache hashed it), a linted file once linting is done (before
-    the run ends). Returns when it happened."""
+    shared input just before the linter reads it (after the cache hashed it), a linted file once linting is done
+    (before the run ends). Returns when it happened."""
     done: list[str] = []
 
     def swap(moment):
@@ -49,13 +49,15 @@ def replace_mid_run(monkeypatch, which, target, replacement) -> list[str]:
             done.append(moment)
 
     if which in SHARED:
-        real_start = render.load_engine_in_background
+        def reading(real):
+            def read_text(path, *args, **kwargs):
+                if os.fspath(path) == str(target):
+                    swap("as the linter reads it")
+                return real(path, *args, **kwargs)
+            return read_text
 
-        def starting(*args, **kwargs):
-            swap("as linting starts")
-            return real_start(*args, **kwargs)
-
-        monkeypatch.setattr(render, "load_engine_in_background", starting)
+        for module in (filereader, values, suppress):  # every reader of a shared input, by its own name
+            monkeypatch.setattr(module, "read_text", reading(module.read_text))
     else:
         real_lint = release.lint_units
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
 from grpo_stack.memory import Run, estimate
 
 from .rows import H200, preset

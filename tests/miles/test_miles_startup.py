@@ -65,7 +65,9 @@ def test_miles_parses_and_validates_the_emitted_argv(miles_runs, name):
     assert a["offload_train"] is bool(m["colocate"]) and a["offload_rollout"] is bool(m["colocate"])
     assert a["data_parallel_size"] == a["world_size"] // (p["tensor"] * p["pipeline"] * p["context"])
     assert a["kl_loss_type"] == job["kl"]["estimator"] and a["use_kl_loss"] is True
-    assert a["tb_experiment_name"] == job["trainer"]["experiment"]
+    tensorboard = "tensorboard" in job["trainer"]["logger"]
+    assert a["use_tensorboard"] is tensorboard
+    assert a["tb_experiment_name"] == (job["trainer"]["experiment"] if tensorboard else None)
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))

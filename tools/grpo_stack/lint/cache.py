@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 from collections import Counter
@@ -242,8 +243,11 @@ _SNIFF_BYTES = 65536
 
 def _may_render(path: str) -> bool:
     """Whether linting `path` may render the chart: not for a plain manifest stream, which never needs Helm's
-    engine (loading it costs a large share of a manifest lint's CPU). Unreadable: left to the linter to report."""
+    engine (loading it costs a large share of a manifest lint's CPU). Anything but a readable regular file (a
+    FIFO would block here) is left to the linter to report."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return True
         with open(path, "rb") as fh:
             head = fh.read(_SNIFF_BYTES)
     except OSError:
