@@ -8,17 +8,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import fields, names, quantity
-from .podspecs import find_pod_specs
+from .podspecs import find_pod_specs, node_at
 
 # Kinds whose metadata.name must be a DNS-1123 label (the rest: a DNS-1123 subdomain).
 LABEL_NAMED = frozenset(("Namespace",))
 DNS1035_NAMED = frozenset(("Service",))
 WORKLOADS = frozenset(("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"))
 # Where pod specs sit in the built-in kinds the checks below reach.
-POD_SPEC_PATHS = {"Pod": ("spec",), "Deployment": ("spec", "template", "spec"),
-                  "ReplicaSet": ("spec", "template", "spec"), "StatefulSet": ("spec", "template", "spec"),
-                  "DaemonSet": ("spec", "template", "spec"), "Job": ("spec", "template", "spec"),
-                  "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
+POD_SPEC_PATHS = {"Pod": "spec", "Deployment": "spec.template.spec", "ReplicaSet": "spec.template.spec",
+                  "StatefulSet": "spec.template.spec", "DaemonSet": "spec.template.spec", "Job": "spec.template.spec",
+                  "CronJob": "spec.jobTemplate.spec.template.spec"}
 # Volumes an operator adds to the pods it builds, by API group: a mount may name them without declaring them.
 # KubeRay: the /dev/shm emptyDir and the autoscaler's log volume (ray-operator/controllers/ray/common/pod.go,
 # SharedMemoryVolumeName and RayLogVolumeName). Another operator's additions are unknown: mounts are not checked.
@@ -43,14 +42,15 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
         out += _data_size(obj)
     path = POD_SPEC_PATHS.get(kind)
     if path:
-        pod = _dig(obj, path)
+        pod = node_at(obj, path)
         if isinstance(pod, dict):
-            out += _pod(pod, ".".join(path))
-        template = _dig(obj, path[:-1]) if path[-2:] == ("template", "spec") else None
-        if isinstance(template, dict):  # the pods' own labels and annotations (workloads, Job, CronJob)
-            out += _metadata(template.get("metadata"), ".".join(path[:-1]) + ".metadata", None, top=False)
+            out += _template(obj, path, pod)
     elif _custom(obj.get("apiVersion")):
-        out += _embedded_pods(obj)
+        # KubeRay copies a group's template metadata and spec into each Pod it creates; another operator's
+        # additions to its pods are unknown (None: their mounts are not checked)
+        added = OPERATOR_VOLUMES.get(str(obj.get("apiVersion")).partition("/")[0])
+        for where, pod in find_pod_specs(obj):
+            out += _template(obj, where, pod, added)
     return out
 
 
@@ -60,19 +60,17 @@ def _custom(api_version: Any) -> bool:
     return "." in group and not group.endswith(".k8s.io")
 
 
-def _embedded_pods(obj: dict[str, Any]) -> list[tuple[str, str]]:
-    """A custom resource's pod templates (RayCluster groups, RayJob, JobSet, ...): the API server admits the
-    resource by its CRD schema alone, and its operator's Pod is refused later, in the cluster, for the rules
-    below (KubeRay copies a group's template metadata and spec into each Pod it creates)."""
-    added = OPERATOR_VOLUMES.get(str(obj.get("apiVersion")).partition("/")[0])
-    out: list[tuple[str, str]] = []
-    for where, pod in find_pod_specs(obj):
-        template = where.rpartition(".")[0]
-        parent = _dig(obj, tuple(template.split("."))) if template and where.endswith(".spec") else None
-        if isinstance(parent, dict):
-            out += _metadata(parent.get("metadata"), f"{template}.metadata", None, top=False)
-        out += _pod(pod, where, added)
-    return out
+def _template(obj: dict[str, Any], where: str, pod: dict[str, Any],
+              added: frozenset[str] | None = frozenset()) -> list[tuple[str, str]]:
+    """A pod spec at `where` and, when it is a template's `spec`, the template's own labels and annotations: what
+    the API server refuses in the Pods made from it. A custom resource is admitted by its CRD schema alone, so
+    its pods are refused only later, when its operator creates them."""
+    parent, _, last = where.rpartition(".")
+    template = node_at(obj, parent) if parent and last == "spec" else None
+    out = []
+    if isinstance(template, dict):
+        out += _metadata(template.get("metadata"), f"{parent}.metadata", None, top=False)
+    return out + _pod(pod, where, added)
 
 
 MAX_DATA_BYTES = 1024 * 1024  # ValidateConfigMap / ValidateSecret: data + binaryData at most 1 MiB
@@ -88,15 +86,6 @@ def _data_size(obj: dict[str, Any]) -> list[tuple[str, str]]:
         return [("data", f"{obj.get('kind')} data is {total} bytes: must be no more than {MAX_DATA_BYTES} bytes "
                  "(Kubernetes' limit); shorten the values it carries")]
     return []
-
-
-def _dig(node: Any, path: tuple[str, ...]) -> Any:
-    for part in path:
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            node = node.get(part) if isinstance(node, dict) else None
-    return node
 
 
 def _metadata(meta: Any, where: str, kind: str | None, top: bool) -> list[tuple[str, str]]:
@@ -136,7 +125,7 @@ def _selector_matches(spec: dict[str, Any]) -> list[tuple[str, str]]:
     """apps/v1 ValidateDeploymentSpec & co.: a non-empty selector that selects the template's labels."""
     selector = spec.get("selector")
     template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-    labels = _dig(template, ("metadata", "labels"))
+    labels = node_at(template, "metadata.labels")
     labels = labels if isinstance(labels, dict) else {}
     if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
         return [("spec.selector", "empty selector is invalid for a workload (it would select every pod)")]

@@ -1,5 +1,5 @@
-"""Pod specs found by shape in any object: where a workload, a CronJob or a custom resource (RayCluster, RayJob,
-JobSet, ...) embeds the pods it creates."""
+"""Pod specs found by shape in any object (where a workload, a CronJob or a custom resource such as RayCluster,
+RayJob or JobSet embeds the pods it creates), and the node at a dotted path of an object."""
 
 from __future__ import annotations
 
@@ -27,3 +27,15 @@ def find_pod_specs(node: Any, path: str = "") -> list[tuple[str, dict]]:
         for i, v in enumerate(node):
             out += find_pod_specs(v, f"{path}.{i}" if path else str(i))
     return out
+
+
+def node_at(node: Any, dotted: str) -> Any:
+    """The node at a dotted path (list indices as numbers), or None where the path does not exist."""
+    for part in dotted.split("."):
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node

@@ -113,13 +113,18 @@ class RayAttempts:
         port = self.watching.port
         if port is None:
             return None
+        found: list[str] = []  # the driver's node, asked of Ray until it answers (an attempt's driver stays put)
 
         def url() -> str | None:
-            try:
-                address = self.ray.driver_node_ip(job_id)
-            except Exception:  # noqa: BLE001 (the job API is busy or restarting: ask again at the next poll)
-                return None
-            return f"http://{address}:{port}/metrics" if address else None
+            if not found:
+                try:
+                    address = self.ray.driver_node_ip(job_id)
+                except Exception:  # noqa: BLE001 (the job API is busy or restarting: ask again at the next poll)
+                    return None
+                if not address:
+                    return None
+                found.append(f"http://{address}:{port}/metrics")
+            return found[0]
 
         return CollectorSteps(url)
 

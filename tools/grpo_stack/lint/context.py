@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..apivalidation.podspecs import find_pod_specs
+from ..apivalidation.podspecs import find_pod_specs, node_at
 from ..catalog.instances import InstanceType, lookup
 from ..job import BuildError, BuiltJob, Spec, build
 from .controllers import controller_labels
@@ -156,18 +156,6 @@ def attach_job(ctx: LintContext, spec_data: dict[str, Any]) -> None:
         ctx.built = built
     except BuildError as exc:
         ctx.build_error = exc
-
-
-def node_at(node: Any, dotted: str) -> Any:
-    """The node at a dotted path (list indices as numbers), or None where the path does not exist."""
-    for part in dotted.split("."):
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 def _global_copy(path: str) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..catalog.capacity import stated_in_values
 from ..catalog.instances import InstanceType, gpu_memory_mib, lookup
+from . import terms as t
 from .arch import from_shape
 from .model import Run
 
@@ -147,8 +148,6 @@ def megatron_precision(v: dict) -> dict[str, Any]:
     """The Run fields of Megatron's state precision from its arguments ({"main-grads-dtype": "bf16", ...}). Without
     the precision-aware optimizer Megatron refuses any other dtype (OptimizerConfig.__post_init__), so only
     --grad-reduce-in-bf16 changes anything there."""
-    from . import terms as t
-
     if v.get("use-precision-aware-optimizer"):
         dtypes = {name: str(v.get(name) or "fp32") for name in ("main-grads-dtype", "exp-avg-dtype",
                                                                      "exp-avg-sq-dtype")}
