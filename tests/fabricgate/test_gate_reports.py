@@ -2,9 +2,12 @@
 each): nccl-tests all_reduce_perf logs from EKS, Slurm and AWS Batch runs on p4d/p4de/p5/g4dn, a socket fallback,
 a CUDA failure, and DCGM diagnostics that pass and fail. These are the outputs the gate's rules were written on;
 four more were set aside before any rule was written and are judged in test_held_out.py. Where the check stops:
-no GPU runs here, so the probe's own output on a GPU is the prepared script's (docs/observability.md)."""
+the probe's own table on a GPU is one recorded on a single H200 (probe_h200_1gpu.txt); several GPUs, several nodes
+and EFA are the prepared check's (docs/observability.md)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 from grpo_stack.fabricgate import judge, parse_all_reduce, parse_dcgm
@@ -87,3 +90,17 @@ def test_a_report_without_results_is_an_error():
     (finding,) = judge({"node-b": parse_dcgm("dcgmi: not found in the image")}, {}, None, "p5.48xlarge", None,
                        None, efa=True)
     assert finding.severity == "error" and finding.node == "node-b" and "did not run" in finding.message
+
+
+def test_the_probes_own_table_from_a_real_gpu_is_read_and_one_rank_is_not_judged():
+    """The probe's sweep as it ran on one H200 (SOURCES.json): NCCL's network line, the rank's host, six sizes and
+    no wrong element are read. One rank moves no data (busbw 0 at every size), so neither a floor nor a 'not
+    checked' warning applies; a wrong element still would."""
+    path = FIXTURES / "probe_h200_1gpu.txt"
+    run = parse_all_reduce(path.read_text())
+    assert run.ranks == {0: "vm"} and run.networks == {"vm": {"Socket"}}
+    assert [r.size >> 20 for r in run.rows] == [1, 4, 16, 64, 256, 1024] and run.wrong == 0
+    assert judge({}, {"vm": run}, None, "p5en.48xlarge", floor_for("p5en.48xlarge", False), None, efa=False) == []
+    run.rows[0] = dataclasses.replace(run.rows[0], wrong=3)
+    (finding,) = judge({}, {"vm": run}, None, "p5en.48xlarge", None, None, efa=False)
+    assert finding.severity == "error" and "3 wrong elements" in finding.message

@@ -6,10 +6,10 @@ One placement-group bundle per node (STRICT_SPREAD), holding every GPU of it, as
 own the node's GPUs and EFA devices, so the probe runs inside them, with the image's own torch, NCCL and
 aws-ofi-nccl plugin and the pod's environment, the stack the training's collectives use. On each node it runs
 `dcgmi diag -r L -j` (DCGM from the image, or a host engine named by DCGM_HOST_ENGINE) and an all-reduce over that
-node's GPUs; then one all-reduce over every GPU of every node. The all-reduces are torch.distributed's, timed as
-nccl-tests times all_reduce_perf and printed in its table (busbw = algbw x 2(n-1)/n, nccl-tests
-doc/PERFORMANCE.md), with NCCL_DEBUG=INFO's `Using network` lines, so grpo_stack.fabricgate.nccl reads them as it
-reads nccl-tests' own output. The report is one JSON line on stdout, prefixed REPORT_PREFIX.
+node's GPUs (where it has more than one); then one all-reduce over every GPU of every node. The all-reduces are
+torch.distributed's, timed as nccl-tests times all_reduce_perf and printed in its table (busbw = algbw x 2(n-1)/n,
+nccl-tests doc/PERFORMANCE.md), with NCCL_DEBUG=INFO's `Using network` lines, so grpo_stack.fabricgate.nccl reads
+them as it reads nccl-tests' own output. The report is one JSON line on stdout, prefixed REPORT_PREFIX.
 
 The module stands alone (the standard library, ray and torch): the submit ships this one file as the Ray job's
 working_dir, so it runs on whichever node Ray places the driver and, as __main__, its functions reach the workers
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                         for i, r in enumerate(group)], timeout=left)
         return "\n".join(outs)
 
-    for node_ranks in ranks:
+    for node_ranks in ranks if opts.gpus_per_node > 1 else []:  # one GPU reduces nothing (verdict.judge)
         text = sweep(node_ranks)
         host = next((line.split(" on ")[1].split()[0] for line in text.splitlines() if " on " in line), "?")
         report["per_node"][host] = text

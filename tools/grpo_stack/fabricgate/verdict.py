@@ -66,7 +66,12 @@ def judge(dcgm: dict[str, DcgmDiag], per_node: dict[str, AllReduce], across: All
     for node in sorted(per_node):
         run = per_node[node]
         done = _completed("all-reduce on the node", [node], run)
-        out += done or _bandwidth("all-reduce on the node", node, run, node_floor, instance)
+        # One rank reduces nothing: NCCL returns at once and nccl-tests' busbw factor 2(n-1)/n is 0 (seen on an
+        # H200, tests/fabricgate/fixtures/probe_h200_1gpu.txt). A one-GPU node has no bandwidth to judge.
+        if len(run.ranks) != 1:
+            out += done or _bandwidth("all-reduce on the node", node, run, node_floor, instance)
+        else:
+            out += done
     if across is None:
         return out
     hosts = across.hosts or sorted(per_node) or ["all"]
