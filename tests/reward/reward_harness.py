@@ -42,7 +42,8 @@ def service_env(overrides: dict[str, str]) -> dict[str, str]:
 class ServiceProcess:
     """`python -m reward_service` on free loopback ports, ready before the `with` body runs."""
 
-    def __init__(self, env: dict[str, str], workdir: Path):
+    def __init__(self, env: dict[str, str], workdir: Path, python: str = sys.executable):
+        self.python = python  # an interpreter with images/reward-service's requirements
         self.port = free_port()
         self.metrics_port = free_port()
         self.env = service_env({"PORT": str(self.port), "METRICS_PORT": str(self.metrics_port), **env})
@@ -52,7 +53,7 @@ class ServiceProcess:
 
     def __enter__(self) -> ServiceProcess:
         self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "reward_service"], cwd=SERVICE_DIR, env=self.env,
+        self.proc = subprocess.Popen([self.python, "-m", "reward_service"], cwd=SERVICE_DIR, env=self.env,
                                      stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:

@@ -22,7 +22,7 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 VOCAB_SIZE = 512  # 256 byte tokens + specials, padded to a multiple every TP size divides
-# head_dim 64: a size vLLM's attention kernels accept, so recipes/grpo/gpu-smoke.sh can serve the same model.
+# head_dim 64: a size vLLM's attention kernels accept, so vLLM on a GPU could serve the same model.
 SHAPE = {
     "hidden_size": 512,
     "intermediate_size": 256,
