@@ -123,7 +123,8 @@ class RayAttempts:
                     return None
                 if not address:
                     return None
-                found.append(f"http://{address}:{port}/metrics")
+                host = f"[{address}]" if ":" in address else address  # an IPv6 literal is bracketed in a URL
+                found.append(f"http://{host}:{port}/metrics")
             return found[0]
 
         return CollectorSteps(url)
