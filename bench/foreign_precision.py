@@ -111,7 +111,8 @@ def _head(repo: Path) -> str:
 def releases(src: Path, source: dict) -> list[tuple[str, list[Path]]]:
     """(label path, files) for each release the source's files make, in the documented way."""
     repo = src / source["repo"]
-    files = sorted(str(p.relative_to(repo)) for p in repo.rglob("*.y*ml") if p.is_file())
+    files = sorted({str(p.relative_to(repo)) for p in repo.rglob("*.y*ml") if p.is_file()}
+                   | {f for f in source.get("each") or [] if (repo / f).is_file()})  # `x.yaml-template` by name
     skip = source.get("skip") or []
     each = [f for f in files if any(fnmatch.fnmatchcase(f, p) for p in source.get("each") or [])
             and not any(fnmatch.fnmatchcase(f, s) for s in skip)]
@@ -153,7 +154,8 @@ def _substituted(files: list[Path], source: dict, tmp: Path) -> list[Path]:
         text = f.read_text()
         for old, new in subst.items():
             text = text.replace(old, new)
-        copy = tmp / str(len(list(tmp.iterdir()))) / f.name
+        name = f.name if f.suffix in (".yaml", ".yml") else f.name + ".yaml"  # a template, once filled in
+        copy = tmp / str(len(list(tmp.iterdir()))) / name
         copy.parent.mkdir(parents=True)
         copy.write_text(text)
         out.append(copy)
