@@ -71,6 +71,7 @@ from . import (
     server_requests,
     service_account_token,
     service_selector_overreach,
+    service_target_port,
     serving_readiness,
     serving_startup_budget,
     sglang_context,
@@ -177,6 +178,7 @@ _MODULES: list[ModuleType] = [
     probe_port,
     restart_forever,
     server_requests,
+    service_target_port,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

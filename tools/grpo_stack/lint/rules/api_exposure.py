@@ -36,7 +36,17 @@ controller. Reported when that container is:
 
 A `LoadBalancer` / `NodePort` Service whose pods are applied from another file is judged by its own name,
 selector and ports: one that names a model server (Triton, TensorFlow Serving, vLLM, TGI, SGLang, Gradio, a Ray
-head) on that server's default port is a warning.
+head) on that server's default port is a warning; so is one, whatever its name, that targets the default port of
+a server without authentication of its own (8000, 8001, 8500, 8501, 30000, 23333, 11434, 7860, 8888, 8265,
+10001), the assumption named.
+
+Recognised by shape as well, each a warning (what authenticates may be outside these files):
+- a public `LoadBalancer` in front of pods that request an accelerator (GPU, TPU, Neuron, Gaudi) and show no
+  server this rule can name: an inference server started through a wrapper;
+- a Gateway API `Gateway` whose every listener is plain (`HTTP`, `TCP`) and whose class does not say `internal`:
+  the routes attached to it are served unencrypted;
+- `serviceType: LoadBalancer` or `NodePort` anywhere in a custom resource: its operator creates that Service for
+  what the resource runs (KubeRay's head Service is followed to the head pod instead).
 
 An internal load balancer (the AWS, GCP and Azure internal annotations, an `internal` ALB scheme), a
 `loadBalancerSourceRanges` / allow-list, a `NodePort` and an HTTPRoute (whose Gateway may authenticate) are
@@ -224,6 +234,22 @@ def _service_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                 yield Hit(path, f"Service {b.name} ({b.type}) selects no pod in these files; its name, selector and "
                           f"ports are those of {named}, which has no authentication of its own",
                           obj=b.obj, severity=Severity.WARNING)
+            elif not (b.source_ranges or _internal(b.annotations)):
+                port, what = _default_port(b)
+                if port:
+                    yield Hit(path, f"Service {b.name} ({b.type}) selects no pod in these files and gives port {port} "
+                              f"an address outside the cluster; {port} is the default port of {what}, which has no "
+                              "authentication of its own (assumed: the pods behind it serve that)",
+                              obj=b.obj, severity=Severity.WARNING)
+        elif b.pods and not (b.source_ranges or _internal(b.annotations)) and b.type == "LoadBalancer":
+            seen = {where for where, _what, _s in _exposed_apis(ctx, b, b.ports)}
+            for o, _pod_path, pod in b.pods:
+                if not seen and any(_accelerated(c) for _f, _i, c in containers(pod)):
+                    yield Hit(path, f"Service {b.name} (LoadBalancer) gives {o.kind} {o.name}, an accelerator "
+                              "server, an address outside the cluster, and nothing in these files authenticates its "
+                              "callers (no API key flag, no internal load balancer, no source ranges)",
+                              obj=b.obj, severity=Severity.WARNING)
+                    break
 
 
 # A Service whose pods are applied from another file: what it fronts is known only from its own name, selector
@@ -249,6 +275,31 @@ def _named_server(b: Backend) -> str | None:
         if any(re.search(rf"(^|[^a-z]){re.escape(n)}([^a-z]|$)", words) for n in names) and targets & ports:
             return what
     return None
+
+
+# Servers that authenticate no caller by default, by the port they listen on unless told otherwise: what a public
+# Service whose pods are applied from another file most likely fronts when it targets that port.
+DEFAULT_PORTS = {8000: "vLLM's and Triton's HTTP APIs", 8001: "Triton's gRPC API",
+                 8500: "TensorFlow Serving's gRPC API", 8501: "TensorFlow Serving's REST API",
+                 30000: "SGLang's API", 23333: "LMDeploy's API", 11434: "Ollama's API", 7860: "a Gradio app",
+                 8888: "a Jupyter server", **RAY_HEAD_PORTS}
+ACCELERATORS = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "aws.amazon.com/neuron",
+                "aws.amazon.com/neuroncore", "habana.ai/gaudi", "gpu.intel.com/i915")
+
+
+def _default_port(b: Backend) -> tuple[int | None, str]:
+    for p in b.ports:
+        for t in (p.target, p.port):
+            if str(t).isdigit() and int(t) in DEFAULT_PORTS:
+                return int(t), DEFAULT_PORTS[int(t)]
+    return None, ""
+
+
+def _accelerated(c: dict) -> bool:
+    resources = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+    asked = {k for part in ("limits", "requests") if isinstance(resources.get(part), dict)
+             for k, v in resources[part].items() if str(v) not in ("0", "", "None")}
+    return any(k in asked for k in ACCELERATORS)
 
 
 def _node(node, dotted: str):
@@ -331,8 +382,57 @@ def _kuberay_ingress(ctx) -> Iterator[Hit]:
                       "Ingress to the Ray dashboard and job API (8265), with no authentication", obj=o)
 
 
+PLAIN = ("HTTP", "TCP", "UDP")
+
+
+def _gateway_listeners(ctx) -> Iterator[Hit]:
+    """A Gateway API Gateway whose every listener is plain (HTTP, TCP): whatever routes attach to it (model
+    traffic, API keys in headers) crosses it unencrypted, and nothing here shows authentication in front."""
+    for o in ctx.of_kind("Gateway"):
+        if not str(o.obj.get("apiVersion", "")).startswith("gateway.networking.k8s.io/"):
+            continue
+        spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+        listeners = [x for x in spec.get("listeners") or [] if isinstance(x, dict)]
+        if not listeners or INTERNAL.search(str(spec.get("gatewayClassName", ""))) or any(
+                str(x.get("protocol", "")).upper() not in PLAIN for x in listeners):
+            continue
+        shown = ", ".join(f"{x.get('protocol')}:{x.get('port')}" for x in listeners)
+        yield Hit("spec.listeners", f"Gateway {o.name} listens only in the clear ({shown}): no HTTPS or TLS "
+                  "listener, so the routes attached to it are served unencrypted and, as far as these files show, "
+                  "unauthenticated (assumed: its class gives it an address outside the cluster)", obj=o,
+                  severity=Severity.WARNING)
+
+
+def _operator_services(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
+    """`serviceType: LoadBalancer` (or NodePort) anywhere in a custom resource: the operator creates that Service
+    for what the resource runs (KubeRay's head Service is followed as a backend above)."""
+    covered = {(id(b.obj), f"{b.path}.serviceType") for b in all_backends if b.obj.kind != "Service"}
+    for o in ctx.objects:
+        if "." not in str(o.obj.get("apiVersion", "")).split("/")[0] or o.kind in ("Service", "Gateway"):
+            continue
+        for path, value in _service_types(o.obj.get("spec"), "spec"):
+            if (id(o), path) not in covered and value in ("LoadBalancer", "NodePort"):
+                yield Hit(path, f"{o.kind} {o.name}: serviceType {value} makes its operator expose what it runs "
+                          "outside the cluster, and nothing in these files authenticates the callers",
+                          obj=o, severity=Severity.WARNING)
+
+
+def _service_types(node, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "serviceType" and isinstance(value, str):
+                yield f"{path}.{key}", value
+            else:
+                yield from _service_types(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _service_types(item, f"{path}.{i}")
+
+
 def check(ctx) -> Iterator[Hit]:
     all_backends = backends(ctx)
     yield from _service_exposure(ctx, all_backends)
     yield from _route_exposure(ctx, all_backends)
     yield from _kuberay_ingress(ctx)
+    yield from _gateway_listeners(ctx)
+    yield from _operator_services(ctx, all_backends)

@@ -19,8 +19,10 @@ tensor-parallel workers), in every pod template (RayCluster groups, vLLM Deploym
 a volume of `emptyDir: {medium: Memory}` must be mounted at `/dev/shm`. Missing is an error, and so is a
 `sizeLimit` of 64 MiB or less (the container runtime's default it is there to replace); below 2 GiB is a
 warning. In values the same is read from the rendered chart and reported at `raycluster.worker.shmSize`.
-The Ray container of a RayCluster, RayJob or RayService group with no `/dev/shm` mount of its own is not
-reported: KubeRay adds one (`emptyDir: {medium: Memory}`, sized to the container's memory limit).
+The node's own `/dev/shm` mounted there (`hostPath: {path: /dev/shm}`) is memory-backed too and not reported
+here (GRPO847 reports the sharing). The Ray container of a RayCluster, RayJob or RayService group with no
+`/dev/shm` mount of its own is not reported: KubeRay adds one (`emptyDir: {medium: Memory}`, sized to the
+container's memory limit).
 
 ## Why is this bad?
 Kubernetes has no `--shm-size`: a container's `/dev/shm` is the runtime's 64 MiB tmpfs unless a memory
@@ -79,6 +81,9 @@ def check(ctx) -> Iterator[Hit]:
             section = values_section(ctx, o, pod_path)
             key = f"{section}.shmSize" if section == "raycluster.worker" else where
             at = None if key != where else o  # a values key, or a place in the object
+            host = volume.get("hostPath") if isinstance(volume, dict) else None
+            if isinstance(host, dict) and str(host.get("path", "")).rstrip("/") == "/dev/shm":
+                continue  # the node's own /dev/shm: a tmpfs as large as the node allows (GRPO847 judges sharing it)
             if not isinstance(empty, dict) or empty.get("medium") != "Memory":
                 if mount is None and field == "containers" and i == 0 and o.kind in RAY_KINDS:
                     continue  # KubeRay mounts a memory-backed /dev/shm on the Ray container (pod.go addEmptyDir)

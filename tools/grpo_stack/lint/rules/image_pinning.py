@@ -26,7 +26,7 @@ RayService, JobSet, LeaderWorkerSet, custom resources with a pod template). An i
   immutable marker;
 - its tag is a bare major or major.minor version (`3`, `v2`, `3.11`, `3.11-slim`, `12.4-runtime`) with no immutable
   marker: upstreams move these to every new patch release (Docker Official Images document `3.11` as following
-  `3.11.x`);
+  `3.11.x`). An error on Docker's official images, a warning on others (`myorg/app:1.0` may be one build);
 - its tag has no digit at all (`openmpi`, `gpu`, `prod`): a name without a version is re-pushed with each
   release (a variant's versioned tag is `0.5.0-openmpi`);
 - it matches a `floating` pattern in the lint config.
@@ -38,8 +38,9 @@ which follows its release's updates). Any other project-built tag
 (`server-20250609`, `a1b2c3d`, `build-417`, `verl-0.9.1-cu128`) is taken as pinned; list tags your registry
 moves in the config. Any tag of a registry that never moves a published tag (`registry.k8s.io`: the Kubernetes
 image promoter refuses to retag, so `registry.k8s.io/pause:3.9` is one build) is pinned unless the config lists it
-as floating. A container without an image in a custom resource outside the core, KubeRay, JobSet and
-LeaderWorkerSet groups gets its image from the resource's controller and is not checked. In the chart's own
+as floating. A tag that is still a placeholder (`<tag>`, `${TAG}`) is not judged. A container without an image in
+a custom resource outside the core, KubeRay, JobSet and LeaderWorkerSet groups gets its image from the resource's
+controller and is not checked. In the chart's own
 rendered output (values mode), pinned images must use `imagePullPolicy: IfNotPresent`; on other manifests
 `Always` on a pinned image costs a pull per start but runs the same build, and is not reported. The Ray head and
 every Ray worker group must run the same image in their Ray container (the first; sidecars such as a Redis or a
@@ -90,6 +91,18 @@ CORE_GROUPS = ("v1", "apps/", "batch/", "ray.io/", "jobset.x-k8s.io/", "leaderwo
 # Registries whose promotion process never moves a published tag: registry.k8s.io serves only images the
 # Kubernetes image promoter copied there, and it refuses to retag (`pause:3.9` is one build forever).
 IMMUTABLE_TAG_REGISTRIES = ("registry.k8s.io/",)
+PLACEHOLDER = re.compile(r"[<>${}]")
+
+
+def official(repo: str) -> bool:
+    """A Docker Official Image (`python`, `docker.io/library/python`): the images whose bare major/minor tags are
+    documented to follow every patch release. Elsewhere a version-like tag may be a project's one build."""
+    parts = repo.split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        if parts[0] not in ("docker.io", "index.docker.io", "registry-1.docker.io"):
+            return False
+        parts = parts[1:]
+    return len(parts) == 1 or (len(parts) == 2 and parts[0] == "library")
 
 CONFIG_KEY = "image-pinning"  # the `.grpo-lint.yaml` section this rule reads from ctx.extra
 
@@ -128,6 +141,8 @@ def floating_reason(image: str, config: dict | None = None) -> str | None:
         return None
     if not tag:
         return "no tag"
+    if PLACEHOLDER.search(tag):  # `<tag>`, `${TAG}`: filled in before applying, not a tag yet
+        return None
     config = config or {}
     ref = f"{repo}:{tag}"
     if any(fnmatch.fnmatchcase(ref, pat) for pat in config.get("pinned") or ()):
@@ -181,7 +196,14 @@ def check(ctx) -> Iterator[Hit]:
                 continue
             why = floating_reason(image, config)
             if why:
-                yield Hit(key, f"{o.kind} {o.name}: image {image} is not pinned ({why})", **where)
+                repo, tag, _ = split(image)
+                # A bare version on an image outside Docker's official ones: moving is the likely reading, not a
+                # certain one (`kubeflow/tf-dist-mnist-test:1.0` is one build).
+                guess = bool(tag) and BARE_VERSION.match(tag) is not None and not official(repo) and \
+                    why.startswith("floating tag")
+                yield Hit(key, f"{o.kind} {o.name}: image {image} is not pinned ({why}"
+                          + (", assumed of this repository's tags: pin its digest or list it as pinned)" if guess
+                             else ")"), severity=Severity.WARNING if guess else None, **where)
             elif c.get("imagePullPolicy", "IfNotPresent") != "IfNotPresent" and ctx.has_values:
                 yield Hit(f"{path}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} uses imagePullPolicy "
                           f"{c.get('imagePullPolicy')}; use IfNotPresent", obj=o)

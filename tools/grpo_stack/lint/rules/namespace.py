@@ -21,7 +21,9 @@ and in the rendered objects (env values, arguments, ConfigMap data), and every `
 the release namespace and name a Service the release renders (or the KubeRay head Service); each claim must be
 the PVC declared in `global.storage.claimName`. In plain manifests (not rendered from values), a name in another
 namespace is reported only when the manifests define a Service of that name themselves — the predecessor's bug —
-since a shared service (monitoring, another team's gateway) legitimately lives elsewhere;
+since a shared service (monitoring, another team's gateway) legitimately lives elsewhere, and a name in the
+namespace that no file defines is an error when several files are linted together (they are the set applied)
+and a warning for a file linted alone (the Service may be applied from another file);
 `kubernetes.default.svc` is the API server and is never reported.
 
 A shared service in another namespace is declared as a flow in `global.network.egress` (docs/security.md): a name
@@ -133,9 +135,12 @@ def _check_text(ctx, text: str, services: set[str], flows: list[dict],
             yield (f"{name} is in namespace {ns!r}, the release is in {ctx.namespace!r}; a Service of this release "
                    f"would resolve as {svc}.{ctx.namespace}.svc.cluster.local, and no global.network.egress flow "
                    f"reaches namespace {ns!r} (declare one for a shared service: docs/security.md)", None)
-        elif services and svc not in services:
+        elif services and svc not in services and (ctx.has_values or len({o.template for o in ctx.objects}) > 1):
             yield (f"{m.group(0)}: the release renders no Service named {svc!r} "
                    f"(has: {', '.join(sorted(services))})", None)
+        elif services and svc not in services:  # one manifest file: the Service may be applied from another file
+            yield (f"{m.group(0)}: these files declare no Service named {svc!r} (has: {', '.join(sorted(services))}"
+                   "; assumed not applied from another file)", Severity.WARNING)
 
 
 def declared_flows(ctx) -> list[dict]:

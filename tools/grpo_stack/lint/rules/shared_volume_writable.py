@@ -17,8 +17,10 @@ GRPO814's check for every other pod: in each Deployment, Job, CronJob, StatefulS
 resource with a pod template (utility pods, evaluation drivers, servers, sidecars and init containers
 included), each mount of a PersistentVolumeClaim volume must be `readOnly: true` (on the mount, or on the
 volume's `persistentVolumeClaim`) or a `subPath` mount. A claim of the set whose access modes are only
-`ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk, not a shared tree, and is not reported; a claim not in
-the set is taken to be shared (the FSx volume usually is created outside the release).
+`ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk, not a shared tree, and is not reported. A claim not in
+the set is taken to be shared (the FSx volume usually is created outside the release): an error in the chart's
+own output, where that claim is the FSx volume, and a warning naming the assumption on other manifests, where it
+may be the pod's own disk (a notebook's home, a UI's database).
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A utility pod that
@@ -50,22 +52,26 @@ Mount the volume read-only and add a read-write subPath mount for each directory
 
 
 def check(ctx) -> Iterator[Hit]:
+    claims = {c.name for c in ctx.of_kind("PersistentVolumeClaim")}
     single_node = {c.name for c in ctx.of_kind("PersistentVolumeClaim") if _one_pods_disk(c.obj.get("spec"))}
     for o, pod_path, pod in ctx.pod_templates():
         if o.kind == "RayCluster":
             continue  # GRPO814
-        shared = set()
+        shared: dict[str, bool] = {}  # volume name -> known to be shared (else assumed)
         for v in pod.get("volumes") or []:
             source = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
-            if isinstance(source, dict) and not source.get("readOnly") and str(
-                    source.get("claimName")) not in single_node:
-                shared.add(v.get("name"))
+            claim = str(source.get("claimName")) if isinstance(source, dict) else ""
+            if isinstance(source, dict) and not source.get("readOnly") and claim not in single_node:
+                shared[v.get("name")] = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
         for field, i, c in all_containers(pod):
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if isinstance(m, dict) and m.get("name") in shared and not m.get("readOnly") and not m.get("subPath"):
+                    known = shared[m["name"]]
                     yield Hit(f"{where(pod_path, field, i)}.volumeMounts.{j}",
                               f"{pod_label(o, pod_path)}: container {c.get('name', i)} mounts the whole shared "
-                              f"volume {m['name']} read-write at {m.get('mountPath')}", obj=o)
+                              f"volume {m['name']} read-write at {m.get('mountPath')}"
+                              + ("" if known else " (assumed shared: its claim is not in these files and may be "
+                                 "this pod's own disk)"), obj=o, severity=None if known else Severity.WARNING)
 
 
 def _one_pods_disk(spec) -> bool:

@@ -1,0 +1,41 @@
+"""GRPO701's severity follows its certainty: a bare major/minor tag moves for certain on Docker's official images
+(documented to follow every patch release) and only probably elsewhere, where a project may publish one build
+under `1.0`."""
+
+from __future__ import annotations
+
+import textwrap
+
+from grpo_stack.lint.release import lint_manifests
+
+
+def _severities(tmp_path, image: str) -> list[str]:
+    path = tmp_path / "pod.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {{name: p}}
+        spec:
+          containers:
+            - {{name: c, image: "{image}"}}
+        """))
+    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == "GRPO701"]
+
+
+def test_official_images_moving_version_is_an_error(tmp_path):
+    assert _severities(tmp_path, "python:3.11-slim") == ["error"]
+    assert _severities(tmp_path, "docker.io/library/nginx:1.27") == ["error"]
+
+
+def test_a_projects_version_like_tag_is_a_warning_that_names_the_assumption(tmp_path):
+    assert _severities(tmp_path, "kubeflow/tf-dist-mnist-test:1.0") == ["warning"]
+    assert _severities(tmp_path, "docker.io/koordinatorsh/nginx:v1.18-koord-example") == ["warning"]
+
+
+def test_moving_words_stay_errors_anywhere(tmp_path):
+    assert _severities(tmp_path, "quay.io/org/app:latest") == ["error"]
+    assert _severities(tmp_path, "org/app:nightly") == ["error"]
+
+
+def test_a_placeholder_tag_is_not_judged(tmp_path):
+    assert _severities(tmp_path, "<account>.dkr.ecr.<region>.amazonaws.com/app:<tag>") == []

@@ -1,0 +1,43 @@
+"""GRPO818's severity follows what the files show: a claim they declare as shared (ReadWriteMany) mounted whole
+and writable is an error; a claim they do not declare may be the pod's own disk (a notebook's home), so the same
+mount is a warning that names the assumption."""
+
+from __future__ import annotations
+
+import textwrap
+
+from grpo_stack.lint.release import lint_manifests
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: tool}
+spec:
+  containers:
+    - {name: c, image: "registry.example.com/tool:1.2.3", volumeMounts: [{name: data, mountPath: /data}]}
+  volumes:
+    - {name: data, persistentVolumeClaim: {claimName: team-data}}
+"""
+CLAIM = """\
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: team-data}
+spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 1Ti}}}
+"""
+
+
+def _findings(tmp_path, text: str):
+    path = tmp_path / "tool.yaml"
+    path.write_text(textwrap.dedent(text))
+    return [(f.severity.value, f.message) for f in lint_manifests(str(path)).findings if f.code == "GRPO818"]
+
+
+def test_a_declared_shared_claim_mounted_whole_and_writable_is_an_error(tmp_path):
+    ((severity, _),) = _findings(tmp_path, POD + CLAIM)
+    assert severity == "error"
+
+
+def test_a_claim_the_files_do_not_declare_is_a_warning_naming_the_assumption(tmp_path):
+    ((severity, message),) = _findings(tmp_path, POD)
+    assert severity == "warning" and "assumed shared" in message
