@@ -164,8 +164,9 @@ def command_name(node: Node) -> str:
 
 
 def command_words(node: Node) -> list[str]:
-    return [_text(c) for c in node.children if c.type not in ("command_name", "file_redirect", "herestring_redirect")
-            and c.is_named]
+    """The command's arguments: not its name, redirections or the `VAR=value` assignments before it."""
+    return [_text(c) for c in node.children if c.type not in ("command_name", "file_redirect", "herestring_redirect",
+                                                              "variable_assignment") and c.is_named]
 
 
 def commands_in(node: Node) -> Iterator[Node]:

@@ -32,12 +32,14 @@ from . import (
     gpu_memory,
     gpu_rollout_surge,
     gpus_never_used,
+    host_namespaces,
     host_network_dns,
     host_path,
     image_pinning,
     init_output_lost,
     job_build,
     kuberay_fields,
+    launcher_world_size,
     literal_secret,
     namespace,
     network_policy_coverage,
@@ -79,6 +81,7 @@ from . import (
     shell_syntax,
     staging_datasets,
     staging_model,
+    state_ephemeral,
     storage_capacity,
     suppression_reason,
     token_budget,
@@ -179,6 +182,9 @@ _MODULES: list[ModuleType] = [
     restart_forever,
     server_requests,
     service_target_port,
+    launcher_world_size,
+    host_namespaces,
+    state_ephemeral,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..finding import Hit, Severity
+from ._accelerators import asked as accelerators_asked
 from ._objects import containers
 from ._podsecurity import namespace_of
 from ._services import Backend, ServicePort, backends, target_containers
@@ -41,8 +42,10 @@ a server without authentication of its own (8000, 8001, 8500, 8501, 30000, 23333
 10001), the assumption named.
 
 Recognised by shape as well, each a warning (what authenticates may be outside these files):
-- a public `LoadBalancer` in front of pods that request an accelerator (GPU, TPU, Neuron, Gaudi) and show no
-  server this rule can name: an inference server started through a wrapper;
+- a public `LoadBalancer` or a `NodePort` in front of pods whose server no rule above can name (named as an
+  accelerator server when they request a GPU, TPU, Neuron device or Gaudi: a model server started through a
+  wrapper), and a public Ingress that routes to such pods or, applied apart from its Service, to a server's
+  default port (above);
 - a Gateway API `Gateway` whose every listener is plain (`HTTP`, `TCP`) and whose class does not say `internal`:
   the routes attached to it are served unencrypted;
 - `serviceType: LoadBalancer` or `NodePort` anywhere in a custom resource: its operator creates that Service for
@@ -241,15 +244,37 @@ def _service_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                               f"an address outside the cluster; {port} is the default port of {what}, which has no "
                               "authentication of its own (assumed: the pods behind it serve that)",
                               obj=b.obj, severity=Severity.WARNING)
-        elif b.pods and not (b.source_ranges or _internal(b.annotations)) and b.type == "LoadBalancer":
-            seen = {where for where, _what, _s in _exposed_apis(ctx, b, b.ports)}
-            for o, _pod_path, pod in b.pods:
-                if not seen and any(_accelerated(c) for _f, _i, c in containers(pod)):
-                    yield Hit(path, f"Service {b.name} (LoadBalancer) gives {o.kind} {o.name}, an accelerator "
-                              "server, an address outside the cluster, and nothing in these files authenticates its "
-                              "callers (no API key flag, no internal load balancer, no source ranges)",
-                              obj=b.obj, severity=Severity.WARNING)
-                    break
+        elif b.pods and not (b.source_ranges or _internal(b.annotations)):
+            if not any(_named_or_keyed(ctx, o, pod_path, pod) for o, pod_path, pod in b.pods):
+                yield from _unnamed_server(b, path)
+
+
+KNOWN_SERVERS = ("vllm", "sglang", "text-generation", "lmdeploy", "tritonserver", "tensorflow_model_server",
+                 "tensorflow/serving", "jupyter", "gradio", "ray start")
+
+
+def _named_or_keyed(ctx, o, pod_path: str, pod: dict) -> bool:
+    """The pod runs a server the checks above judge (exposed or authenticated), or says it takes an API key."""
+    if _is_ray_head(ctx, o, pod_path):
+        return True
+    for _f, _i, c in containers(pod):
+        text = f"{_argv_text(c)} {c.get('image', '')}".lower()
+        if any(word in text for word in KNOWN_SERVERS) or re.search(r"api[-_]?keys?\b", text) or any(
+                "API_KEY" in name.upper() or "TOKEN" in name.upper() for name in _env_names(c)):
+            return True
+    return False
+
+
+def _unnamed_server(b: Backend, path: str) -> Iterator[Hit]:
+    """A public Service in front of pods whose server no rule above can name: nothing in the files shows who may
+    call it. Accelerator pods are named as such (a model server started through a wrapper, most likely)."""
+    pods = [(o, pod) for o, _pod_path, pod in b.pods]
+    accel = [o for o, pod in pods if any(_accelerated(c) for _f, _i, c in containers(pod))]
+    o = (accel or [pods[0][0]])[0]
+    what = f"{o.kind} {o.name}" + (", an accelerator server," if accel else "")
+    yield Hit(path, f"Service {b.name} ({b.type}) gives {what} an address outside the cluster, and nothing in these "
+              "files authenticates its callers (no API key, no internal load balancer, no source ranges)",
+              obj=b.obj, severity=Severity.WARNING)
 
 
 # A Service whose pods are applied from another file: what it fronts is known only from its own name, selector
@@ -283,9 +308,6 @@ DEFAULT_PORTS = {8000: "vLLM's and Triton's HTTP APIs", 8001: "Triton's gRPC API
                  8500: "TensorFlow Serving's gRPC API", 8501: "TensorFlow Serving's REST API",
                  30000: "SGLang's API", 23333: "LMDeploy's API", 11434: "Ollama's API", 7860: "a Gradio app",
                  8888: "a Jupyter server", **RAY_HEAD_PORTS}
-ACCELERATORS = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "aws.amazon.com/neuron",
-                "aws.amazon.com/neuroncore", "habana.ai/gaudi", "gpu.intel.com/i915")
-
 
 def _default_port(b: Backend) -> tuple[int | None, str]:
     for p in b.ports:
@@ -296,10 +318,7 @@ def _default_port(b: Backend) -> tuple[int | None, str]:
 
 
 def _accelerated(c: dict) -> bool:
-    resources = c.get("resources") if isinstance(c.get("resources"), dict) else {}
-    asked = {k for part in ("limits", "requests") if isinstance(resources.get(part), dict)
-             for k, v in resources[part].items() if str(v) not in ("0", "", "None")}
-    return any(k in asked for k in ACCELERATORS)
+    return bool(accelerators_asked(c))
 
 
 def _node(node, dotted: str):
@@ -347,6 +366,7 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
             continue
         limited = o.kind != "Ingress" or _internal(annotations) or any(k in annotations for k in ALLOW_LIST)
         ns = namespace_of(o, ctx.namespace)
+        clear = "" if _has_tls(o) else ", in the clear (no tls),"
         for path, name, port in _route_backends(o):
             found = [b for b in all_backends if b.name == name and b.namespace == ns]
             if not found:
@@ -354,12 +374,29 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                 if unknown:
                     yield Hit(path, f"{o.kind} {o.name} routes to {unknown} of the Ray head Service {name} with no "
                               "authentication", obj=o, severity=_severity(limited))
+                elif not limited and str(port).isdigit() and int(port) in DEFAULT_PORTS:
+                    yield Hit(path, f"{o.kind} {o.name} routes{clear} to port {port} of Service {name}, which these "
+                              f"files do not declare; {port} is the default port of {DEFAULT_PORTS[int(port)]}, which "
+                              "has no authentication of its own (assumed: the Service fronts that)", obj=o,
+                              severity=Severity.WARNING)
                 continue
             for b in found:
                 ports = [p for p in b.ports if port is None or str(p.port) == str(port) or p.name == port]
-                for where, what, seen in _dedup(_exposed_apis(ctx, b, ports)):
+                apis = _dedup(_exposed_apis(ctx, b, ports))
+                for where, what, seen in apis:
                     yield Hit(path, f"{o.kind} {o.name} routes to {what} of {where} through Service {name} with no "
                               "authentication", obj=o, severity=_severity(limited or not seen))
+                if not apis and not limited and b.pods and not any(
+                        _named_or_keyed(ctx, t, pp, pod) for t, pp, pod in b.pods):
+                    target = b.pods[0][0]
+                    yield Hit(path, f"{o.kind} {o.name} routes{clear} to {target.kind} {target.name} through Service "
+                              f"{name}, and nothing in these files authenticates its callers", obj=o,
+                              severity=Severity.WARNING)
+
+
+def _has_tls(o) -> bool:
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    return bool(spec.get("tls")) or o.kind != "Ingress"  # a route's TLS is its Gateway's listener
 
 
 def _unknown_ray_head(name: str, port) -> str | None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ...apivalidation import quantity
 from ..finding import Hit, Severity
+from ._accelerators import asked as accelerators_asked
 from ._objects import containers
 
 CODE = "GRPO846"
@@ -15,10 +16,11 @@ CATEGORY = "correctness"
 SUMMARY = "A container requests GPUs or EFA interfaces without an equal limit, or a GPU pod states no memory at all."
 DOC = """## What it does
 For every container in every pod template: an extended device resource (`nvidia.com/gpu`, MIG slices
-`nvidia.com/mig-*`, `amd.com/gpu`, `vpc.amazonaws.com/efa`, `aws.amazon.com/neuron*`) in `requests` must appear
-in `limits` with the same count (an error), and a container that gets GPUs (whole or MIG slices) should state its
-memory: a warning when it has neither a memory request nor a memory limit. A memory request without a limit is a
-deliberate choice (the node's memory is reserved for it, and it may burst) and is not reported.
+`nvidia.com/mig-*`, `amd.com/gpu`, `vpc.amazonaws.com/efa`, `aws.amazon.com/neuron*`) in `requests` must appear in
+`limits` with the same count (an error), and a container that gets accelerators (GPUs whole or MIG slices, TPUs,
+Neuron devices, Gaudis: the names in `_accelerators.py`) should state its memory: a warning when it has neither a
+memory request nor a memory limit. A memory request without a limit is a deliberate choice (the node's memory is
+reserved for it, and it may burst) and is not reported.
 
 ## Why is this bad?
 Extended resources cannot be overcommitted: the API server rejects a request without an equal limit, so the
@@ -44,8 +46,8 @@ Put every device count in `limits` (equal to the request) and give GPU container
 where the node is shared).
 """
 
-GPU_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu")
-DEVICE_PREFIXES = (*GPU_PREFIXES, "vpc.amazonaws.com/efa", "aws.amazon.com/neuron")
+DEVICE_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "vpc.amazonaws.com/efa", "aws.amazon.com/neuron",
+                   "google.com/tpu", "habana.ai/gaudi", "gpu.intel.com/")
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -63,11 +65,10 @@ def check(ctx) -> Iterator[Hit]:
                     shown = f"limit {limits[key]}" if key in limits else "no limit"
                     yield Hit(f"{path}.requests", f"{o.kind} {o.name}: container {name} requests {key} "
                               f"{requests[key]} with {shown}; extended resources need an equal limit", obj=o)
-            gpu_keys = [k for k in sorted({*limits, *requests}) if str(k).startswith(GPU_PREFIXES)]
-            gpus = next((limits.get(k, requests.get(k)) for k in gpu_keys
-                         if limits.get(k, requests.get(k)) not in (None, 0, "0")), None)
-            if gpus is not None and "memory" not in limits and "memory" not in requests:
-                yield Hit(path, f"{o.kind} {o.name}: container {name} gets {gpus} GPU(s) and states no memory "
+            devices = accelerators_asked(c)
+            if devices and "memory" not in limits and "memory" not in requests:
+                what = ", ".join(f"{n:g} {k}" for k, n in sorted(devices.items()))
+                yield Hit(path, f"{o.kind} {o.name}: container {name} gets {what} and states no memory "
                           "(neither a request nor a limit)", obj=o, severity=Severity.WARNING)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._accelerators import asked as accelerators_asked
 from ._objects import containers
-from ._quantity import quantity
 from ._rollout import replicas, rolling_update, scaled
 
 CODE = "GRPO625"
@@ -15,7 +15,8 @@ SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
 SUMMARY = "A GPU Deployment rolls out by surging: every rollout needs spare GPUs that a full node pool does not have."
 DOC = """## What it does
-For every Deployment whose pods request GPUs (`nvidia.com/gpu`, `amd.com/gpu`, ...) and whose strategy is
+For every Deployment whose pods request accelerators (`nvidia.com/gpu`, `amd.com/gpu`, `google.com/tpu`,
+`aws.amazon.com/neuron`, ...) and whose strategy is
 `RollingUpdate` (the default), resolves `maxSurge` as the Deployment controller does (default 25 %, rounded up:
 1 pod for up to 4 replicas) and warns that each rollout creates that many new pods before old ones stop, so it
 needs surge x GPUs-per-pod spare GPUs.
@@ -55,12 +56,7 @@ replaced in place), unless the node pool keeps spare GPUs for rollouts.
 def _gpus(pod: dict) -> float:
     total = 0.0
     for field, _, c in containers(pod):
-        res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
-        asked = 0.0
-        for part in ("limits", "requests"):
-            for name, value in (res.get(part) or {}).items() if isinstance(res.get(part), dict) else ():
-                if str(name).endswith("/gpu"):
-                    asked = max(asked, quantity(value) or 0)
+        asked = max(accelerators_asked(c).values(), default=0.0)
         total = total + asked if field == "containers" else max(total, asked)
     return total
 

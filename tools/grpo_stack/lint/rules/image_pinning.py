@@ -40,7 +40,8 @@ moves in the config. Any tag of a registry that never moves a published tag (`re
 image promoter refuses to retag, so `registry.k8s.io/pause:3.9` is one build) is pinned unless the config lists it
 as floating. A tag that is still a placeholder (`<tag>`, `${TAG}`) is not judged. A container without an image in
 a custom resource outside the core, KubeRay, JobSet and LeaderWorkerSet groups gets its image from the resource's
-controller and is not checked. In the chart's own
+controller and is not checked; an `image` field of such a resource outside its pod templates (an image its
+operator runs: a loader, a builder) is checked like a container's. In the chart's own
 rendered output (values mode), pinned images must use `imagePullPolicy: IfNotPresent`; on other manifests
 `Always` on a pinned image costs a pull per start but runs the same build, and is not reported. The Ray head and
 every Ray worker group must run the same image in their Ray container (the first; sidecars such as a Redis or a
@@ -182,6 +183,21 @@ def _controller_supplied(o) -> bool:
     return not (api == "v1" or api.startswith(CORE_GROUPS))
 
 
+def _image_fields(node, path: str) -> Iterator[tuple[str, str]]:
+    """`image: repo[:tag]` strings of a custom resource's spec, not those of its pod templates' containers."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _image_fields(item, f"{path}.{i}")
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("containers", "initContainers", "ephemeralContainers"):
+                continue
+            if key == "image" and isinstance(value, str) and "/" in value and " " not in value:
+                yield f"{path}.{key}", value
+            elif isinstance(value, dict | list):
+                yield from _image_fields(value, f"{path}.{key}")
+
+
 def check(ctx) -> Iterator[Hit]:
     config = ctx.extra.get("image-pinning") or {}
     ray_images: dict[str, set[str]] = {}
@@ -211,6 +227,12 @@ def check(ctx) -> Iterator[Hit]:
                 # the Ray container is the first (KubeRay's RayContainerIndex); sidecars (Redis, log shippers)
                 # run their own images
                 ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(_build(image))
+    for o in ctx.objects:  # custom resources that name an image their operator runs, outside any pod template
+        if _controller_supplied(o):
+            for path, image in _image_fields(o.obj.get("spec"), "spec"):
+                why = floating_reason(image, config)
+                if why:
+                    yield Hit(path, f"{o.kind} {o.name}: image {image} is not pinned ({why})", obj=o)
     for ref, images in ray_images.items():
         if len(images) > 1:
             kind, name = ref.split("/", 1)

@@ -19,7 +19,8 @@ Checks every init container of a pod template (Deployments, Jobs, Ray groups, Jo
   no target directory on a volume a main container also mounts (`pip install --target`/`--prefix`/`--root`,
   `conda install -p`): it installs into the init container's own root filesystem, which ends with it. An
   editable install (`pip install -e /shared/src`) counts too: its link file is written to the init container's
-  site-packages, not to the shared source tree;
+  site-packages, not to the shared source tree. An install that the init container's own script goes on to use
+  (it runs anything after it but bookkeeping: `echo`, `mkdir`, `cp`...) is its own tooling, not reported;
 - an `emptyDir` volume it mounts writable that no main container mounts: whatever it writes there is discarded.
 
 ## Why is this bad?
@@ -82,6 +83,16 @@ def _under(path: str, mounts: set[str]) -> bool:
     return any(path == m or path.startswith(m.rstrip("/") + "/") for m in mounts)
 
 
+# Commands that use nothing an install brings: a script that runs only these after its install left the install
+# for the main containers.
+BOOKKEEPING = frozenset({"echo", "printf", "mkdir", "cd", "set", "true", "ls", "cp", "mv", "rm", "chmod", "chown",
+                         "touch", "sleep", "export", "pwd", "cat", "date", "sync"})
+
+
+def _used_after(later) -> bool:
+    return any(command_name(n) not in BOOKKEEPING and _install(n) is None for n in later)
+
+
 def check(ctx) -> Iterator[Hit]:
     by_path = {}
     for s in scripts(ctx):
@@ -106,10 +117,13 @@ def check(ctx) -> Iterator[Hit]:
             for s in by_path.get((id(o), pod_path), []):
                 if not s.path.startswith(f"{pod_path}.initContainers.{i}."):
                     continue
-                for node in commands_in(s.root):
+                commands = list(commands_in(s.root))
+                for k, node in enumerate(commands):
                     found = _install(node)
                     if found is None:
                         continue
+                    if _used_after(commands[k + 1:]):
+                        break  # the init container runs what it installed itself (a download, an export)
                     installer, words = found
                     if any(_under(t, shared) for t in _targets(installer, words)):
                         continue

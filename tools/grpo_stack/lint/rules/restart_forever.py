@@ -12,7 +12,8 @@ CODE = "GRPO855"
 NAME = "one-shot-restarts"
 SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
-SUMMARY = "A bare Pod runs a command that finishes, under restartPolicy Always (the default): it runs for ever."
+SUMMARY = ("A bare Pod (or a batch workload's pod template) runs a command that finishes under restartPolicy "
+           "Always: it runs for ever.")
 DOC = """## What it does
 Reads every bare Pod (`kind: Pod`, no controller) whose `restartPolicy` is `Always` or unset (the default) and
 whose every container is a one-shot command: it states its `command` or `args` (an image's own entrypoint may be a
@@ -20,8 +21,13 @@ server: left alone), declares no ports and no probes, and does not idle on purpo
 day or more, `tail -f`, a `while` loop). Such a Pod is reported as a warning: the kubelet starts the command
 again each time it finishes.
 
-Controllers are left alone: a Deployment's or StatefulSet's pods must restart, and whether their command ends
-cannot be read from the manifest (a queue worker with no port looks like a script).
+A container that gives only `args` runs the image's own entrypoint with them, which may be a server: left alone.
+The pod template of a custom batch workload that keeps its own `restartPolicy` (a Volcano Job's tasks; not the
+core Job, which refuses `Always`, nor Kubeflow's, whose operators set it from their replica specs) is reported
+the same way when it says `restartPolicy: Always`: the job's work never completes.
+
+Other controllers are left alone: a Deployment's or StatefulSet's pods must restart, and whether their command
+ends cannot be read from the manifest (a queue worker with no port looks like a script).
 
 ## Why is this bad?
 A data preparation, download, evaluation or check (`nvidia-smi -L`) run as a bare Pod with the default
@@ -57,6 +63,13 @@ DAY = 86_400
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
+        if _batch_template(o, pod_path) and pod.get("restartPolicy") == "Always":
+            pairs = [c for field, _i, c in containers(pod) if field == "containers"]
+            if pairs and all(_one_shot(c) for c in pairs):
+                yield Hit(f"{pod_path}.restartPolicy", f"{o.kind} {o.name}: a batch workload's pods run commands "
+                          "that finish under restartPolicy Always: each is started again when it ends, so the work "
+                          "never completes", obj=o)
+            continue
         if o.kind != "Pod" or pod_path != "spec" or pod.get("restartPolicy", "Always") != "Always":
             continue
         pairs = [(field, i, c) for field, i, c in containers(pod) if field == "containers"]
@@ -69,9 +82,19 @@ def check(ctx) -> Iterator[Hit]:
                       "it ends, for ever", obj=o)
 
 
+def _batch_template(o, pod_path: str) -> bool:
+    """A pod template of a custom batch workload whose own restartPolicy the pods keep (a Volcano Job's tasks);
+    the core Job refuses Always itself, and Kubeflow's operators set it from their replica specs."""
+    group = str(o.obj.get("apiVersion", "")).split("/")[0]
+    return o.kind.endswith("Job") and "." in group and not group.endswith(("ray.io", "kubeflow.org")) \
+        and "ReplicaSpecs" not in pod_path
+
+
 def _one_shot(c: dict) -> bool:
     if c.get("ports") or any(c.get(p) for p in ("readinessProbe", "livenessProbe", "startupProbe")):
         return False
+    if not c.get("command"):
+        return False  # arguments to the image's own entrypoint, which may be a server (`args: [/exports]`)
     argv = [*(c.get("command") or []), *(c.get("args") or [])]
     if not argv or not all(isinstance(w, str | int | float) for w in argv):
         return False  # the image's entrypoint decides: it may be a server

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import containers
+from ._services import backends
 
 CODE = "GRPO856"
 NAME = "server-without-requests"
@@ -14,10 +15,11 @@ CATEGORY = "correctness"
 SUMMARY = "A server container (it declares ports or probes) requests neither CPU nor memory."
 DOC = """## What it does
 For every long-running pod template (any workload but a Kubernetes Job's or CronJob's, custom resources found by
-shape included), reads each container that serves — it declares `ports`, or has a readiness, liveness or startup probe
-— and reports one that requests neither CPU nor memory: no `resources.requests` for either, and no
-`resources.limits` for either (a limit without a request is the request). A container that requests memory but
-sets no limit is not reported: it has a request. Sidecars without ports or probes are left alone.
+shape included), reads each container that serves — it declares `ports`, or has a readiness, liveness or startup
+probe, or it is the first container of pods a Service in the files selects — and reports one that requests neither
+CPU nor memory: no `resources.requests` for either, and no `resources.limits` for either (a limit without a request
+is the request). A container that requests memory but sets no limit is not reported: it has a request. Sidecars
+without ports or probes are left alone.
 
 ## Why is this bad?
 A container with no requests is scheduled as if it needed nothing: the scheduler packs it onto a node that has
@@ -51,12 +53,17 @@ PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
 
 
 def check(ctx) -> Iterator[Hit]:
+    fronted = {(id(o), path) for b in backends(ctx) if b.obj.kind == "Service" for o, path, _pod in b.pods}
     for o, pod_path, pod in ctx.pod_templates():
         batch = o.kind in BATCH and str(o.obj.get("apiVersion", "")).startswith("batch/")
         if batch or pod.get("restartPolicy", "Always") != "Always":
             continue
+        behind_service = (id(o), pod_path) in fronted
+        first = True
         for field, i, c in containers(pod):
-            if field != "containers" or not (c.get("ports") or any(isinstance(c.get(p), dict) for p in PROBES)):
+            serves = c.get("ports") or any(isinstance(c.get(p), dict) for p in PROBES) or (behind_service and first)
+            first = first and field != "containers"
+            if field != "containers" or not serves:
                 continue
             resources = c.get("resources") if isinstance(c.get("resources"), dict) else {}
             stated = {k for part in ("requests", "limits") if isinstance(resources.get(part), dict)

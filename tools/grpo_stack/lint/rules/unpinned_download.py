@@ -30,7 +30,10 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
 - `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts;
 - Python's `snapshot_download`, `hf_hub_download`, `from_pretrained` and `load_dataset` in inline code
   (`python -c`, heredocs) and in ConfigMap scripts;
-- `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`.
+- `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`;
+- a custom resource that describes a model (its kind, or the field's path, says `model`) naming a hub id in a
+  model-naming field (`model`, `modelId`, `name`, `repo`, `source`...) with no `revision`/`commit`/`ref` beside
+  it: a warning, since only its operator knows it pulls from the Hub.
 
 Each must name a fixed revision (a commit or a release tag): `--revision`, `--model_revision`,
 `--code-revision`, `revision=`, `REVISION` / `HF_MODEL_REVISION`, `hf://org/name:rev` or `@rev`, a
@@ -172,6 +175,40 @@ def _uri_pulls(ctx) -> Iterator[Hit]:
                     yield Hit(path, _message(o, "a field", pull, _uri_pin(o)), obj=o)
 
 
+MODEL_KEYS = frozenset({"model", "modelid", "model_id", "modelname", "model_name", "name", "repo", "repoid",
+                        "repo_id", "source"})
+PIN_KEYS = ("revision", "commit", "ref", "sha")
+
+
+def _custom_resource_models(ctx) -> Iterator[Hit]:
+    """A custom resource that describes a model (its kind or the field's path says so) and names a hub id in a
+    model-naming field, with no revision beside it: its operator most likely pulls it from the Hub."""
+    for o in ctx.objects:
+        group = str(o.obj.get("apiVersion", "")).split("/")[0]
+        if "." not in group or group.endswith(("k8s.io", "ray.io")) or o.kind in ("RayService",):
+            continue
+        yield from _model_fields(o, o.obj.get("spec"), "spec", "model" in o.kind.lower())
+
+
+def _model_fields(o, node, path: str, model_kind: bool) -> Iterator[Hit]:
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _model_fields(o, item, f"{path}.{i}", model_kind)
+        return
+    if not isinstance(node, dict) or path.endswith(("template", "containers", "env")):
+        return  # pod templates are read as pods
+    pinned = any(str(k).lower().endswith(PIN_KEYS) and node[k] for k in node)
+    for key, value in node.items():
+        here = f"{path}.{key}"
+        if isinstance(value, str) and str(key).lower() in MODEL_KEYS and hub_repo(value) and not pinned and (
+                model_kind or "model" in here.lower()):
+            yield Hit(here, f"{o.kind} {o.name}: {here} names {value.strip()}, a Hugging Face Hub id, with no revision "
+                      "beside it (assumed: the operator pulls it from the Hub; it gets whatever the branch holds "
+                      "that day)", obj=o, severity=Severity.WARNING)
+        elif isinstance(value, dict | list):
+            yield from _model_fields(o, value, here, model_kind)
+
+
 def _uri_pin(o) -> str:
     """KServe's storage initializer reads `hf://org/name:revision`; other readers (Kubeflow Trainer's initializers)
     take no revision in the URI."""
@@ -219,7 +256,8 @@ def _llm_configs(node) -> Iterator[dict]:
 def check(ctx) -> Iterator[Hit]:
     seen: set[tuple] = set()
     hits = [*(h for o, pod_path, pod in ctx.pod_templates() for h in _container_pulls(o, pod_path, pod)),
-            *_script_pulls(ctx), *_configmap_pulls(ctx), *_uri_pulls(ctx), *_serve_llm_pulls(ctx)]
+            *_script_pulls(ctx), *_configmap_pulls(ctx), *_uri_pulls(ctx), *_serve_llm_pulls(ctx),
+            *_custom_resource_models(ctx)]
     for hit in hits:
         key = (id(hit.obj), hit.key_path, hit.message)
         if key not in seen:

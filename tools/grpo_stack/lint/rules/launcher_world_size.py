@@ -1,0 +1,178 @@
+"""GRPO858 launcher-world-size."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._accelerators import asked as accelerators_asked
+from ._objects import containers
+
+CODE = "GRPO858"
+NAME = "launcher-world-size"
+SEVERITY = Severity.ERROR
+CATEGORY = "correctness"
+SUMMARY = ("A distributed launcher (torchrun, mpirun) starts more ranks per pod than the pod has accelerators, "
+           "or a node count that is not the workload's pod count.")
+DOC = """## What it does
+Reads the launcher in every pod template's containers (`command`/`args`, and the commands of an inline script):
+`torchrun`, `python -m torch.distributed.run` / `torch.distributed.launch` and `mpirun`/`mpiexec`, and compares it
+with the workload that runs it, whatever its kind, from the pod counts written in the object (a Job's
+`parallelism`, a Volcano Job's `tasks[].replicas`, a Kubeflow PyTorchJob's or MPIJob's replica specs, a JobSet's
+`replicatedJobs`, a LeaderWorkerSet's `size`, a Deployment's or StatefulSet's `replicas`):
+
+- **error**: `--nproc-per-node N` with more ranks than the accelerators the container gets (each rank takes one
+  device: the extra ranks fail with an invalid device ordinal);
+- **error**: `--nnodes N` (a fixed count) where the workload runs another number of pods (fewer: rendezvous waits
+  for nodes that never come; more: the extra pods join no group), or outside `MIN:MAX`;
+- **warning**: a workload of several pods whose torchrun names no `--nnodes` and is not `--standalone`, where no
+  operator supplies the count (a Kubeflow PyTorchJob or TrainJob sets `PET_NNODES`, which torchrun reads; so does
+  an explicit `PET_NNODES` in the container's env): torchrun then takes 1, and every pod trains alone;
+- **error**: `mpirun -np N` in an MPIJob with more ranks than `slotsPerWorker` x workers (mpirun refuses to start
+  without `--oversubscribe`); fewer is a warning (slots, and their GPUs, sit idle).
+
+Values written as variables (`$NNODES`, `$(WORLD)`) are read from the container's literal env; a value that stays
+unknown is not judged.
+
+## Why is this bad?
+A world size that disagrees with the pods fails at the first collective, hangs in rendezvous until a timeout, or
+— worst — runs: N pods each training alone on 1/N of the data, writing N diverging checkpoints, with GPUs paid for
+a distributed run.
+
+## Example
+```yaml
+kind: PyTorchJob            # 2 workers x 8 GPUs
+  containers:
+    - command: [torchrun, --nnodes=4, --nproc-per-node=8, train.py]
+```
+Use instead:
+```yaml
+    - command: [torchrun, --nnodes=2, --nproc-per-node=8, train.py]
+```
+
+## Fix
+Make `--nnodes` the number of pods the workload runs and `--nproc-per-node` the accelerators each pod gets (or
+leave both to the operator's `PET_*` environment), and `-np` the MPIJob's slots x workers.
+"""
+
+TORCHRUN = re.compile(r"(?:^|[\s;&|(])(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\b(.*)")
+MPIRUN = re.compile(r"(?:^|[\s;&|(])(?:mpirun|mpiexec)\b(.*)")
+OPERATOR_COUNTS = ("PyTorchJob", "TrainJob", "ElasticJob")  # operators that set PET_NNODES for torchrun
+
+
+def _argv_text(c: dict) -> str:
+    words = [str(w) for key in ("command", "args") if isinstance(c.get(key), list) for w in c[key]]
+    return " ".join(words).replace("\\\n", " ")  # a script's continued lines are one command
+
+
+def _flags(rest: str) -> dict[str, str]:
+    """--name value / --name=value / -np value of one launcher line (up to its script)."""
+    try:
+        words = shlex.split(rest.split("\n")[0], comments=False)
+    except ValueError:
+        words = rest.split()
+    out: dict[str, str] = {}
+    for i, w in enumerate(words):
+        if w.endswith((".py", ".sh")) or (w and not w.startswith("-") and i and not words[i - 1].startswith("-")):
+            break  # the training script and its own arguments follow
+        if w.startswith("-"):
+            name, eq, value = w.lstrip("-").partition("=")
+            out[name.replace("_", "-")] = value if eq else (words[i + 1] if i + 1 < len(words)
+                                                             and not words[i + 1].startswith("-") else "")
+    return out
+
+
+def _resolve(value: str, env: dict[str, str]) -> str:
+    m = re.fullmatch(r"\$\(?\{?(\w+)\}?\)?", value.strip())
+    return env.get(m.group(1), "") if m else value
+
+
+def _int(value: str) -> int | None:
+    return int(value) if value.isdigit() else None
+
+
+def _pods(obj: dict) -> int | None:
+    """How many pods the workload runs, from the counts written in it (None: not written, or not a number)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    kind = obj.get("kind")
+    counts: list = []
+    if kind == "Job" and "tasks" in spec:  # Volcano
+        counts = [t.get("replicas", 1) for t in spec.get("tasks") or [] if isinstance(t, dict)]
+    elif kind == "Job":
+        counts = [spec.get("parallelism", 1)]
+    elif kind in ("Deployment", "StatefulSet"):
+        counts = [spec.get("replicas", 1)]
+    elif kind == "LeaderWorkerSet":
+        counts = [((spec.get("leaderWorkerTemplate") or {}).get("size", 1))]
+    elif kind == "JobSet":
+        counts = [(r.get("replicas", 1) or 1) * (((r.get("template") or {}).get("spec") or {}).get("parallelism", 1))
+                  for r in spec.get("replicatedJobs") or [] if isinstance(r, dict)]
+    else:
+        for key, groups in spec.items():
+            if key.endswith("ReplicaSpecs") and isinstance(groups, dict):
+                counts += [g.get("replicas", 1) for g in groups.values() if isinstance(g, dict)]
+    if not counts or not all(isinstance(n, int) and not isinstance(n, bool) for n in counts):
+        return None
+    return sum(counts)
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        pods = _pods(o.obj)
+        for field, i, c in containers(pod):
+            if field != "containers":
+                continue
+            text = _argv_text(c)
+            env = {str(e.get("name")): str(e.get("value")) for e in c.get("env") or []
+                   if isinstance(e, dict) and "value" in e}
+            who = f"{o.kind} {o.name}: container {c.get('name', i)}"
+            m = TORCHRUN.search(text)
+            if m:
+                where = _key(c, f"{pod_path}.{field}.{i}", "torch")
+                yield from _torchrun(o, where, who, _flags(m.group(1)), env, c, pods)
+            m = MPIRUN.search(text)
+            if m and o.kind == "MPIJob":
+                where = _key(c, f"{pod_path}.{field}.{i}", "mpi")
+                yield from _mpirun(o, where, who, _flags(m.group(1)), env)
+
+
+def _key(c: dict, base: str, word: str) -> str:
+    """The container's `command` or `args`, whichever names the launcher."""
+    command = c.get("command") if isinstance(c.get("command"), list) else []
+    return f"{base}.command" if any(word in str(w) for w in command) else f"{base}.args"
+
+
+def _torchrun(o, where: str, who: str, flags: dict, env: dict, c: dict, pods: int | None) -> Iterator[Hit]:
+    devices = sum(accelerators_asked(c).values())
+    nproc = _int(_resolve(flags.get("nproc-per-node", ""), env))
+    if nproc and devices and nproc > devices:
+        yield Hit(where, f"{who} starts torchrun with --nproc-per-node {nproc}, but the container gets {devices:g} "
+                  "accelerator(s): each rank takes one, and the extra ranks fail", obj=o)
+    nnodes = _resolve(flags.get("nnodes", ""), env)
+    if nnodes and pods is not None:
+        low, _, high = nnodes.partition(":")
+        lo, hi = _int(low), _int(high or low)
+        if lo is not None and hi is not None and not lo <= pods <= hi:
+            yield Hit(where, f"{who} starts torchrun with --nnodes {nnodes}, but {o.kind} {o.name} runs {pods} pod(s): "
+                      "rendezvous waits for nodes that never come, or the extra pods join no group", obj=o)
+    elif "nnodes" not in flags and "standalone" not in flags and pods and pods > 1 \
+            and o.kind not in OPERATOR_COUNTS and "PET_NNODES" not in env:
+        yield Hit(where, f"{who} starts torchrun without --nnodes in a workload of {pods} pods, and no operator sets "
+                  "PET_NNODES: torchrun takes 1 node, so every pod trains alone", obj=o, severity=Severity.WARNING)
+
+
+def _mpirun(o, where: str, who: str, flags: dict, env: dict) -> Iterator[Hit]:
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    workers = ((spec.get("mpiReplicaSpecs") or {}).get("Worker") or {}).get("replicas")
+    slots = spec.get("slotsPerWorker", 1)
+    np_ = _int(_resolve(flags.get("np", flags.get("n", "")), env))
+    if not (isinstance(workers, int) and isinstance(slots, int) and np_):
+        return
+    if np_ > workers * slots:
+        yield Hit(where, f"{who} runs mpirun -np {np_}, but the MPIJob has {workers} worker(s) x {slots} slot(s) "
+                  f"= {workers * slots}: mpirun refuses to start without --oversubscribe", obj=o)
+    elif np_ < workers * slots:
+        yield Hit(where, f"{who} runs mpirun -np {np_} on {workers} worker(s) x {slots} slot(s) = {workers * slots}: "
+                  f"{workers * slots - np_} slot(s) and their devices sit idle", obj=o, severity=Severity.WARNING)

@@ -1,0 +1,113 @@
+"""GRPO860 state-on-ephemeral-storage."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterator
+
+from ..finding import Hit, Severity
+from ._objects import containers
+
+CODE = "GRPO860"
+NAME = "state-on-ephemeral-storage"
+SEVERITY = Severity.WARNING
+CATEGORY = "correctness"
+SUMMARY = "A training or batch job writes its checkpoints or outputs to the container's filesystem or an emptyDir."
+DOC = """## What it does
+Reads the arguments of every container of a batch workload (a Job, CronJob, or any `*Job` custom resource: a
+PyTorchJob, MPIJob, Volcano Job, JobSet, RayJob; or a bare Pod that does not restart) for the flags by which
+training and evaluation scripts name where they keep their state: `--checkpoint*`, `--ckpt*`, `--resume`,
+`--output-dir`/`--output_dir`, `--save-dir`, `--save-path`, `--results-dir`. Reported when that path is on no
+volume the container mounts, or on an `emptyDir` (the pod's own scratch): a relative path lands in the image's
+working directory unless `workingDir` is on a volume. Nothing is reported when the job copies its results to an
+object store (`s3://`, `gs://`, `az://` in its arguments).
+
+## Why is this bad?
+The container's filesystem and an `emptyDir` end with the pod. A job restarted after a node failure, an eviction
+or a preemption starts over from its first step, hours of GPU time lost; the results of one that finishes are
+deleted with it.
+
+## Example
+```yaml
+kind: PyTorchJob
+  containers:
+    - args: [train.py, --checkpoint-dir, /workspace/ckpt]     # no volume at /workspace
+```
+Use instead:
+```yaml
+    - args: [train.py, --checkpoint-dir, /fsx/runs/r1/ckpt]
+      volumeMounts: [{name: fsx, mountPath: /fsx}]
+```
+
+## Fix
+Mount persistent storage (a PersistentVolumeClaim: FSx, EFS, a disk) and point the flag into it, or copy the
+results to an object store before the job ends.
+"""
+
+STATE_FLAG = re.compile(r"^--?(checkpoint[\w-]*|ckpt[\w-]*|resume(?:[-_]from[\w-]*)?|output[-_]dir|"
+                        r"save[-_](?:dir|path)|results?[-_]dir)$", re.IGNORECASE)
+OBJECT_STORE = re.compile(r"\b(?:s3|gs|az|abfss?)://")
+
+
+def _batch(o, pod: dict) -> bool:
+    if o.kind in ("Job", "CronJob") or o.kind.endswith("Job") or o.kind == "JobSet":
+        return True
+    return o.kind == "Pod" and pod.get("restartPolicy") in ("Never", "OnFailure")
+
+
+def _words(c: dict) -> list[str]:
+    out = []
+    for key in ("command", "args"):
+        for w in c.get(key) or [] if isinstance(c.get(key), list) else []:
+            try:
+                out += shlex.split(str(w).replace("\\\n", " "))
+            except ValueError:
+                out += str(w).split()
+    return out
+
+
+def _state_paths(words: list[str]) -> Iterator[tuple[str, str]]:
+    for i, w in enumerate(words):
+        flag, eq, value = w.partition("=")
+        if not STATE_FLAG.match(flag):
+            continue
+        value = value if eq else (words[i + 1] if i + 1 < len(words) else "")
+        if value and not value.startswith(("-", "$")) and ("/" in value or value.startswith(".") or value == "."):
+            yield flag, value
+
+
+def _volume_at(path: str, c: dict, volumes: dict) -> dict | None:
+    best = None
+    for m in c.get("volumeMounts") or []:
+        if not isinstance(m, dict):
+            continue
+        mount = str(m.get("mountPath", "")).rstrip("/") or "/"
+        if path == mount or path.startswith(mount + "/") or mount == "/":
+            if best is None or len(mount) > len(best[0]):
+                best = (mount, volumes.get(m.get("name")) or {})
+    return best[1] if best else None
+
+
+def check(ctx) -> Iterator[Hit]:
+    for o, pod_path, pod in ctx.pod_templates():
+        if not _batch(o, pod):
+            continue
+        volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
+        for field, i, c in containers(pod):
+            if field != "containers":
+                continue
+            words = _words(c)
+            if any(OBJECT_STORE.search(w) for w in words):
+                continue
+            for flag, value in _state_paths(words):
+                path = value if value.startswith("/") else posixpath.normpath(
+                    posixpath.join(str(c.get("workingDir") or "/<image workdir>"), value))
+                volume = _volume_at(path, c, volumes)
+                if volume is not None and "emptyDir" not in volume:
+                    continue
+                where = "an emptyDir (the pod's scratch)" if volume is not None else "the container's filesystem"
+                yield Hit(f"{pod_path}.{field}.{i}", f"{o.kind} {o.name}: container {c.get('name', i)} keeps its state "
+                          f"at {value} ({flag}), on {where}: a restart or the job's end loses it", obj=o)
+                break
