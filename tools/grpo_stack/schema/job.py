@@ -17,6 +17,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import ConfigDict, Discriminator, Field, StringConstraints, Tag
 
 from ..deadline.plan import RFC3339
+from ..rayports import POD_PORTS
 from .common import EnvName, RelPath, SecretRef, Strict
 
 # Bounds shared by several fields, each with why it is big enough.
@@ -385,7 +386,13 @@ class Supervision(Strict):
                                         "Ray PodMonitor scrapes it. verl: read from its step file; miles: its own "
                                         "Prometheus backend serves on this port of the driver's node "
                                         "(--use-prometheus) and the submit reads the steps from there "
-                                        "(docs/observability.md). Absent: not served.")
+                                        "(docs/observability.md). Not one of the ports Ray itself opens in the pod. "
+                                        "Absent: not served.",
+                                        json_schema_extra={"not": {"enum": sorted(POD_PORTS.values())},
+                                                           "x-grpo-hint": "Ray already listens there (KubeRay's "
+                                                           "defaults: " + ", ".join(
+                                                               f"{name} {port}" for name, port in POD_PORTS.items())
+                                                           + "); choose another port, e.g. 9108"})
     stall: Stall | None = Field(default=None, description="The stall detector of a followed run (verl; miles with "
                                 "stepMetricsPort, whose collector gives the steps). Absent: it "
                                 "reports with the defaults below.")

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...rayports import HEAD_DEFAULT_PORTS
 from ._objects import containers, label_pairs, selector_matches
 from ._podsecurity import namespace_of
 
-RAY_HEAD_DEFAULT_PORTS = {"gcs-server": 6379, "dashboard": 8265, "client": 10001, "serve": 8000}
+RAY_HEAD_DEFAULT_PORTS = HEAD_DEFAULT_PORTS
 
 
 @dataclass
