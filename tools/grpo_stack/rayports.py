@@ -1,6 +1,7 @@
 """The ports Ray opens in a KubeRay pod unless told otherwise: KubeRay's defaults (ray-operator/controllers/ray/
 utils/constant.go: DefaultGcsServerPort, DefaultDashboardPort, DefaultClientPort, DefaultServingPort,
-DefaultMetricsPort, DefaultDashboardAgentListenPort; the same in v1.5.0 and v1.7.0)."""
+DefaultMetricsPort, DefaultDashboardAgentListenPort; read in v1.5.0, the operator the control plane serves, and
+v1.6.0)."""
 
 from __future__ import annotations
 
