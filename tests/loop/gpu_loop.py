@@ -93,7 +93,7 @@ def run(work: Path, spec: dict, spec_path: Path, values_path: Path, args) -> int
     with reward_harness.ServiceProcess(config, work, args.reward_python) as reward:
         env = {**harness.clean_env(), "GRPO_REWARD_URL": reward.url + "/score"}
         head = RayHead(Path(shutil.which("ray") or "ray"), gpus=args.gpus, cpus=os.cpu_count() or 8, env=env)
-        head.start(lambda: _job_api_answers(head.address))
+        head.start(head.accepts_a_job)
         try:
             launch = harness.Launch("gpu-loop", submit_argv(spec_path, head.address), work / "submit.log")
             started = time.monotonic()
@@ -105,16 +105,6 @@ def run(work: Path, spec: dict, spec_path: Path, values_path: Path, args) -> int
         finally:
             head.stop()
     return report(launch, values_path)
-
-
-def _job_api_answers(address: str) -> bool:
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(address + "/api/version", timeout=5) as resp:
-            return resp.status == 200
-    except OSError:
-        return False
 
 
 def report(launch, values_path: Path) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from ..shell import command_name, command_words, commands_in, parse, script_in
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
-from ._objects import containers
+from ._objects import argv_of, containers, literal_env
 
 CACHE_ENV = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
 DOWNLOAD_FLAGS = ("--download-dir", "--download_dir", "--local-dir", "--local_dir", "--cache-dir", "--cache_dir",
@@ -20,17 +20,6 @@ TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pyt
 # Kubeflow Trainer's model and dataset initializers download `STORAGE_URI` (hf://...) into /workspace/model and
 # /workspace/dataset; an hf:// URI elsewhere names no download directory these rules can read.
 INITIALIZER_DIR = "/workspace"
-
-
-def literal_env(c: dict) -> dict[str, str]:
-    """The container's env entries with a literal value (valueFrom names nothing readable here)."""
-    items = c.get("env") if isinstance(c.get("env"), list) else []
-    return {str(e["name"]): str(e["value"]) for e in items
-            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
-
-
-def argv_of(c: dict) -> list[str]:
-    return [str(w) for w in (*(c.get("command") or []), *(c.get("args") or [])) if isinstance(w, (str, int, float))]
 
 
 def is_tgi(c: dict, argv: list[str]) -> bool:

@@ -31,6 +31,19 @@ def values_section(ctx, obj, pod_path: str) -> str | None:
     return COMPONENT_VALUES.get((pod_component(ctx, obj, pod_path) or "").removesuffix("-test"))
 
 
+def argv_of(c: dict) -> list[str]:
+    """The container's `command` then `args`, each word a string (non-scalar items are the schema's finding)."""
+    return [str(w) for key in ("command", "args") if isinstance(c.get(key), list) for w in c[key]
+            if isinstance(w, (str, int, float))]
+
+
+def literal_env(c: dict) -> dict[str, str]:
+    """The container's env entries with a literal value (valueFrom names nothing readable here)."""
+    items = c.get("env") if isinstance(c.get("env"), list) else []
+    return {str(e["name"]): str(e["value"]) for e in items
+            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
+
+
 def containers(pod_spec: dict[str, Any]):
     """(list name, index, container) for init and regular containers."""
     for field in ("initContainers", "containers"):

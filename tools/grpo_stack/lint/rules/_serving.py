@@ -6,6 +6,8 @@ import re
 import shlex
 from typing import Any
 
+from ._objects import argv_of
+
 # Image repositories of model servers (the last path segment, any registry, any tag).
 SERVER_REPOS = frozenset({"vllm-openai", "vllm-tpu", "vllm", "sglang", "text-generation-inference", "tgi-gaudi",
                           "tritonserver", "lmdeploy", "ollama", "torchserve", "llama.cpp", "huggingfaceserver"})
@@ -25,8 +27,7 @@ def server_image(image: str) -> bool:
 
 
 def argv(c: dict[str, Any]) -> str:
-    parts = [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(c, dict) else []
-    return " ".join(str(p) for p in parts if isinstance(p, (str, int, float)))
+    return " ".join(argv_of(c)) if isinstance(c, dict) else ""
 
 
 def is_model_server(c: dict[str, Any]) -> bool:

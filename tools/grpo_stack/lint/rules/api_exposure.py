@@ -7,11 +7,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..context import walk_strings
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers
 from ._podsecurity import namespace_of
 from ._services import Backend, ServicePort, backends, target_containers
+from ._serving import argv
 
 CODE = "GRPO820"
 NAME = "unauthenticated-api-exposed"
@@ -106,12 +108,6 @@ class Api:
     seen: bool = True  # False: any authentication would be in the app's code, which the manifest cannot show
 
 
-def _argv_text(c: dict) -> str:
-    command = c.get("command") if isinstance(c.get("command"), list) else []
-    args = c.get("args") if isinstance(c.get("args"), list) else []
-    return " ".join(str(w) for w in (*command, *args))
-
-
 def _env_names(c: dict) -> dict[str, object]:
     return {str(e.get("name")): e.get("value", e.get("valueFrom")) for e in c.get("env") or [] if isinstance(e, dict)}
 
@@ -123,7 +119,7 @@ def _port_flag(text: str, flag: str = "--port") -> int | None:
 
 def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | None:
     """The unauthenticated API the container serves, or None (none, or it authenticates callers)."""
-    text, env, image = _argv_text(c), _env_names(c), str(c.get("image", ""))
+    text, env, image = argv(c), _env_names(c), str(c.get("image", ""))
     words = {posixpath.basename(w) for w in re.split(r"[\s;&|()]+", text) if w}
     keyed = bool(re.search(r"--api-keys?\b", text))
     if "vllm serve" in text or "vllm.entrypoints" in text or (not text.strip() and "vllm-openai" in image) or (
@@ -258,7 +254,7 @@ def _named_or_keyed(ctx, o, pod_path: str, pod: dict) -> bool:
     if _is_ray_head(ctx, o, pod_path):
         return True
     for _f, _i, c in containers(pod):
-        text = f"{_argv_text(c)} {c.get('image', '')}".lower()
+        text = f"{argv(c)} {c.get('image', '')}".lower()
         if any(word in text for word in KNOWN_SERVERS) or re.search(r"api[-_]?keys?\b", text) or any(
                 "API_KEY" in name.upper() or "TOKEN" in name.upper() for name in _env_names(c)):
             return True
@@ -269,7 +265,7 @@ def _unnamed_server(b: Backend, path: str) -> Iterator[Hit]:
     """A public Service in front of pods whose server no rule above can name: nothing in the files shows who may
     call it. Accelerator pods are named as such (a model server started through a wrapper, most likely)."""
     pods = [(o, pod) for o, _pod_path, pod in b.pods]
-    accel = [o for o, pod in pods if any(_accelerated(c) for _f, _i, c in containers(pod))]
+    accel = [o for o, pod in pods if any(accelerators_asked(c) for _f, _i, c in containers(pod))]
     o = (accel or [pods[0][0]])[0]
     what = f"{o.kind} {o.name}" + (", an accelerator server," if accel else "")
     yield Hit(path, f"Service {b.name} ({b.type}) gives {what} an address outside the cluster, and nothing in these "
@@ -309,16 +305,13 @@ DEFAULT_PORTS = {8000: "vLLM's and Triton's HTTP APIs", 8001: "Triton's gRPC API
                  30000: "SGLang's API", 23333: "LMDeploy's API", 11434: "Ollama's API", 7860: "a Gradio app",
                  8888: "a Jupyter server", **RAY_HEAD_PORTS}
 
+
 def _default_port(b: Backend) -> tuple[int | None, str]:
     for p in b.ports:
         for t in (p.target, p.port):
             if str(t).isdigit() and int(t) in DEFAULT_PORTS:
                 return int(t), DEFAULT_PORTS[int(t)]
     return None, ""
-
-
-def _accelerated(c: dict) -> bool:
-    return bool(accelerators_asked(c))
 
 
 def _node(node, dotted: str):
@@ -447,23 +440,12 @@ def _operator_services(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
     for o in ctx.objects:
         if "." not in str(o.obj.get("apiVersion", "")).split("/")[0] or o.kind in ("Service", "Gateway"):
             continue
-        for path, value in _service_types(o.obj.get("spec"), "spec"):
-            if (id(o), path) not in covered and value in ("LoadBalancer", "NodePort"):
+        for path, value in walk_strings(o.obj.get("spec"), "spec"):
+            if path.endswith(".serviceType") and (id(o), path) not in covered and value in ("LoadBalancer",
+                                                                                              "NodePort"):
                 yield Hit(path, f"{o.kind} {o.name}: serviceType {value} makes its operator expose what it runs "
                           "outside the cluster, and nothing in these files authenticates the callers",
                           obj=o, severity=Severity.WARNING)
-
-
-def _service_types(node, path: str) -> Iterator[tuple[str, str]]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "serviceType" and isinstance(value, str):
-                yield f"{path}.{key}", value
-            else:
-                yield from _service_types(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _service_types(item, f"{path}.{i}")
 
 
 def check(ctx) -> Iterator[Hit]:

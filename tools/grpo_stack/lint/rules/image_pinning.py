@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ...errors import InputError
+from ..context import walk_strings
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
 
@@ -183,19 +184,15 @@ def _controller_supplied(o) -> bool:
     return not (api == "v1" or api.startswith(CORE_GROUPS))
 
 
-def _image_fields(node, path: str) -> Iterator[tuple[str, str]]:
+CONTAINER_LISTS = frozenset({"containers", "initContainers", "ephemeralContainers"})
+
+
+def _image_fields(spec) -> Iterator[tuple[str, str]]:
     """`image: repo[:tag]` strings of a custom resource's spec, not those of its pod templates' containers."""
-    if isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _image_fields(item, f"{path}.{i}")
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("containers", "initContainers", "ephemeralContainers"):
-                continue
-            if key == "image" and isinstance(value, str) and "/" in value and " " not in value:
-                yield f"{path}.{key}", value
-            elif isinstance(value, dict | list):
-                yield from _image_fields(value, f"{path}.{key}")
+    for path, value in walk_strings(spec, "spec"):
+        keys = path.split(".")
+        if keys[-1] == "image" and "/" in value and " " not in value and not CONTAINER_LISTS & set(keys):
+            yield path, value
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -229,7 +226,7 @@ def check(ctx) -> Iterator[Hit]:
                 ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(_build(image))
     for o in ctx.objects:  # custom resources that name an image their operator runs, outside any pod template
         if _controller_supplied(o):
-            for path, image in _image_fields(o.obj.get("spec"), "spec"):
+            for path, image in _image_fields(o.obj.get("spec")):
                 why = floating_reason(image, config)
                 if why:
                     yield Hit(path, f"{o.kind} {o.name}: image {image} is not pinned ({why})", obj=o)

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
-from ._objects import containers
+from ._objects import containers, literal_env
+from ._serving import argv
 
 CODE = "GRPO858"
 NAME = "launcher-world-size"
@@ -60,11 +61,6 @@ leave both to the operator's `PET_*` environment), and `-np` the MPIJob's slots 
 TORCHRUN = re.compile(r"(?:^|[\s;&|(])(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\b(.*)")
 MPIRUN = re.compile(r"(?:^|[\s;&|(])(?:mpirun|mpiexec)\b(.*)")
 OPERATOR_COUNTS = ("PyTorchJob", "TrainJob", "ElasticJob")  # operators that set PET_NNODES for torchrun
-
-
-def _argv_text(c: dict) -> str:
-    words = [str(w) for key in ("command", "args") if isinstance(c.get(key), list) for w in c[key]]
-    return " ".join(words).replace("\\\n", " ")  # a script's continued lines are one command
 
 
 def _flags(rest: str) -> dict[str, str]:
@@ -124,9 +120,8 @@ def check(ctx) -> Iterator[Hit]:
         for field, i, c in containers(pod):
             if field != "containers":
                 continue
-            text = _argv_text(c)
-            env = {str(e.get("name")): str(e.get("value")) for e in c.get("env") or []
-                   if isinstance(e, dict) and "value" in e}
+            text = argv(c).replace("\\\n", " ")  # a script's continued lines are one command
+            env = literal_env(c)
             who = f"{o.kind} {o.name}: container {c.get('name', i)}"
             m = TORCHRUN.search(text)
             if m:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import downloads, literal_env, mount_index
+from ._cache_paths import downloads, mount_index
+from ._objects import literal_env
 
 CODE = "GRPO627"
 NAME = "read-only-model-cache"

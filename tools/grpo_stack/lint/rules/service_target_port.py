@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers
+from ._objects import argv_of, containers
 from ._services import backends
 
 CODE = "GRPO857"
@@ -88,8 +88,7 @@ PORT_FLAG = re.compile(r"^--(?:http-|server-)?port(?:=(\d+))?$")
 def _port_flags(c: dict) -> set[int]:
     """`--port N` / `--port=N` (and `--http-port`, `--server-port`) in the container's command and args: where
     the server says it listens when its container lists no port."""
-    words = [str(w) for key in ("command", "args") if isinstance(c.get(key), list) for w in c[key]]
-    words = [part for w in words for part in w.split()]
+    words = [part for w in argv_of(c) for part in w.split()]
     out = set()
     for i, w in enumerate(words):
         m = PORT_FLAG.match(w)

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers
+from ._objects import argv_of, containers
 
 CODE = "GRPO860"
 NAME = "state-on-ephemeral-storage"
@@ -59,12 +59,11 @@ def _batch(o, pod: dict) -> bool:
 
 def _words(c: dict) -> list[str]:
     out = []
-    for key in ("command", "args"):
-        for w in c.get(key) or [] if isinstance(c.get(key), list) else []:
-            try:
-                out += shlex.split(str(w).replace("\\\n", " "))
-            except ValueError:
-                out += str(w).split()
+    for w in argv_of(c):
+        try:
+            out += shlex.split(w.replace("\\\n", " "))
+        except ValueError:
+            out += w.split()
     return out
 
 

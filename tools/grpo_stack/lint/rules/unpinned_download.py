@@ -10,7 +10,7 @@ from ..context import walk_strings
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
-from ._objects import containers
+from ._objects import containers, literal_env
 
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
@@ -67,12 +67,6 @@ MODEL_ENV = {"MODEL_ID": "REVISION", "HF_MODEL_ID": "HF_MODEL_REVISION"}
 TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
 
 
-def _literal_env(c: dict) -> dict[str, str]:
-    items = c.get("env") if isinstance(c.get("env"), list) else []
-    return {str(e["name"]): str(e["value"]) for e in items
-            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
-
-
 def _words(node) -> list[str]:
     return [command_name(node), *command_words(node)]
 
@@ -86,7 +80,7 @@ def _message(o, where: str, pull: Pull, detail: str = "") -> str:
 def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
     for field, i, c in containers(pod):
         base, name = f"{pod_path}.{field}.{i}", c.get("name", i)
-        env = _literal_env(c)
+        env = literal_env(c)
         command = c.get("command") if isinstance(c.get("command"), list) else []
         args = c.get("args") if isinstance(c.get("args"), list) else []
         argv = [str(w) for w in (*command, *args)]
@@ -130,7 +124,7 @@ def _word_path(base: str, command: list, argv: list[str], repo: str, env: dict[s
 
 def _script_pulls(ctx) -> Iterator[Hit]:
     for s in scripts(ctx):
-        env = _literal_env(s.container) if isinstance(s.container, dict) else {}
+        env = literal_env(s.container) if isinstance(s.container, dict) else {}
         for node in commands_in(s.root):
             for pull in argv_pulls(_words(node), env):
                 if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
