@@ -26,7 +26,8 @@ create together. Namespaced objects must agree on where they go:
   (without an explicit namespace), an Ingress and its backend Services, a workload and its Kueue LocalQueue
   (`kueue.x-k8s.io/queue-name`). One of a pair without a namespace (while the other sets one) or two different
   namespaces is reported. Objects that refer to nothing in the set (unrelated samples in one folder) are never
-  compared.
+  compared, and a reference that finds its object in its own namespace is never paired with a namesake
+  elsewhere: one set may hold the same release in several namespaces (staging and production linted together).
 
 A set with no namespaces at all (plain `helm template` output, applied with `-n`) is clean. Cluster-scoped kinds
 (Namespace, ClusterRole, StorageClass, PersistentVolume, CRDs, any `Cluster*` kind, and the cluster-scoped custom
@@ -126,25 +127,29 @@ def references(ctx) -> Iterator[tuple[object, object, str]]:
     Service and the pods its selector matches, a URL and the Service its bare host names, a pod and the
     ServiceAccount, ConfigMaps, Secrets and claims it names, a binding and its Role and ServiceAccount
     subjects, an Ingress and its backend Services, a workload and its Kueue LocalQueue. Unrelated samples
-    linted together are never compared."""
-    by_kind: dict[tuple[str, str], object] = {}
+    linted together are never compared, and a reference that finds its object in its own namespace is never
+    paired with a namesake elsewhere: one set may hold the same release in several namespaces."""
+    first_named: dict[tuple[str, str], object] = {}
+    placed: set[tuple[str, str, str | None]] = set()
     for o in ctx.objects:
         if is_namespaced(o) and o.name:
-            by_kind.setdefault((o.kind, o.name), o)
+            first_named.setdefault((o.kind, o.name), o)
+            placed.add((o.kind, o.name, namespace_of(o)))
     seen: set[tuple[int, int]] = set()
 
     def pair(a, kind: str, name, why: str):
-        b = by_kind.get((kind, str(name))) if isinstance(name, str) else None
-        if b is not None and b is not a and (id(a), id(b)) not in seen:
+        b = first_named.get((kind, name)) if isinstance(name, str) else None
+        if b is None or b is a or (kind, name, namespace_of(a)) in placed:
+            return
+        if (id(a), id(b)) not in seen:
             seen.add((id(a), id(b)))
             yield a, b, why
 
-    selecting = _services_by_first_label(ctx)
-    for o, pod_path, pod in ctx.pod_templates():
-        if not is_namespaced(o):
-            continue
-        labels = ctx.pod_labels(o, pod_path)
-        for svc, selector in selecting.candidates(labels):
+    templates = [(o, ctx.pod_labels(o, pod_path), pod) for o, pod_path, pod in ctx.pod_templates()
+                 if is_namespaced(o)]
+    strays, unserved = _services_selecting_nothing_at_home(ctx, templates)
+    for o, labels, pod in templates:
+        for svc, selector in strays.candidates(labels) if id(o) in unserved else ():
             if selector_matches({"matchLabels": selector}, labels) and (id(svc), id(o)) not in seen:
                 seen.add((id(svc), id(o)))
                 yield svc, o, "selects the pods of"
@@ -177,15 +182,29 @@ def references(ctx) -> Iterator[tuple[object, object, str]]:
             yield from pair(o, "LocalQueue", labels[QUEUE_LABEL], "is queued in")
 
 
-def _services_by_first_label(ctx) -> FirstLabelIndex:
-    """Namespaced Services with a selector, by its first label: a pod is compared only with the Services one of its
-    labels can satisfy, not with every Service (in any namespace: that is what is checked)."""
-    index = FirstLabelIndex()
+def _services_selecting_nothing_at_home(ctx, templates: list) -> tuple[FirstLabelIndex, set[int]]:
+    """The Services whose selector matches no pods of their own namespace (indexed by label), and the pods that no
+    Service of their own namespace selects: only a pair of the two is certainly misplaced. Each pod
+    is compared with its own namespace's Services only, so copies of a release cost each copy, not their square."""
+    at_home: dict[str | None, FirstLabelIndex] = {}
+    services = []
     for svc in ctx.of_kind("Service"):
         selector = (svc.obj.get("spec") or {}).get("selector")
         if isinstance(selector, dict) and selector and is_namespaced(svc):
-            index.add(selector, (svc, selector))
-    return index
+            at_home.setdefault(namespace_of(svc), FirstLabelIndex()).add(selector, (svc, selector))
+            services.append((svc, selector))
+    serving: set[int] = set()
+    for o, labels, _pod in templates:
+        home = at_home.get(namespace_of(o))
+        for svc, selector in home.candidates(labels) if home else ():
+            if selector_matches({"matchLabels": selector}, labels):
+                serving.add(id(svc))
+                serving.add(id(o))
+    strays = FirstLabelIndex()
+    for svc, selector in services:
+        if id(svc) not in serving:
+            strays.add(selector, (svc, selector))
+    return strays, {id(o) for o, _labels, _pod in templates if id(o) not in serving}
 
 
 def _items(node) -> list:
