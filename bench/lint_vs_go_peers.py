@@ -1,6 +1,7 @@
 """grpo-lint vs the linters users run beside it in CI, on the same inputs, measured side by side in one run.
 
   .venv/bin/python bench/lint_vs_go_peers.py [--repeat 3] [--sizes 1,10,100,1000,10000] [--kube-linter PATH]
+                                            [--before TOOLS_DIR]
 
 Peers: kubeconform v0.8.0 and kube-score v1.20.0 (`go install` from the Go module proxy on first use, cached under
 $GRPO_CACHE/bench-tools/<name>-<version>, default ~/.cache/grpo-stack), kube-linter v0.8.3 (the module proxy does
@@ -18,6 +19,8 @@ interleaved across tools, so load from other processes moves them less than wall
 (--no-cache) and warm (its result cache filled once before timing); the peers keep no cache. Printed: the CPU per
 tool and size, each peer's CPU over grpo-lint's (cold and warm), and the marginal CPU per manifest between sizes
 (start-up excluded), then the shipped values files: `grpo-lint values/*.yaml` against `helm lint -f` per file.
+`--before DIR` adds a row "grpo-lint cold (before)": the same cold run with the grpo_stack package under DIR
+(another checkout's `tools/`), so a change's effect is measured in the same run as the peers.
 """
 
 from __future__ import annotations
@@ -133,10 +136,13 @@ def cpu(cmd: list[str], env: dict | None = None) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def commands(files: list[Path], tools: dict[str, Path | None], schemas: Path, cache: Path) -> dict[str, tuple]:
+def commands(files: list[Path], tools: dict[str, Path | None], schemas: Path, cache: Path,
+             before: Path | None = None) -> dict[str, tuple]:
     lint, paths = [str(BIN / "grpo-lint"), "--format", "json"], [str(f) for f in files]
     out = {
         "grpo-lint cold": ([*lint, "--no-cache", *paths], LINT_ENV),
+        **({"grpo-lint cold (before)": ([*lint, "--no-cache", *paths], {**LINT_ENV, "PYTHONPATH": str(before)})}
+           if before else {}),
         "grpo-lint warm": ([*lint, *paths], {**LINT_ENV, "GRPO_LINT_CACHE_DIR": str(cache)}),
         "kubeconform": ([str(tools["kubeconform"]), "-strict", "-summary", "-schema-location",
                          f"{schemas}/{{{{ .ResourceKind }}}}{{{{ .KindSuffix }}}}.json", *paths], None),
@@ -165,6 +171,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="1,10,100,1000,10000")
     ap.add_argument("--kube-linter", type=Path, help="a kube-linter v0.8.3 binary built from its tagged source")
     ap.add_argument("--helm", type=Path, default=os.environ.get("GRPO_HELM"), help="Helm for `helm lint`")
+    ap.add_argument("--before", type=Path, help="also lint cold with the grpo_stack package under this directory")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     tools: dict[str, Path | None] = {name: go_peer(name) for name in GO_PEERS}
@@ -181,7 +188,7 @@ def main() -> int:
         for size in sizes:
             files = input_files(releases, size, work)
             cache = work / f"cache-{size}"
-            cmds = commands(files, tools, schemas, cache)
+            cmds = commands(files, tools, schemas, cache, args.before)
             if size <= CHECKOV_MAX:
                 cmds["checkov"] = ([str(BIN / "checkov"), "-d", str(files[0].parent), "--framework", "kubernetes",
                                     "--skip-download", "--quiet", "-o", "json"], CHECKOV_ENV)
@@ -210,6 +217,9 @@ def report(table: dict[int, dict[str, float]], sizes: list[int]) -> None:
             if not name.startswith("grpo-lint"):
                 print(f"| {name} | " + " | ".join(f"{table[s][name] / table[s][base]:.2f}" if name in table[s]
                                                   else "-" for s in sizes) + " |")
+    if "grpo-lint cold (before)" in names:
+        print("\ngrpo-lint cold, before / now: " + ", ".join(
+            f"{s} {table[s]['grpo-lint cold (before)'] / table[s]['grpo-lint cold']:.2f}x" for s in sizes))
     print("\nmarginal CPU per object between sizes, ms (start-up excluded)")
     pairs = list(zip(sizes, sizes[1:], strict=False))
     print("| tool | " + " | ".join(f"{a}->{b}" for a, b in pairs) + " |")

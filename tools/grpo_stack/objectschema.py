@@ -170,15 +170,28 @@ def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     if shape:
         return shape
     kind, api_version = obj["kind"], obj["apiVersion"]
+    validator = own_validator(obj, kuberay_crd)
     if is_raycluster(obj):
-        return _errors(crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape(), obj) or _api_errors(obj)
-    validator = _kube_validator(kind, api_version) or _monitoring_validator(kind, api_version)
+        return _errors(validator, obj) or _api_errors(obj)
     if validator is None:
         from .errors import excerpt
 
         message = f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} {excerpt(kind)}"
         return [ObjectError("apiVersion", message, no_schema=not _kubernetes_api(kind, api_version))]
     return _errors(validator, obj) or _api_errors(obj)
+
+
+def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> jsonschema.protocols.Validator | None:
+    """The schema an object of a well-formed shape is checked against: a RayCluster's (the KubeRay CRD, or its pod
+    templates' shape without one), the kind's bundled Kubernetes schema, a monitoring CRD; None for other kinds."""
+    if is_raycluster(obj):
+        return crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape()
+    return _kube_validator(obj["kind"], obj["apiVersion"]) or _monitoring_validator(obj["kind"], obj["apiVersion"])
+
+
+def shape_validator() -> jsonschema.protocols.Validator:
+    """What every object is checked against first (apiVersion, kind, metadata)."""
+    return _object_shape()
 
 
 def _api_errors(obj: dict[str, Any]) -> list[ObjectError]:
@@ -234,9 +247,40 @@ def _wanted(e) -> str:
     return " or ".join(k for k in kinds if isinstance(k, str)) or "another value"
 
 
+_FAST: dict[int, tuple[Any, Any]] = {}
+
+
+def fast_check(validator: jsonschema.protocols.Validator):
+    """The compiled yes/no check (schemafast) of a validator's schema, built once per validator; None where the
+    schema is not compiled. References resolve into the bundled definitions for the Kubernetes (2020-12)
+    validators only: a Draft 7 `$ref` ignores its siblings, which the compiled check does not."""
+    from .schemafast import compile_schema
+
+    entry = _FAST.get(id(validator))
+    if entry is None or entry[0] is not validator:  # the validator is kept in the entry, so its id is not reused
+        resolve = _definition if isinstance(validator, jsonschema.Draft202012Validator) else _unresolved
+        entry = _FAST[id(validator)] = (validator, compile_schema(validator.schema, resolve))
+    return entry[1]
+
+
+def _definition(ref: str) -> Any:
+    name = ref.partition("#/$defs/")[2]
+    definitions = _definitions_resource().contents.get("$defs", {})
+    if ref.split("#", 1)[0] not in ("", _DEFS.split("#", 1)[0]) or name not in definitions:
+        return _unresolved(ref)
+    return definitions[name]
+
+
+def _unresolved(ref: str) -> Any:
+    return {"$unresolved": ref}  # an assertion schemafast does not know: the schema is left to jsonschema
+
+
 def _errors(validator: jsonschema.protocols.Validator, obj: Any) -> list[ObjectError]:
     from .errors import excerpt
 
+    fast = fast_check(validator)
+    if fast is not None and fast(obj):  # valid: jsonschema would find nothing (schemafast)
+        return []
     out = []
     for e in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
         structural = e.validator == "type" or any(c.validator == "type" for c in e.context or ())

@@ -5,11 +5,13 @@ not a round-trip parser, so locating one error in a 1.6 MB file of 150,000 keys 
 -> (line, column), 0-based, as ruamel's round-trip types spell it. What a merge (`<<`) or an alias (`*name`)
 brings in is located where it is used, at the `<<` or the aliased key, for every key under it: the key path a
 finding names is the one at that place (the anchor may be right where it is defined and wrong where it is
-merged). Scalars are kept as their text (positions never need the value).
+merged). Scalars are kept as their text (positions never need the value). Each document is converted the first
+time it is read: locating a finding in one object of a long stream converts that object's document only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -44,7 +46,7 @@ class PosSeq(list):
         self.lc = _Lines()
 
 
-def load(text: str) -> list[Any] | None:
+def load(text: str) -> Documents | None:
     """The position documents of `text` (empty documents dropped), or None when libyaml cannot read it."""
     loader = _Loader(text)
     try:
@@ -55,9 +57,27 @@ def load(text: str) -> list[Any] | None:
         return None
     finally:
         loader.dispose()
-    memo: dict[int, Any] = {}
-    docs = [_convert(n, memo) for n in nodes]
-    return [d for d in docs if not (isinstance(d, str) and d == "")]
+    return Documents([n for n in nodes if not (isinstance(n, ScalarNode) and n.value == "")])
+
+
+class Documents(Sequence):
+    """Position documents, each converted from libyaml's nodes when first read (anchors live in one document, so
+    each is converted on its own)."""
+
+    def __init__(self, nodes: list[Any]):
+        self._nodes = nodes
+        self._converted: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = range(len(self._nodes))[index]  # negative indices, and IndexError past the end
+        if index not in self._converted:
+            self._converted[index] = _convert(self._nodes[index], {})
+        return self._converted[index]
 
 
 def _convert(node: Any, memo: dict[int, Any]) -> Any:

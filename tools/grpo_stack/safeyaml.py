@@ -46,7 +46,7 @@ _T = "tag:yaml.org,2002:"
 SCALAR_TAGS = frozenset(_T + t for t in ("str", "int", "float", "bool", "null"))
 MAP_TAG, SEQ_TAG, MERGE_TAG, TIMESTAMP_TAG = _T + "map", _T + "seq", _T + "merge", _T + "timestamp"
 # Tab, newline and carriage return are ordinary text; every other C0/C1 control character and DEL is refused.
-_ALLOWED_CONTROL = frozenset("\t\n\r")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
 
@@ -338,8 +338,9 @@ class _Converter:
         return value
 
     def check_text(self, node: Any, text: str, path: str, what: str) -> None:
-        bad = next((c for c in text if (c < " " or "\x7f" <= c <= "\x9f") and c not in _ALLOWED_CONTROL), None)
-        if bad is not None:
+        found = _CONTROL.search(text)
+        if found is not None:
+            bad = found.group()
             raise self.error(node, f"{what} {excerpt(text)} contains the control character {bad!r} "
                              f"(U+{ord(bad):04X}); only tab and newline are allowed", path)
 

@@ -105,6 +105,15 @@ class LintContext:
             index.setdefault(o.kind, []).append(o)
         return index
 
+    def object_strings(self, o: RenderedObject) -> list[tuple[str, str]]:
+        """Every string of one object with its dotted path (walk_strings of `o.obj`), walked once per object list:
+        most rules that read strings read every object's, and sharing the walk keeps that one walk per object."""
+        walked = self.derived("object-strings", dict)
+        key = id(o)
+        if key not in walked:
+            walked[key] = list(walk_strings(o.obj))
+        return walked[key]
+
     def derived(self, key: Any, compute):
         """`compute()` once per key and object list (the list rules see may be replaced, never edited)."""
         if self._derived is None or self._derived[0] is not self.objects:

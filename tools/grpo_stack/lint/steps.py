@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..objectschema import is_raycluster, validate_object
@@ -29,7 +30,7 @@ def unchecked_rayclusters(objects: list[RenderedObject], opts: Options) -> int:
     return sum(1 for o in objects if isinstance(o.obj, dict) and is_raycluster(o.obj))
 
 
-def positions(text: str) -> list[Any] | None:
+def positions(text: str) -> Sequence[Any] | None:
     """Position documents (positions.py), for line numbers only: the values were already read by safeyaml."""
     from ..positions import load
 

@@ -7,7 +7,6 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from ..context import walk_strings
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, script_in, scripts
 from ._credentials import config_lines, flag_values, real_value, secret_name
@@ -108,7 +107,7 @@ def _secret_names(ctx) -> Iterator[Hit]:
                           "written in the values (and in every pod spec that references it)")
         return  # the rendered objects repeat the values' names
     for o in ctx.objects:
-        for path, text in walk_strings(o.obj):
+        for path, text in ctx.object_strings(o):
             named = (o.kind == "Secret" and path == "metadata.name") or SECRET_NAME_PATH.search(path)
             if named and token_like_name(text):
                 yield Hit(path, f"{o.kind} {o.name}: the Secret name {_mask(text)} looks like a token, not a name "
@@ -210,7 +209,7 @@ def _crd_fields(ctx) -> Iterator[Hit]:
     for o in ctx.objects:
         if o.kind in ("Secret", "ConfigMap"):
             continue
-        for path, text in walk_strings(o.obj):
+        for path, text in ctx.object_strings(o):
             parts = path.split(".")
             if len(parts) >= 2 and parts[-2] == "rayStartParams" and secret_name(parts[-1]) and _real(text):
                 yield Hit(path, f"{o.kind} {o.name}: rayStartParams {parts[-1]} is a literal value ({_mask(text)}); "

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..context import walk_strings
 from ..controllers import controller_services
 from ..finding import Hit, Severity
 
@@ -87,7 +86,7 @@ def check(ctx) -> Iterator[Hit]:
             for message, severity in _check_text(ctx, text, services, flows, _sources_of_key(path)):
                 yield Hit(path, message, severity=severity)
     for o in ctx.objects:
-        for path, text in walk_strings(o.obj):
+        for path, text in ctx.object_strings(o):
             if any(v in text for v in from_values):
                 continue  # already reported at the values key that carries it
             for message, severity in _check_text(ctx, text, services, flows, _sources_of_object(o)):

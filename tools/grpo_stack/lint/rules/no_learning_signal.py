@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..context import walk_strings
 from ..finding import Hit, Severity
 
 CODE = "GRPO340"
@@ -89,7 +88,7 @@ def check(ctx) -> Iterator[Hit]:
             yield Hit(keys[which], message, severity=severity)
         return
     for o in ctx.objects:
-        for path, text in walk_strings(o.obj):
+        for path, text in ctx.object_strings(o):
             ns, ts = SAMPLES.findall(text), TEMPERATURE.findall(text)
             if not ns and not ts:
                 continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..context import node_at, walk_strings
+from ..context import node_at
 from ..finding import Hit, Severity
 from ._objects import containers
 
@@ -85,7 +85,7 @@ def _head_pinning(ctx, templates) -> Iterator[Hit]:
     if ctx.has_values:
         return  # the job builder refuses these flags for the chart's driver-less head (GRPO350)
     for o in ctx.objects:
-        for path, text in walk_strings(o.obj):
+        for path, text in ctx.object_strings(o):
             for f in _pinning_flags(text.split()):
                 yield Hit(path, f"{o.kind} {o.name}: the job passes {f}, which pins {HEAD_PINNING_FLAGS[f]} to the "
                           f"Ray head, and the head of {heads[0].kind} {heads[0].name} has no CUDA driver", obj=o)

@@ -6,7 +6,6 @@ import posixpath
 from collections.abc import Iterator
 
 from ...errors import InputError
-from ..context import walk_strings
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
@@ -163,7 +162,7 @@ def _uri_pulls(ctx) -> Iterator[Hit]:
     for o in ctx.objects:
         if o.kind == "Secret":
             continue
-        for path, text in walk_strings(o.obj):
+        for path, text in ctx.object_strings(o):
             for pull in uri_pulls(text):
                 if not pull.pinned:
                     yield Hit(path, _message(o, "a field", pull, _uri_pin(o)), obj=o)

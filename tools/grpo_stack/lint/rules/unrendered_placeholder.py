@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..context import walk_strings
 from ..finding import Hit, Severity
 
 CODE = "GRPO851"
@@ -74,7 +73,7 @@ def check(ctx) -> Iterator[Hit]:
 
     shell = {(id(s.obj), s.path) for s in scripts(ctx)}
     for o in ctx.objects:
-        for path, text in walk_strings(o.obj):
+        for path, text in ctx.object_strings(o):
             if "$" not in text and "{{" not in text:
                 if not _free_text(o.kind, path) and (id(o), path) not in shell:
                     yield from _expanded_empty(o, path, text)

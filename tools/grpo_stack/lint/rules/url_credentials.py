@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterator
 from urllib.parse import unquote
 
-from ..context import walk_strings
 from ..finding import Hit, Severity
 from .literal_secret import PLACEHOLDER, TOKEN_PATTERNS
 
@@ -86,7 +85,7 @@ def check(ctx) -> Iterator[Hit]:
     for o in ctx.objects:
         if o.kind == "Secret":
             continue
-        for path, text in walk_strings(o.obj):
+        for path, text in ctx.object_strings(o):
             if path.startswith("metadata.") and not path.startswith("metadata.annotations"):
                 continue
             what = credential_in(text)

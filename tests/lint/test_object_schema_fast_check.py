@@ -1,0 +1,141 @@
+"""The compiled yes/no schema check (grpo_stack.schemafast) agrees with jsonschema on every object it is asked
+about: an object it passes has no jsonschema error, an object it refuses has at least one. Checked for each
+validator grpo-lint runs on an object (the object shape, the kind's bundled schema, a RayCluster's shape or the
+KubeRay CRD, a monitoring CRD), on every manifest among the rule fixtures and on mutations of each (wrong types,
+1.0 and True for integers, unknown keys, a required key removed, a word outside an enum, null items), which is
+where a hand-compiled check would differ. The consumer here is jsonschema itself with the bundled Kubernetes 1.33
+schemas; the API server's own validation is checked elsewhere (tests/controlplane)."""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+from grpo_stack import objectschema
+from grpo_stack.kuberay_crd import shipped_path
+from grpo_stack.schemafast import compile_schema
+
+FIXTURES = Path(__file__).parent / "rules" / "fixtures"
+CRD = str(shipped_path())
+
+
+def _objects() -> list[dict]:
+    found = []
+    for path in sorted(FIXTURES.glob("*/*.yaml")):
+        try:
+            docs = list(yaml.safe_load_all(path.read_text()))
+        except yaml.YAMLError:
+            continue
+        for doc in docs:
+            if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and isinstance(doc.get("apiVersion"), str):
+                found.append(doc)
+    return found
+
+
+def _validators(obj: dict) -> list:
+    """What objectschema runs on an object: the shape, then its own schema (a RayCluster's with and without the
+    KubeRay CRD)."""
+    if not (isinstance(obj.get("kind"), str) and isinstance(obj.get("apiVersion"), str)):
+        return [objectschema.shape_validator()]
+    own = [objectschema.own_validator(obj, None), objectschema.own_validator(obj, CRD)]
+    return [objectschema.shape_validator(), *{id(v): v for v in own if v is not None}.values()]
+
+
+OBJECTS = _objects()
+
+
+def _paths(node, path=()):
+    yield path, node
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, (*path, i))
+
+
+def _set(obj, path, value):
+    node = obj
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+
+
+def _mutations(obj: dict, rng: random.Random, count: int = 12):
+    paths = [p for p, _ in _paths(obj) if p]
+    for path in rng.sample(paths, min(count, len(paths))):
+        node = obj
+        for part in path:
+            node = node[part]
+        if isinstance(node, bool):
+            options = ["true", 1]
+        elif isinstance(node, int):
+            options = [str(node), float(node), node + 0.5, True]
+        elif isinstance(node, str):
+            options = [7, None, ["x"], node + "-not-in-any-enum"]
+        elif isinstance(node, dict):
+            options = [{**node, "bogusField": 1}, [], dict(list(node.items())[1:])]
+        else:
+            options = [{}, [None], "x"]
+        for value in options:
+            changed = copy.deepcopy(obj)
+            _set(changed, path, value)
+            yield changed
+
+
+def test_the_fixtures_hold_objects_of_many_kinds():
+    kinds = {o["kind"] for o in OBJECTS}
+    assert len(OBJECTS) > 300 and {"Deployment", "Service", "Job", "Pod", "RayCluster", "ConfigMap"} <= kinds
+
+
+KINDS = sorted({(o["kind"], o["apiVersion"]) for o in OBJECTS})
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=str)
+def test_every_schema_the_fixtures_use_is_compiled(kind):
+    """A schema left to jsonschema would be correct but slow; every one in use compiles, and so does the shape."""
+    obj = next(o for o in OBJECTS if (o["kind"], o["apiVersion"]) == kind)
+    assert all(objectschema.fast_check(v) is not None for v in _validators(obj))
+
+
+def test_the_fast_check_agrees_with_jsonschema_on_objects_and_their_mutations():
+    rng = random.Random(20261204)
+    checked = refused = 0
+    for obj in OBJECTS:
+        for candidate in [obj, *_mutations(obj, rng)]:
+            for validator in _validators(candidate):
+                fast = objectschema.fast_check(validator)
+                if fast is None:
+                    continue
+                verdict = fast(candidate)
+                valid = next(iter(validator.iter_errors(candidate)), None) is None
+                assert verdict == valid, (candidate.get("kind"), candidate.get("metadata"), validator.schema.get("$id"))
+                checked += 1
+                refused += not verdict
+    assert checked > 6000 and refused > checked // 5, (checked, refused)
+
+
+def test_a_schema_with_an_assertion_it_does_not_compile_is_left_to_jsonschema():
+    assert compile_schema({"type": "integer", "multipleOf": 2}, lambda ref: {}) is None
+    assert compile_schema({"properties": {"a": {"$ref": "#/x"}}}, lambda ref: {"not": {}}) is None
+    assert compile_schema({"enum": [1, 2]}, lambda ref: {}) is None  # jsonschema's equality of numbers differs
+    assert compile_schema({"type": "string", "maxLength": "8"}, lambda ref: {}) is None
+
+
+def test_bounds_and_patterns_apply_to_their_own_types_only():
+    check = compile_schema({"anyOf": [{"type": "integer", "minimum": 1, "maximum": 8},
+                                      {"type": "string", "pattern": "^[0-9]+%$", "maxLength": 4}]}, lambda ref: {})
+    assert check(1) and check(8) and check(8.0) and check("50%")
+    assert not check(0) and not check(9) and not check(True) and not check("100%x") and not check("1000%")
+
+
+def test_a_recursive_definition_compiles_and_checks():
+    node = {"type": "object", "properties": {"name": {"type": "string"}, "child": {"$ref": "#/node"}},
+            "additionalProperties": False}
+    check = compile_schema({"$ref": "#/node"}, lambda ref: node)
+    assert check({"name": "a", "child": {"name": "b", "child": {"name": "c"}}})
+    assert not check({"name": "a", "child": {"name": "b", "child": {"name": 3}}})
+    assert not check({"name": "a", "child": {"other": 1}})
