@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...catalog.capacity import capacity_row, quantity
+from ...catalog.capacity import capacity_row, quantity, stated_in_values
 from ...catalog.instances import EC2_NAME, InstanceType, did_you_mean, lookup
 from ...errors import InputError
 from ..finding import Hit, Severity
@@ -102,8 +102,10 @@ def stated_types(ctx) -> dict[str, InstanceType]:
     checked their shape), which win for this release. Catalogued names stay the catalogue's (check() flags them)."""
     out = dict(ctx.extra.get(CONFIG_KEY) or {})
     stated = ctx.get(VALUES_KEY) if ctx.has_values else None
-    for name, cap in (stated or {}).items() if isinstance(stated, dict) else ():
-        out[str(name)] = capacity_row(str(name), cap, f"values {VALUES_KEY}.{name}")
+    for name in stated if isinstance(stated, dict) else ():
+        row = stated_in_values(ctx.get("global"), str(name))
+        if row is not None:
+            out[str(name)] = row
     return out
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ..shell import commands_in, pip_install_words, scripts
+from ._objects import literal_env
 
 CODE = "GRPO870"
 NAME = "unpinned-install"
@@ -109,15 +110,9 @@ def _expanded(words: list[str], env: dict[str, str]) -> list[str]:
     return out
 
 
-def _literal_env(container) -> dict[str, str]:
-    env = container.get("env") if isinstance(container, dict) else None
-    return {str(e["name"]): str(e["value"]) for e in env or []
-            if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), str)}
-
-
 def check(ctx) -> Iterator[Hit]:
     for s in scripts(ctx):
-        env = _literal_env(s.container)
+        env = literal_env(s.container) if isinstance(s.container, dict) else {}
         for node in commands_in(s.root):
             words = pip_install_words(node)
             loose = unpinned(_expanded(words, env)) if words is not None else []
