@@ -25,9 +25,9 @@ STAGES = {
     "values: merge over chart defaults (Helm)": "merged_values",
     "values: JSON schema": "schema_violations",
     "helm render (threads, overlapped)": "render",
-    "object schemas (kubernetes + KubeRay)": "_object_schema_hits",
-    "job build (verl/miles command)": "build",
-    "rules": "_rule_hits",
+    "object schemas (kubernetes + KubeRay)": "object_schema_hits",
+    "job build (verl/miles command)": "attach_job",
+    "rules": "rule_hits",
     "main thread waiting for a render": "_rendered",
 }
 
