@@ -24,10 +24,10 @@ from ..errors import InputError
 from ..helmvalues import add_value_options, command_line_layers, split_releases, value_options
 from ..job import BuildError, build
 from ..job.__main__ import render as render_job
-from ..lint.engine import build_input_error, render_input_errors
+from ..lint.engine import build_input_error, check_values, render_input_errors
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
-from ..render import Rendered, RenderError, job_spec, merged_values, render
-from ..values import as_values_file, merge_user_values, release_file, schema_violations, shape_errors, violation_errors
+from ..render import Rendered, RenderError, job_spec, render
+from ..values import as_values_file, release_file
 from .conventions import command
 from .lint import Parser, check_release_args, guarded, use_chart_option
 
@@ -101,14 +101,13 @@ def _release(layers: list, args) -> Rendered | None:
     """One release rendered, or None with its errors printed."""
     try:
         files = [as_values_file(layer) for layer in layers]
-        user = merge_user_values(files)
-        violations = shape_errors(files, user) or violation_errors(files, schema_violations(merged(files, user)))
-        if violations:
-            for err in violations:
+        checked = check_values(files)
+        if isinstance(checked, list):
+            for err in checked:
                 print(f"grpo-render: {err}", file=sys.stderr)
             return None
         try:
-            return _Release(files, render(user, release=args.release, namespace=args.namespace))
+            return _Release(files, render(checked[0], release=args.release, namespace=args.namespace))
         except RenderError as exc:
             for err in render_input_errors(files, exc):
                 print(f"grpo-render: {err}", file=sys.stderr)
@@ -194,13 +193,6 @@ def _memory(spec_data, built, fmt: str, log: str | None) -> int:
     else:
         print(view.as_text(report) + (calibrate.as_text(report, logged) if logged else ""))
     return 0
-
-
-def merged(files, user):
-    try:
-        return merged_values(user)
-    except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
-        raise InputError(release_file(files).path, f"cannot merge values: {exc}") from None
 
 
 def as_stream(rendered) -> str:

@@ -114,20 +114,32 @@ def _check(paths: list[str], opts: Options) -> _Checked | LintResult:
     """Read, merge and schema-check the values: a LintResult with input errors where that fails."""
     try:
         files = [as_values_file(p) for p in paths]
-        user = merge_user_values(files)
     except InputError as exc:
         return LintResult(input_errors=[exc])
+    checked = check_values(files)
+    if isinstance(checked, list):
+        return LintResult(input_errors=checked)
+    user, merged = checked
+    return _Checked(files, user, merged, opts)
+
+
+def check_values(files: list[ValuesFile]) -> tuple[dict[str, Any], dict[str, Any]] | list[InputError]:
+    """(the user's values merged, those merged over the chart's defaults) when they pass every check before a render
+    (shape, Helm's coalescing, the chart's schema as Helm applies it, a user's `null` included), else the input
+    errors of the first check that refused them. grpo-lint and grpo-render both read values through it."""
+    try:
+        user = merge_user_values(files)
+    except InputError as exc:
+        return [exc]
     shape = shape_errors(files, user)
     if shape:
-        return LintResult(input_errors=shape)
+        return shape
     try:
         merged = merged_values(user)
     except Exception as exc:  # noqa: BLE001 - helm_python raises its own error types on values it cannot coalesce
-        return LintResult(input_errors=[InputError(release_file(files).path, f"cannot merge values: {exc}")])
+        return [InputError(release_file(files).path, f"cannot merge values: {exc}")]
     violations = schema_violations(with_user_nulls(merged, user))
-    if violations:
-        return LintResult(input_errors=violation_errors(files, violations))
-    return _Checked(files, user, merged, opts)
+    return violation_errors(files, violations) if violations else (user, merged)
 
 
 def _finish(checked: _Checked, rendered: Rendered) -> LintResult:
