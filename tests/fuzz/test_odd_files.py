@@ -82,8 +82,7 @@ def test_internal_error_is_exit_3_with_one_line(tool, monkeypatch, capsys):
         raise RuntimeError("simulated defect")
 
     monkeypatch.setattr(values, "merge_user_values", boom)
-    monkeypatch.setattr("grpo_stack.lint.engine.merge_user_values", boom)
-    monkeypatch.setattr("grpo_stack.cli.render.merge_user_values", boom)
+    monkeypatch.setattr("grpo_stack.lint.engine.merge_user_values", boom)  # grpo-render reads values through it too
     main = lint_main if tool == "grpo-lint" else render_main
     path = str(REPO_ROOT / "values" / "qwen3-8b.yaml")
     assert main([path]) == 3
