@@ -83,8 +83,9 @@ def _shape_validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
 
 
 @lru_cache(maxsize=1)
-def _object_shape() -> jsonschema.Draft202012Validator:
-    """What every Kubernetes object has, checked before rules read it: kinds without a bundled schema too."""
+def shape_validator() -> jsonschema.Draft202012Validator:
+    """What every Kubernetes object has (apiVersion, kind, metadata), checked first, before rules read it: kinds
+    without a bundled schema too."""
     return _shape_validator({"type": "object", "required": ["apiVersion", "kind"], "properties": {
         "apiVersion": {"type": "string"}, "kind": {"type": "string"},
         "metadata": {"$ref": _DEFS + "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}}})
@@ -166,7 +167,7 @@ def _null_items(node: Any, path: str = "") -> list[ObjectError]:
 
 
 def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
-    shape = _errors(_object_shape(), obj) or _null_items(obj)
+    shape = _errors(shape_validator(), obj) or _null_items(obj)
     if shape:
         return shape
     kind, api_version = obj["kind"], obj["apiVersion"]
@@ -187,11 +188,6 @@ def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> jsonschema.pr
     if is_raycluster(obj):
         return crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape()
     return _kube_validator(obj["kind"], obj["apiVersion"]) or _monitoring_validator(obj["kind"], obj["apiVersion"])
-
-
-def shape_validator() -> jsonschema.protocols.Validator:
-    """What every object is checked against first (apiVersion, kind, metadata)."""
-    return _object_shape()
 
 
 def _api_errors(obj: dict[str, Any]) -> list[ObjectError]:

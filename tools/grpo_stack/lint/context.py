@@ -114,6 +114,12 @@ class LintContext:
             walked[key] = list(walk_strings(o.obj))
         return walked[key]
 
+    def strings_under(self, o: RenderedObject, path: str) -> list[tuple[str, str]]:
+        """`object_strings` of `o` at or below the dotted `path` (its spec, a pod template), with their full paths:
+        read from the one walk of the object, not walked again."""
+        prefix = f"{path}." if path else ""
+        return [(p, t) for p, t in self.object_strings(o) if p.startswith(prefix) or p == path]
+
     def derived(self, key: Any, compute):
         """`compute()` once per key and object list (the list rules see may be replaced, never edited)."""
         if self._derived is None or self._derived[0] is not self.objects:

@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..context import walk_strings
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers
@@ -440,7 +439,7 @@ def _operator_services(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
     for o in ctx.objects:
         if "." not in str(o.obj.get("apiVersion", "")).split("/")[0] or o.kind in ("Service", "Gateway"):
             continue
-        for path, value in walk_strings(o.obj.get("spec"), "spec"):
+        for path, value in ctx.strings_under(o, "spec"):
             if path.endswith(".serviceType") and (id(o), path) not in covered and value in ("LoadBalancer",
                                                                                               "NodePort"):
                 yield Hit(path, f"{o.kind} {o.name}: serviceType {value} makes its operator expose what it runs "

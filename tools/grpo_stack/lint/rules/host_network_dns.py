@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..context import walk_strings
 from ..controllers import controller_services
 from ..finding import Hit, Severity
 
@@ -64,11 +63,11 @@ def _names_a_service(text: str, names: set[str]) -> str | None:
     return None
 
 
-def _resolves(ctx, o, pod_path: str, pod: dict, names: set[str]) -> str | None:
+def _resolves(ctx, o, pod_path: str, names: set[str]) -> str | None:
     """Why the pod resolves cluster names, or None."""
     if ctx.pod_labels(o, pod_path).get("ray.io/node-type") == "worker":
         return "it is a Ray worker, which reaches the head by its Service name"
-    for _path, text in walk_strings(pod):
+    for _path, text in ctx.strings_under(o, pod_path):
         m = CLUSTER_NAME.search(text)
         if m:
             return f"it names {m.group(0).strip('.$(){}')!r}"
@@ -83,7 +82,7 @@ def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         if pod.get("hostNetwork") is not True or str(pod.get("dnsPolicy", "ClusterFirst")) != "ClusterFirst":
             continue
-        why = _resolves(ctx, o, pod_path, pod, names)
+        why = _resolves(ctx, o, pod_path, names)
         if why:
             yield Hit(f"{pod_path}.hostNetwork", f"{o.kind} {o.name}: hostNetwork without dnsPolicy: "
                       f"ClusterFirstWithHostNet gets the node's DNS, but {why}", obj=o)

@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterator
 
 from ...errors import InputError
-from ..context import walk_strings
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
 
@@ -187,9 +186,9 @@ def _controller_supplied(o) -> bool:
 CONTAINER_LISTS = frozenset({"containers", "initContainers", "ephemeralContainers"})
 
 
-def _image_fields(spec) -> Iterator[tuple[str, str]]:
+def _image_fields(ctx, o) -> Iterator[tuple[str, str]]:
     """`image: repo[:tag]` strings of a custom resource's spec, not those of its pod templates' containers."""
-    for path, value in walk_strings(spec, "spec"):
+    for path, value in ctx.strings_under(o, "spec"):
         keys = path.split(".")
         if keys[-1] == "image" and "/" in value and " " not in value and not CONTAINER_LISTS & set(keys):
             yield path, value
@@ -226,7 +225,7 @@ def check(ctx) -> Iterator[Hit]:
                 ray_images.setdefault(f"{o.kind}/{o.name}", set()).add(_build(image))
     for o in ctx.objects:  # custom resources that name an image their operator runs, outside any pod template
         if _controller_supplied(o):
-            for path, image in _image_fields(o.obj.get("spec")):
+            for path, image in _image_fields(ctx, o):
                 why = floating_reason(image, config)
                 if why:
                     yield Hit(path, f"{o.kind} {o.name}: image {image} is not pinned ({why})", obj=o)

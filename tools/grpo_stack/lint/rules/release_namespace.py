@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..context import walk_strings
 from ..finding import Hit, Severity
 from ._objects import FirstLabelIndex, selector_matches
 
@@ -145,17 +144,17 @@ def references(ctx) -> Iterator[tuple[object, object, str]]:
             seen.add((id(a), id(b)))
             yield a, b, why
 
-    templates = [(o, ctx.pod_labels(o, pod_path), pod) for o, pod_path, pod in ctx.pod_templates()
+    templates = [(o, ctx.pod_labels(o, pod_path), pod_path, pod) for o, pod_path, pod in ctx.pod_templates()
                  if is_namespaced(o)]
     strays, unserved = _services_selecting_nothing_at_home(ctx, templates)
-    for o, labels, pod in templates:
+    for o, labels, pod_path, pod in templates:
         for svc, selector in strays.candidates(labels) if id(o) in unserved else ():
             if selector_matches({"matchLabels": selector}, labels) and (id(svc), id(o)) not in seen:
                 seen.add((id(svc), id(o)))
                 yield svc, o, "selects the pods of"
         for key, kind in POD_REFERENCES:
             yield from pair(o, kind, pod.get(key), "runs as")
-        for _path, text in walk_strings(pod):
+        for _path, text in ctx.strings_under(o, pod_path):
             for m in BARE_URL.finditer(text):
                 yield from pair(o, "Service", m.group(1), "calls")
         for vol in _items(pod.get("volumes")):
@@ -172,7 +171,7 @@ def references(ctx) -> Iterator[tuple[object, object, str]]:
             if isinstance(s, dict) and s.get("kind") == "ServiceAccount" and not s.get("namespace"):
                 yield from pair(b, "ServiceAccount", s.get("name"), "binds")
     for ing in ctx.of_kind("Ingress"):
-        for path, text in walk_strings(ing.obj.get("spec") or {}):
+        for path, text in ctx.strings_under(ing, "spec"):
             if path.endswith("service.name"):
                 yield from pair(ing, "Service", text, "routes to")
     for o in ctx.objects:
@@ -194,7 +193,7 @@ def _services_selecting_nothing_at_home(ctx, templates: list) -> tuple[FirstLabe
             at_home.setdefault(namespace_of(svc), FirstLabelIndex()).add(selector, (svc, selector))
             services.append((svc, selector))
     serving: set[int] = set()
-    for o, labels, _pod in templates:
+    for o, labels, _pod_path, _pod in templates:
         home = at_home.get(namespace_of(o))
         for svc, selector in home.candidates(labels) if home else ():
             if selector_matches({"matchLabels": selector}, labels):
@@ -204,7 +203,7 @@ def _services_selecting_nothing_at_home(ctx, templates: list) -> tuple[FirstLabe
     for svc, selector in services:
         if id(svc) not in serving:
             strays.add(selector, (svc, selector))
-    return strays, {id(o) for o, _labels, _pod in templates if id(o) not in serving}
+    return strays, {id(o) for o, *_rest in templates if id(o) not in serving}
 
 
 def _items(node) -> list:
