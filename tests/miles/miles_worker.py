@@ -173,7 +173,8 @@ def run_case(case: dict) -> dict:
 
 def track_steps(args, rollouts: int) -> list[str]:
     """miles' tracking with its Prometheus backend, fed as its training loop feeds it; the collector's page after
-    each rollout (once it shows that rollout)."""
+    each rollout (once it shows that rollout, and reads the same twice: a page read while the collector sets a
+    rollout's gauges mixes two rollouts)."""
     import time
     import urllib.request
 
@@ -203,11 +204,15 @@ def track_steps(args, rollouts: int) -> list[str]:
             log_perf_data_raw(rollout_id, args, True, None)
             url = f"http://127.0.0.1:{args.prometheus_port}/metrics"
             deadline = time.monotonic() + 60
-            while True:  # the collector's update is a Ray call: wait until its page shows this rollout
+            page, numbers = None, None
+            while True:  # the collector's update is a Ray call: wait until its page shows this rollout, whole
+                previous = numbers
                 with urllib.request.urlopen(url, timeout=5) as response:
                     page = response.read().decode()
-                if any(line.startswith("miles_metric_rollout_step{") and float(line.split()[-1]) == rollout_id
-                       for line in page.splitlines()):
+                numbers = [line for line in page.splitlines() if line.startswith("miles_metric_")]  # not its CPU time
+                if numbers == previous and any(
+                        line.startswith("miles_metric_rollout_step{") and float(line.split()[-1]) == rollout_id
+                        for line in page.splitlines()):
                     break
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"the collector never showed rollout {rollout_id}:\n{page[-2000:]}")

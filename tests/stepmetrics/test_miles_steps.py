@@ -1,6 +1,7 @@
 """The reader of miles' collector page on inputs its real pages never hold (the real pages are read in the miles
 tier, tests/miles/test_miles_step_metrics.py): a page before any rollout, non-finite and malformed samples, a
-collector that does not answer, and a step that goes back."""
+collector that does not answer, a step that goes back, and a page read while the collector was setting a rollout's
+gauges."""
 
 from __future__ import annotations
 
@@ -32,9 +33,21 @@ def test_nothing_before_miles_logged_a_rollout():
 
 
 def test_a_collector_that_does_not_answer_or_goes_back_gives_no_step():
-    pages = iter([None, PAGE, PAGE.replace("} 4.0", "} 3.0"), PAGE.replace("} 4.0", "} 5.0")])
+    five = PAGE.replace("} 4.0", "} 5.0")
+    pages = iter([None, PAGE, PAGE, PAGE.replace("} 4.0", "} 3.0"), five, five])  # a moved step is read twice
     urls = iter([None, "u", "u", "u", "u"])
     source = CollectorSteps(lambda: next(urls), read=lambda _url: next(pages))
     assert source.new() == []  # no driver yet: nothing is read
     steps = [r.step for _ in range(4) for r in source.new()]
     assert steps == [4, 5]
+
+
+def test_a_page_that_mixes_two_rollouts_is_not_taken_as_the_new_step():
+    # rollout 5's step gauge already set, its timings still rollout 4's: the next read shows rollout 5 whole
+    torn = PAGE.replace("} 4.0", "} 5.0")
+    whole = torn.replace("} 12.5", "} 14.0").replace("} 9.0", "} 10.5")
+    pages = iter([torn, whole, whole, whole])
+    source = CollectorSteps(lambda: "u", read=lambda _url: next(pages))
+    assert source.new() == []  # the two reads disagree: not taken yet
+    (taken,) = source.new()
+    assert (taken.step, taken.seconds, taken.phases["train"]) == (5, 14.0, 10.5)

@@ -9,6 +9,8 @@ train; actor_train; log_probs; ref_log_probs; data_preprocess; ...), `perf/step_
 `perf/actor_train_tok_per_s`, `rollout/raw_reward` and `rollout/response_lengths` (per-sample means of the rollout,
 miles/backends/training_utils/log_utils.py log_rollout_data). A gauge holds the last value logged, not the step it
 belongs to: a new rollout counts as a step when `rollout/step` moves, and its timings are those logged last.
+The collector sets a logged dict's gauges one by one while its HTTP thread may be writing the page, so one page can
+mix two rollouts' numbers: a moved step is taken only once a second read gives the same record.
 """
 
 from __future__ import annotations
@@ -78,9 +80,14 @@ class CollectorSteps:
 
     def new(self) -> list[StepRecord]:
         where = self.url()
-        text = self.read(where) if where else None
-        found = record(gauges(text)) if text else None
+        found = self._read(where) if where else None
         if found is None or (self.last is not None and found.step <= self.last):
+            return []
+        if self._read(where) != found:  # read while the collector was setting the gauges: try at the next poll
             return []
         self.last = found.step
         return [found]
+
+    def _read(self, where: str) -> StepRecord | None:
+        text = self.read(where)
+        return record(gauges(text)) if text else None
