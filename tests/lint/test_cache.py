@@ -157,8 +157,25 @@ def test_a_warm_hit_loads_no_linter(tmp_path):
     cold, warm = (set(ast.literal_eval(r.stdout.split(" ", 1)[1])) for r in runs)
     linter = {"grpo_stack.lint.rules", "jsonschema", "referencing", "ruamel", "helm_python", "helm_python_sdk",
               "yaml"}
-    assert {"grpo_stack.lint.rules", "jsonschema"} <= cold, "the probe must see the linter load on a miss"
+    assert {"grpo_stack.lint.rules", "helm_python"} <= cold, "the probe must see the linter load on a miss"
     assert not warm & linter, f"a warm hit imported {sorted(warm & linter)}"
+
+
+def test_a_cold_lint_of_valid_values_loads_no_jsonschema(tmp_path):
+    """The compiled schema checks (grpo_stack.schemafast) pass valid values and objects without jsonschema, a tenth
+    of a cold run's start-up; a values file the schema refuses still gets jsonschema's errors, key path and line."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((REPO_ROOT / "values" / "qwen3-8b.yaml").read_text() + "\nbogusTopLevelKey: 1\n")
+    probe = ("import io, contextlib, sys\nfrom grpo_stack.cli.lint import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as out: code = main(sys.argv[1:])\n"
+             "print(code, 'jsonschema' in sys.modules, 'referencing' in sys.modules)\n"
+             "print(out.getvalue(), file=sys.stderr)")
+    files = [str(p) for p in sorted((REPO_ROOT / "values").glob("*.yaml"))]
+    runs = [subprocess.run([sys.executable, "-c", probe, "--no-cache", *args], capture_output=True, text=True,
+                           timeout=300) for args in (files, [str(bad)])]
+    assert runs[0].stdout.split() == ["0", "False", "False"], runs[0].stderr[-2000:]
+    assert runs[1].stdout.split() == ["2", "True", "True"], runs[1].stderr[-2000:]
+    assert "bogusTopLevelKey" in runs[1].stderr and "bad.yaml:" in runs[1].stderr
 
 
 def test_a_manifest_lint_never_loads_helms_engine(tmp_path):

@@ -1,6 +1,7 @@
 """Validate rendered objects: Kubernetes kinds with kubernetes-validate's bundled schemas, RayCluster with the
-KubeRay CRD openAPIV3Schema, the Prometheus Operator's kinds with its CRDs (grpo_stack/monitoring/crds). Validators
-are built once and report every error (iter_errors)."""
+KubeRay CRD openAPIV3Schema, the Prometheus Operator's kinds with its CRDs (grpo_stack/monitoring/crds). Each
+schema is a SchemaCheck, built once: its compiled check passes a valid object, and jsonschema (imported then)
+reports every error of a refused one (iter_errors)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-import jsonschema
-from referencing import Registry, Resource
+from .schemafast import SchemaCheck
 
 KUBE_VERSION = "1.33.0"
 
@@ -28,22 +29,44 @@ _KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
 _API_VERSION = re.compile(r"(?:[a-z0-9][a-z0-9.-]{0,252}/)?v[0-9][0-9a-z]{0,15}")
 
 
-@lru_cache(maxsize=64)
-def _kube_validator(kind: str, api_version: str) -> jsonschema.Draft202012Validator | None:
-    """The bundled strict schema for this kind, resolved the way kubernetes-validate does, built once."""
-    import kubernetes_validate.utils as kvu
+@lru_cache(maxsize=1)
+def _schema_dir() -> Path:
+    """kubernetes-validate's bundled strict schemas for KUBE_VERSION, found without importing the package (its
+    __init__ imports jsonschema, which a lint of valid objects never needs)."""
+    import importlib.util
 
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("kubernetes_validate")
+    return Path(spec.submodule_search_locations[0]) / f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict"
+
+
+@lru_cache(maxsize=64)
+def _kube_validator(kind: str, api_version: str) -> SchemaCheck | None:
+    """The bundled strict schema for this kind, resolved the way kubernetes-validate does, built once."""
     if not (_KIND.fullmatch(kind) and _API_VERSION.fullmatch(api_version)):
         return None  # never a file name built from arbitrary text
-    schema_dir = f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict"
     # rbac.authorization.k8s.io/v1 -> rbac-v1 ; apps/v1 -> apps-v1 ; v1 -> v1
     api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     try:
-        schema = kvu.schema_contents(f"{schema_dir}/{kind.lower()}-{api}.json", KUBE_VERSION)
+        schema = json.loads((_schema_dir() / f"{kind.lower()}-{api}.json").read_text())
     except OSError:
         return None
+    return SchemaCheck(schema, _definition, _kube_jsonschema)
+
+
+def _kube_jsonschema(schema: dict[str, Any]) -> Any:
+    import jsonschema
+    from referencing import Registry, Resource
+
     registry = _definitions_resource() @ (Resource.from_contents(schema) @ Registry())
     return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def _draft7(schema: dict[str, Any]) -> Any:
+    import jsonschema
+
+    return jsonschema.Draft7Validator(schema)
 
 
 def strict_crd_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -64,26 +87,32 @@ _DEFS = "/api/_definitions.json#/$defs/"
 
 
 @lru_cache(maxsize=1)
-def _definitions_resource() -> Resource:
+def _definitions() -> dict[str, Any]:
     """The bundled `_definitions.json` (the largest schema file), parsed once for every kind."""
-    import kubernetes_validate.utils as kvu
-
-    defs = kvu.schema_contents(f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict/_definitions.json", KUBE_VERSION)
-    return Resource.from_contents(defs)
+    return json.loads((_schema_dir() / "_definitions.json").read_text())
 
 
 @lru_cache(maxsize=1)
-def _k8s_registry() -> Registry:
-    return _definitions_resource() @ Registry()
+def _definitions_resource() -> Any:
+    from referencing import Resource
+
+    return Resource.from_contents(_definitions())
 
 
-def _shape_validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+def _shape_jsonschema(schema: dict[str, Any]) -> Any:
+    import jsonschema
+    from referencing import Registry
+
+    return jsonschema.Draft202012Validator(schema, registry=_definitions_resource() @ Registry())
+
+
+def _shape_validator(schema: dict[str, Any]) -> SchemaCheck:
     schema = {"$id": "https://kubernetes.io/api/grpo-stack-shape.json", **schema}
-    return jsonschema.Draft202012Validator(schema, registry=_k8s_registry())
+    return SchemaCheck(schema, _definition, _shape_jsonschema)
 
 
 @lru_cache(maxsize=1)
-def shape_validator() -> jsonschema.Draft202012Validator:
+def shape_validator() -> SchemaCheck:
     """What every Kubernetes object has (apiVersion, kind, metadata), checked first, before rules read it: kinds
     without a bundled schema too."""
     return _shape_validator({"type": "object", "required": ["apiVersion", "kind"], "properties": {
@@ -92,7 +121,7 @@ def shape_validator() -> jsonschema.Draft202012Validator:
 
 
 @lru_cache(maxsize=1)
-def _raycluster_shape() -> jsonschema.Draft202012Validator:
+def _raycluster_shape() -> SchemaCheck:
     """Without the KubeRay CRD a RayCluster is still checked where rules read it: its pod templates are
     Kubernetes PodTemplateSpecs."""
     template = {"$ref": _DEFS + "io.k8s.api.core.v1.PodTemplateSpec"}
@@ -106,22 +135,23 @@ def _raycluster_shape() -> jsonschema.Draft202012Validator:
 
 
 @lru_cache(maxsize=4)
-def crd_validator(path: str) -> jsonschema.Draft7Validator:
+def crd_validator(path: str) -> SchemaCheck:
     """The RayCluster v1 schema of a CRD file (a CustomResourceDefinition or its reduced form); a file that is
     not one is an InputError."""
     from .filereader import read_text
     from .kuberay_crd import MAX_CRD_BYTES, reduce_crd
 
     data = reduce_crd(read_text(path, max_bytes=MAX_CRD_BYTES).encode(), path)
-    return jsonschema.Draft7Validator(strict_crd_schema(data["versions"]["v1"]))
+    # Draft 7: a `$ref` ignores its siblings, which the compiled check does not, so references stay unresolved
+    return SchemaCheck(strict_crd_schema(data["versions"]["v1"]), _unresolved, _draft7)
 
 
 @lru_cache(maxsize=8)
-def _monitoring_validator(kind: str, api_version: str) -> jsonschema.Draft7Validator | None:
+def _monitoring_validator(kind: str, api_version: str) -> SchemaCheck | None:
     from .monitoring.crds import schema
 
     found = schema(kind, api_version)
-    return jsonschema.Draft7Validator(strict_crd_schema(found)) if found is not None else None
+    return SchemaCheck(strict_crd_schema(found), _unresolved, _draft7) if found is not None else None
 
 
 def is_raycluster(obj: dict[str, Any]) -> bool:
@@ -182,7 +212,7 @@ def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     return _errors(validator, obj) or _api_errors(obj)
 
 
-def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> jsonschema.protocols.Validator | None:
+def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> SchemaCheck | None:
     """The schema an object of a well-formed shape is checked against: a RayCluster's (the KubeRay CRD, or its pod
     templates' shape without one), the kind's bundled Kubernetes schema, a monitoring CRD; None for other kinds."""
     if is_raycluster(obj):
@@ -211,10 +241,7 @@ def _without_placeholders(node: Any) -> Any:
 @lru_cache(maxsize=1)
 def _bundled() -> tuple[frozenset[str], frozenset[str]]:
     """(kinds, api group-versions) that have a bundled schema, from the file names `<kind>-<api>.json`."""
-    import importlib.resources
-
-    root = importlib.resources.files("kubernetes_validate") / f"kubernetes-json-schema/v{KUBE_VERSION}-local-strict"
-    names = [n.name.removesuffix(".json").split("-", 1) for n in root.iterdir() if n.name.endswith(".json")]
+    names = [n.name.removesuffix(".json").split("-", 1) for n in _schema_dir().iterdir() if n.name.endswith(".json")]
     return frozenset(n[0] for n in names if len(n) == 2), frozenset(n[1] for n in names if len(n) == 2)
 
 
@@ -243,25 +270,9 @@ def _wanted(e) -> str:
     return " or ".join(k for k in kinds if isinstance(k, str)) or "another value"
 
 
-_FAST: dict[int, tuple[Any, Any]] = {}
-
-
-def fast_check(validator: jsonschema.protocols.Validator):
-    """The compiled yes/no check (schemafast) of a validator's schema, built once per validator; None where the
-    schema is not compiled. References resolve into the bundled definitions for the Kubernetes (2020-12)
-    validators only: a Draft 7 `$ref` ignores its siblings, which the compiled check does not."""
-    from .schemafast import compile_schema
-
-    entry = _FAST.get(id(validator))
-    if entry is None or entry[0] is not validator:  # the validator is kept in the entry, so its id is not reused
-        resolve = _definition if isinstance(validator, jsonschema.Draft202012Validator) else _unresolved
-        entry = _FAST[id(validator)] = (validator, compile_schema(validator.schema, resolve))
-    return entry[1]
-
-
 def _definition(ref: str) -> Any:
     name = ref.partition("#/$defs/")[2]
-    definitions = _definitions_resource().contents.get("$defs", {})
+    definitions = _definitions().get("$defs", {})
     if ref.split("#", 1)[0] not in ("", _DEFS.split("#", 1)[0]) or name not in definitions:
         return _unresolved(ref)
     return definitions[name]
@@ -271,14 +282,11 @@ def _unresolved(ref: str) -> Any:
     return {"$unresolved": ref}  # an assertion schemafast does not know: the schema is left to jsonschema
 
 
-def _errors(validator: jsonschema.protocols.Validator, obj: Any) -> list[ObjectError]:
+def _errors(check: SchemaCheck, obj: Any) -> list[ObjectError]:
     from .errors import excerpt
 
-    fast = fast_check(validator)
-    if fast is not None and fast(obj):  # valid: jsonschema would find nothing (schemafast)
-        return []
     out = []
-    for e in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
+    for e in sorted(check.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
         structural = e.validator == "type" or any(c.validator == "type" for c in e.context or ())
         message = e.message if len(e.message) <= 300 else excerpt(e.message, 300)[1:-1]
         if isinstance(e.instance, str) and PLACEHOLDER.fullmatch(e.instance.strip()):

@@ -1,21 +1,24 @@
-"""A yes/no answer to "is this object valid against its bundled Kubernetes schema?", compiled once per schema.
+"""A yes/no answer to "is this object (or values file) valid against its schema?", compiled once per schema.
 
-jsonschema walks a schema anew for every object (resolving each `$ref`, building an error tree), which was the
-largest share of grpo-lint's cost per manifest. Most objects are valid, so they are first checked by a predicate
-compiled from the schema into nested closures; only an object it rejects goes through jsonschema, which then
-gives the errors and their messages as before.
+jsonschema walks a schema anew for every instance (resolving each `$ref`, building an error tree), which was the
+largest share of grpo-lint's cost per manifest. Most instances are valid, so they are first checked by a predicate
+compiled from the schema into nested closures; only one it rejects goes through jsonschema, which then gives the
+errors and their messages as before. A refusal is therefore always safe; only a pass must be exact.
 
-The predicate is exact for the keywords the bundled schemas and the KubeRay CRD use (type, properties,
-additionalProperties, required, items, enum, oneOf, anyOf, `$ref`, pattern, the length, item-count and numeric
-bounds; annotations, `x-` extensions and `format`, which jsonschema does not assert without a format checker, are
-ignored). A schema with any other assertion is not compiled (`compile_schema` returns None) and its
-objects all go to jsonschema: a keyword this module does not know can never make an invalid object pass.
+The predicate is exact for the keywords the bundled Kubernetes schemas, the KubeRay CRD and the chart's values
+schema use (type, properties, patternProperties, additionalProperties, propertyNames, required, items, enum and
+const of scalars, oneOf, anyOf, allOf, not, if/then/else, `$ref`, pattern, the length, item-count, property-count
+and numeric bounds, exclusive ones too; annotations, `$defs`, `x-` extensions and `format`, which jsonschema does
+not assert without a format checker, are ignored). A schema with any other assertion is not compiled
+(`compile_schema` returns None) and its instances all go to jsonschema: a keyword this module does not know can
+never make an invalid instance pass.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import cached_property
 from typing import Any
 
 Check = Callable[[Any], bool]
@@ -23,9 +26,12 @@ Check = Callable[[Any], bool]
 # Keywords that assert nothing (jsonschema without a format checker ignores `format`).
 _ANNOTATIONS = frozenset({"description", "format", "$schema", "$id", "title", "default", "example", "examples",
                           "deprecated", "readOnly", "writeOnly", "discriminator", "fields-to-discriminateBy",
+                          "$defs", "$comment",  # definitions assert nothing where they sit: `$ref` reaches them
                           "nullable"})  # OpenAPI's, in CRD schemas: no JSON Schema keyword, so jsonschema ignores it
-_ASSERTIONS = frozenset({"type", "properties", "additionalProperties", "required", "items", "enum", "oneOf", "anyOf",
-                         "$ref", "pattern", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum"})
+_ASSERTIONS = frozenset({"type", "properties", "patternProperties", "additionalProperties", "propertyNames",
+                         "required", "items", "enum", "const", "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
+                         "$ref", "pattern", "minLength", "maxLength", "minItems", "maxItems", "minProperties",
+                         "maxProperties", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 
 
 def _is_integer(v: Any) -> bool:  # jsonschema: an int, or a float with no fraction; never a bool
@@ -71,9 +77,10 @@ class _Compiler:
         unknown = [k for k in schema if k not in _ASSERTIONS and k not in _ANNOTATIONS and not k.startswith("x-")]
         if unknown:
             raise Unsupported(unknown[0])
-        checks = [c for c in (self._type(schema), self._object(schema), self._items(schema), self._enum(schema),
-                              self._one_of(schema), self._any_of(schema), self._ref(schema), *self._bounds(schema))
-                  if c is not None]
+        checks = [c for c in (self._type(schema), self._object(schema), self._names(schema), self._items(schema),
+                              self._enum(schema), self._const(schema), self._one_of(schema), self._any_of(schema),
+                              self._all_of(schema), self._not(schema), self._if(schema), self._ref(schema),
+                              *self._bounds(schema)) if c is not None]
         if not checks:
             return lambda _v: True
         if len(checks) == 1:
@@ -91,13 +98,15 @@ class _Compiler:
 
     def _object(self, schema: dict) -> Check | None:
         props = schema.get("properties", {})
+        patterns = schema.get("patternProperties", {})
         extra = schema.get("additionalProperties", True)
         required = schema.get("required", [])
-        if not isinstance(props, dict) or not isinstance(required, list):
-            raise Unsupported("properties/required")
-        if not props and extra is True and not required:
+        if not isinstance(props, dict) or not isinstance(patterns, dict) or not isinstance(required, list):
+            raise Unsupported("properties/patternProperties/required")
+        if not props and not patterns and extra is True and not required:
             return None
         compiled = {k: self.compile(v) for k, v in props.items()}
+        by_pattern = [(_search(p), self.compile(v)) for p, v in patterns.items()]
         other = None if extra is True else self.compile(extra)
 
         def check(v: Any) -> bool:
@@ -107,12 +116,28 @@ class _Compiler:
                 if key not in v:
                     return False
             for key, value in v.items():
-                test = compiled.get(key, other)
+                test = compiled.get(key)
                 if test is not None and not test(value):
+                    return False
+                if by_pattern and not isinstance(key, str):
+                    return False  # not matched by a pattern in jsonschema either (it raises): let it decide
+                matched = False
+                for found, pattern_test in by_pattern:  # jsonschema: a key may match several, and a property too
+                    if found(key) is not None:
+                        matched = True
+                        if not pattern_test(value):
+                            return False
+                if test is None and not matched and other is not None and not other(value):
                     return False
             return True
 
         return check
+
+    def _names(self, schema: dict) -> Check | None:
+        if "propertyNames" not in schema:
+            return None
+        name = self.compile(schema["propertyNames"])
+        return lambda v: not isinstance(v, dict) or all(name(k) for k in v)
 
     def _items(self, schema: dict) -> Check | None:
         if "items" not in schema:
@@ -125,12 +150,13 @@ class _Compiler:
     def _enum(self, schema: dict) -> Check | None:
         if "enum" not in schema:
             return None
-        values = schema["enum"]
-        if not isinstance(values, list) or not all(isinstance(x, str) or x is None for x in values):
-            raise Unsupported("enum of other than strings")  # jsonschema's equality of numbers and bools differs
-        strings = frozenset(x for x in values if isinstance(x, str))
-        allow_null = None in values
-        return lambda v: (isinstance(v, str) and v in strings) or (v is None and allow_null)
+        if not isinstance(schema["enum"], list):
+            raise Unsupported("enum")
+        options = [_equals(x) for x in schema["enum"]]
+        return lambda v: any(o(v) for o in options)
+
+    def _const(self, schema: dict) -> Check | None:
+        return _equals(schema["const"]) if "const" in schema else None
 
     def _one_of(self, schema: dict) -> Check | None:
         if "oneOf" not in schema:
@@ -144,24 +170,45 @@ class _Compiler:
         options = [self.compile(s) for s in schema["anyOf"]]
         return lambda v: any(o(v) for o in options)
 
+    def _all_of(self, schema: dict) -> Check | None:
+        if "allOf" not in schema:
+            return None
+        parts = [self.compile(s) for s in schema["allOf"]]
+        return lambda v: all(p(v) for p in parts)
+
+    def _not(self, schema: dict) -> Check | None:
+        if "not" not in schema:
+            return None
+        inner = self.compile(schema["not"])
+        return lambda v: not inner(v)
+
+    def _if(self, schema: dict) -> Check | None:
+        if "if" not in schema:  # then and else alone assert nothing
+            return None
+        condition = self.compile(schema["if"])
+        then = self.compile(schema.get("then", True))
+        otherwise = self.compile(schema.get("else", True))
+        return lambda v: then(v) if condition(v) else otherwise(v)
+
     def _bounds(self, schema: dict) -> list[Check]:
         """pattern (re.search, as jsonschema), string lengths, item counts and numeric bounds, each applying to its
         own type only."""
         out: list[Check] = []
         if "pattern" in schema:
-            try:
-                found = re.compile(schema["pattern"]).search
-            except (re.error, TypeError):  # e.g. an inline flag mid-pattern: jsonschema decides, per instance
-                raise Unsupported(f"pattern {schema['pattern']!r}") from None
+            found = _search(schema["pattern"])
             out.append(lambda v: not isinstance(v, str) or found(v) is not None)
         number = _TYPES["number"]
         for key, kind, size, below in (("minLength", str, len, False), ("maxLength", str, len, True),
-                                       ("minItems", list, len, False), ("maxItems", list, len, True)):
+                                       ("minItems", list, len, False), ("maxItems", list, len, True),
+                                       ("minProperties", dict, len, False), ("maxProperties", dict, len, True)):
             if key in schema:
                 out.append(_bound(schema[key], lambda v, k=kind: isinstance(v, k), size, below))
         for key, below in (("minimum", False), ("maximum", True)):
             if key in schema:
                 out.append(_bound(schema[key], number, lambda v: v, below))
+        for key, below in (("exclusiveMinimum", False), ("exclusiveMaximum", True)):
+            if key in schema:
+                out.append(_bound(schema[key], number, lambda v: v, below, exclusive=True))
         return out
 
     def _ref(self, schema: dict) -> Check | None:
@@ -175,9 +222,60 @@ class _Compiler:
         return self.refs[ref]
 
 
-def _bound(limit: Any, applies: Check, measure: Callable[[Any], Any], upper: bool) -> Check:
+def _bound(limit: Any, applies: Check, measure: Callable[[Any], Any], upper: bool, exclusive: bool = False) -> Check:
     if not _TYPES["number"](limit):
         raise Unsupported(f"bound {limit!r}")
     if upper:
+        if exclusive:
+            return lambda v: not applies(v) or measure(v) < limit
         return lambda v: not applies(v) or measure(v) <= limit
+    if exclusive:
+        return lambda v: not applies(v) or measure(v) > limit
     return lambda v: not applies(v) or measure(v) >= limit
+
+
+def _search(pattern: Any) -> Callable[[str], Any]:
+    """re.search of a pattern, as jsonschema applies `pattern` and `patternProperties`."""
+    try:
+        return re.compile(pattern).search
+    except (re.error, TypeError):  # e.g. an inline flag mid-pattern: jsonschema decides, per instance
+        raise Unsupported(f"pattern {pattern!r}") from None
+
+
+def _equals(target: Any) -> Check:
+    """jsonschema's equality with one scalar of an enum or const: numbers by value (1 == 1.0), never a bool for a
+    number or a number for a bool, strings and null as themselves. A list or mapping is left to jsonschema."""
+    if target is None:
+        return lambda v: v is None
+    if isinstance(target, bool):
+        return lambda v: isinstance(v, bool) and v is target
+    if isinstance(target, str):
+        return lambda v: isinstance(v, str) and v == target
+    if _TYPES["number"](target):
+        return lambda v: _TYPES["number"](v) and v == target
+    raise Unsupported(f"enum or const {target!r}"[:60])
+
+
+class SchemaCheck:
+    """A schema, its compiled check and the jsonschema validator that gives its errors. The validator (and
+    jsonschema with it, about a tenth of a cold lint's start-up) is built only when an instance is refused."""
+
+    def __init__(self, schema: Any, resolve: Callable[[str], Any], make_validator: Callable[[Any], Any]):
+        self.schema = schema
+        self._resolve, self._make_validator = resolve, make_validator
+
+    @cached_property
+    def fast(self) -> Check | None:
+        """The compiled predicate; None where the schema uses an assertion this module does not compile."""
+        return compile_schema(self.schema, self._resolve)
+
+    @cached_property
+    def validator(self) -> Any:
+        return self._make_validator(self.schema)
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]:
+        """jsonschema's errors of `instance`; none, without building the validator, when the compiled check
+        passes it."""
+        if self.fast is not None and self.fast(instance):
+            return iter(())
+        return self.validator.iter_errors(instance)

@@ -10,7 +10,6 @@ from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from .errors import InputError, excerpt
@@ -20,6 +19,7 @@ from .paths import SUBCHART_NAMES, chart_dir, subchart_dir
 from .positions import PosMap
 from .positions import load as load_positions
 from .safeyaml import load_documents
+from .schemafast import SchemaCheck
 
 
 @dataclass
@@ -149,8 +149,27 @@ class SchemaViolation:
 
 
 @lru_cache(maxsize=1)
-def umbrella_validator() -> jsonschema.Draft202012Validator:
+def umbrella_validator() -> SchemaCheck:
+    """The umbrella chart's values schema: its compiled check first, jsonschema for a file it refuses."""
     schema = json.loads((chart_dir() / "values.schema.json").read_text())
+    return SchemaCheck(schema, _local_definition(schema), _draft2020)
+
+
+def _local_definition(schema: dict[str, Any]):
+    definitions = schema.get("$defs", {})
+
+    def resolve(ref: str) -> Any:
+        name = ref.removeprefix("#/$defs/")
+        if ref.startswith("#/$defs/") and name in definitions:
+            return definitions[name]
+        return {"$unresolved": ref}  # an assertion the compiled check does not know: jsonschema decides
+
+    return resolve
+
+
+def _draft2020(schema: dict[str, Any]) -> Any:
+    import jsonschema  # only for values the compiled check refuses: a tenth of a cold lint's start-up
+
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -161,12 +180,12 @@ def schema_key_paths() -> tuple[str, ...]:
 
 
 @cache
-def complete_section_validator(name: str) -> jsonschema.Draft202012Validator:
+def complete_section_validator(name: str) -> SchemaCheck:
     """A subchart section after coalescing must have every key: `$defs/<Model>Complete` of the generated
     umbrella schema (the typed model with `required`), resolved against the umbrella's definitions."""
     schema = umbrella_validator().schema
-    ref = f"#/$defs/{SECTION_MODELS[name]}Complete"
-    return jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": ref})
+    section = {"$defs": schema["$defs"], "$ref": f"#/$defs/{SECTION_MODELS[name]}Complete"}
+    return SchemaCheck(section, _local_definition(section), _draft2020)
 
 
 SECTION_MODELS = {"raycluster": "Raycluster", "sandbox-fusion": "SandboxFusion", "reward-service": "RewardService",
@@ -218,7 +237,7 @@ def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
     return sorted(set(out), key=lambda v: (v.key_path, v.message))
 
 
-def _violations(path: list[str], err: jsonschema.ValidationError) -> list[SchemaViolation]:
+def _violations(path: list[str], err: Any) -> list[SchemaViolation]:
     """A missing key is reported at its own key path (where the user adds it), everything else where it is."""
     if err.validator == "required" and isinstance(err.instance, dict):
         missing = [k for k in err.validator_value if k not in err.instance]
@@ -239,7 +258,7 @@ def _violations(path: list[str], err: jsonschema.ValidationError) -> list[Schema
 EMPTY_KEY = 'unknown key "" (a key with an empty name; '
 
 
-def _leaves(err: jsonschema.ValidationError):
+def _leaves(err: Any):
     if err.context:
         # For anyOf/oneOf/allOf keep the branch that got deepest into the document.
         best = max(err.context, key=lambda e: len(e.absolute_path))
@@ -248,7 +267,7 @@ def _leaves(err: jsonschema.ValidationError):
         yield err
 
 
-def _message(err: jsonschema.ValidationError) -> str:
+def _message(err: Any) -> str:
     # The typed model writes why a key does not apply (`x-grpo-reason`) and how to migrate (`x-grpo-hint`).
     reason = err.schema.get("x-grpo-reason") if isinstance(err.schema, dict) else None
     if reason:
@@ -265,7 +284,7 @@ def _message(err: jsonschema.ValidationError) -> str:
     return _plain_message(err)
 
 
-def _plain_message(err: jsonschema.ValidationError) -> str:
+def _plain_message(err: Any) -> str:
     """jsonschema's message, with the offending value shown as a bounded excerpt (never the whole value)."""
     shown = excerpt(err.instance)
     if err.validator == "additionalProperties":
