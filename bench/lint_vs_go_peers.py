@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -37,6 +36,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from cputime import run_timed
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -128,12 +128,10 @@ def input_files(releases: list[list[dict]], size: int, work: Path) -> list[Path]
 def cpu(cmd: list[str], env: dict | None = None) -> float:
     """CPU seconds (user + system) of `cmd` and everything it waited for; a run that did not lint (an exit status
     that means refused input or a crash) is an error, never a time."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _, seconds, proc = run_timed(cmd, env)
     if proc.returncode not in (0, 1):  # every tool here: 0 clean, 1 findings
         raise RuntimeError(f"{Path(cmd[0]).name} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds
 
 
 def commands(files: list[Path], tools: dict[str, Path | None], schemas: Path, cache: Path,
