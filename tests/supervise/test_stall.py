@@ -75,6 +75,18 @@ def test_a_checkpoint_or_validation_step_gets_the_longest_one_seen_on_top():
     assert d.bound() == 3 * 200.0 + 170.0  # the 200 s step is still among the last 5; step 8 saves
 
 
+def test_a_miles_checkpoint_is_read_by_its_own_timer_name():
+    """miles times a save as `save_model` (perf/save_model_time), verl as `save_checkpoint`: either is a checkpoint
+    whose time the next saving step's bound carries."""
+    policy = StallPolicy(factor=3.0, floor_s=60.0, startup_s=900.0, save_freq=2, test_freq=0)
+    d = StallDetector(policy, started=0.0)
+    now = run_steps(d, 100.0, [30.0, 30.0, 30.0])  # steps 1-3
+    d.step(4, now + 30.0, seconds=30.0, phases={"train": 25.0, "save_model": 500.0})
+    assert d.bound() == 3 * 30.0  # step 5 saves nothing
+    d.step(5, now + 60.0, seconds=30.0)
+    assert d.bound() == 3 * 30.0 + 500.0  # step 6 saves: the save seen on top, not the 60 s floor
+
+
 def test_a_record_read_twice_changes_nothing():
     d = StallDetector(POLICY, started=0.0)
     d.step(1, 100.0, seconds=10.0)

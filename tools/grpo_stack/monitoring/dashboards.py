@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..stepmetrics.phases import CHECKPOINT, WEIGHT_SYNC
+
 NS = 'namespace="$namespace"'
 RATE = "[$__rate_interval]"
 # What Grafana puts in place of the variables; used to hand the parser what Prometheus would receive.
@@ -95,9 +97,9 @@ TRAINING = Dashboard("grpo-training", "GRPO / Training", "The trainer's steps: s
         Query(f"max by (phase) (grpo_step_phase_seconds{{{NS}}})", "{{phase}}"),), stacked=True),
     Panel("Step time", "s", (Query(f"max (grpo_step_seconds{{{NS}}})", "step"),)),
     Panel("Weight sync and checkpoint", "s", (
-        Query(f'max by (phase) (grpo_step_phase_seconds{{{NS}, phase=~"update_weights|save_checkpoint"}})',
+        Query(f'max by (phase) (grpo_step_phase_seconds{{{NS}, phase=~"{"|".join(WEIGHT_SYNC + CHECKPOINT)}"}})',
               "{{phase}}"),),
-          "verl's timing keys for the rollout weight update and the checkpoint save."),
+          "The rollout weight update and the checkpoint save, by verl's and miles' timer names."),
     Panel("Reward", "short", (Query(f"max (grpo_step_reward_mean{{{NS}}})", "mean"),)),
     Panel("Response length", "short", (Query(f"max (grpo_step_response_length_mean{{{NS}}})", "mean"),)),
     Panel("Tokens/s", "short", (Query(f"max (grpo_step_tokens_per_second{{{NS}}})", "tokens/s"),)),

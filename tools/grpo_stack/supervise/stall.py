@@ -4,7 +4,8 @@ Before the attempt's first step the bound is the values' `startupSeconds` (Ray w
 validation verl runs before training, the first step). After it, a stall is no new step for
 `max(floorSeconds, factor x the longest of the last WINDOW steps)`; a step that saves a checkpoint or validates
 (the values' saveFreq / testFreq) may take longer than the steps around it, so its bound adds the longest
-checkpoint and validation seen so far in the attempt (the floor before one was seen). A step's time is the wall
+checkpoint and validation seen so far in the attempt (the floor before one was seen), read by the phase names
+verl and miles time them by (stepmetrics/phases.py). A step's time is the wall
 time between the records of two steps (validation and metrics included), the first one's verl's own
 `timing_s/step`. Each new step resets the wait, so a slow run that keeps logging steps is never a stall, however
 slow, as long as no step takes factor x longer than the slowest recent one.
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+
+from ..stepmetrics.phases import CHECKPOINT, VALIDATION
 
 WINDOW = 5
 OFF, REPORT, RESUBMIT = "off", "report", "resubmit"
@@ -49,17 +52,18 @@ class StallDetector:
         self.last_step: int | None = None
         self.last_seen: float | None = None
         self.recent: deque[float] = deque(maxlen=WINDOW)
-        self.slow_phases = 0.0  # the longest save_checkpoint + testing of a step so far
+        self.slow_phases = 0.0  # the longest checkpoint + validation of a step so far
 
     def step(self, step: int, now: float, seconds: float | None = None, phases: dict[str, float] | None = None):
-        """A new step record, read at `now`; `seconds`: verl's timing_s/step; `phases`: its timing_s/<phase>."""
+        """A new step record, read at `now`; `seconds`: the step's own time (verl's timing_s/step, miles'
+        perf/step_time); `phases`: its phases' times by name."""
         if self.last_step is not None and step <= self.last_step:
             return  # a record read twice, or a step logged again
         took = now - self.last_seen if self.last_seen is not None else seconds
         if took is not None:
             self.recent.append(max(took, seconds or 0.0))
         phases = phases or {}
-        self.slow_phases = max(self.slow_phases, phases.get("save_checkpoint", 0.0) + phases.get("testing", 0.0))
+        self.slow_phases = max(self.slow_phases, sum(phases.get(name, 0.0) for name in (*CHECKPOINT, *VALIDATION)))
         self.last_step, self.last_seen = step, now
 
     def bound(self) -> float:
