@@ -37,13 +37,18 @@ class Locator:
 
         line, col = 1, 1
         node = docs[obj.index] if docs and obj.index < len(docs) else None
-        for part in [p for p in path.split(".") if p]:
-            if isinstance(node, PosMap) and part in node:
-                line, col = (x + 1 for x in node.lc.key(part))
-                node = node[part]
-            elif isinstance(node, PosSeq) and part.isdigit() and int(part) < len(node):
-                line, col = (x + 1 for x in node.lc.item(int(part)))
-                node = node[int(part)]
+        parts, i = [p for p in path.split(".") if p], 0
+        while i < len(parts):
+            if isinstance(node, PosMap):
+                # a key may hold dots itself (`nvidia.com/gpu`, `fs.oss.accessKeySecret`): the longest that is one
+                key = next((k for j in range(len(parts), i, -1) if (k := ".".join(parts[i:j])) in node), None)
+                if key is None:
+                    break
+                line, col = (x + 1 for x in node.lc.key(key))
+                node, i = node[key], i + key.count(".") + 1
+            elif isinstance(node, PosSeq) and parts[i].isdigit() and int(parts[i]) < len(node):
+                line, col = (x + 1 for x in node.lc.item(int(parts[i])))
+                node, i = node[int(parts[i])], i + 1
             else:
                 break
         return shown, line, col

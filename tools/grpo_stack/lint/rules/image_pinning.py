@@ -43,7 +43,8 @@ a custom resource outside the core, KubeRay, JobSet and LeaderWorkerSet groups g
 controller and is not checked; an `image` field of such a resource outside its pod templates (an image its
 operator runs: a loader, a builder) is checked like a container's. In the chart's own
 rendered output (values mode), pinned images must use `imagePullPolicy: IfNotPresent`; on other manifests
-`Always` on a pinned image costs a pull per start but runs the same build, and is not reported. The Ray head and
+`Always` on a pinned image (an exact tag or a digest) is a warning: it runs the same build, but every container
+start waits on the registry, so a restart fails where the registry is unreachable or rate-limited. The Ray head and
 every Ray worker group must run the same image in their Ray container (the first; sidecars such as a Redis or a
 log shipper run their own images); accelerator variants of one build (`-gpu`, `-cpu`, `-cu128`, `-rocm6.2` in
 the tag) count as the same image, so a CPU head on `ray:2.52.0` with workers on `ray:2.52.0-gpu` is fine.
@@ -219,6 +220,11 @@ def check(ctx) -> Iterator[Hit]:
             elif c.get("imagePullPolicy", "IfNotPresent") != "IfNotPresent" and ctx.has_values:
                 yield Hit(f"{path}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} uses imagePullPolicy "
                           f"{c.get('imagePullPolicy')}; use IfNotPresent", obj=o)
+            elif c.get("imagePullPolicy") == "Always" and image and not PLACEHOLDER.search(split(image)[1] or ""):
+                yield Hit(f"{path}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} uses imagePullPolicy "
+                          f"Always: every start of container {c.get('name', i)} pulls from the registry for "
+                          "the same build and fails where the registry is unreachable or rate-limited; use "
+                          "IfNotPresent", severity=Severity.WARNING, obj=o)
             if ("headGroupSpec" in pod_path or "workerGroupSpecs" in pod_path) and field == "containers" and i == 0:
                 # the Ray container is the first (KubeRay's RayContainerIndex); sidecars (Redis, log shippers)
                 # run their own images

@@ -31,6 +31,9 @@ Container `command`/`args` and the commands of inline scripts are read for crede
 (`--api-key sk-…`, `--password=…`, `--redis-password …`, `--hf-token hf_…`, `--token=…`; a `$(VAR)` / `$VAR`
 reference is what it should be), and for token-shaped words; so are KubeRay `rayStartParams` (`redis-password`)
 and any custom-resource field named for a credential that holds a literal `value` (`redisPassword: {value: …}`).
+A custom resource's own spec field named for a credential (`options: {fs.oss.accessKeySecret: …}`, `auth.token`)
+is an error when its value is shaped like a credential: not a name a reference would hold (lower-case letters,
+digits, `-` and `.` only), a path or URL, a placeholder or a switch.
 ConfigMaps are read key by key and line by line: a credential-named key or config line (`password: …`,
 `api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error.
 Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential
@@ -204,11 +207,30 @@ def _command_lines(ctx) -> Iterator[Hit]:
             yield from _flag_hits(s.obj, s.path, s.where, words, f" (script line {s.line_of(node)})")
 
 
+def _custom_resource(o) -> bool:
+    """An object of an API group no Kubernetes release serves: its fields are its operator's, not the pod's."""
+    group = str(o.obj.get("apiVersion") or "").rpartition("/")[0]
+    return "." in group and not group.endswith(".k8s.io")
+
+
+# What a field named for a credential holds when it refers to one (a Secret's name, a key of it) rather than
+# being one: the DNS-1123 shape of Kubernetes names.
+REFERENCE_SHAPED = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")
+
+
+def _credential_shaped(text: str) -> bool:
+    v = text.strip()
+    return len(v) >= 8 and _real(v) and not REFERENCE_SHAPED.match(v) and not any(ch.isspace() for ch in v) \
+        and "://" not in v and not v.startswith(("/", "."))
+
+
 def _crd_fields(ctx) -> Iterator[Hit]:
-    """KubeRay rayStartParams flags, and custom-resource fields named for a credential with a literal `value`."""
+    """KubeRay rayStartParams flags, custom-resource fields named for a credential with a literal `value`, and a
+    custom resource's spec fields named for a credential that hold one."""
     for o in ctx.objects:
         if o.kind in ("Secret", "ConfigMap"):
             continue
+        custom = _custom_resource(o)
         for path, text in ctx.object_strings(o):
             parts = path.split(".")
             if len(parts) >= 2 and parts[-2] == "rayStartParams" and secret_name(parts[-1]) and _real(text):
@@ -218,6 +240,11 @@ def _crd_fields(ctx) -> Iterator[Hit]:
                   f".{path}" and not parts[-2].isdigit() and _real(text)):
                 yield Hit(path, f"{o.kind} {o.name}: {parts[-2]} holds a literal value ({_mask(text)}); use its "
                           "valueFrom.secretKeyRef", obj=o)
+            elif (custom and parts[0] == "spec" and not parts[-1].isdigit() and ".env." not in f".{path}."
+                  and secret_name(parts[-1]) and _credential_shaped(text)):
+                yield Hit(path, f"{o.kind} {o.name}: {parts[-1]} holds a literal credential ({_mask(text)}); anyone "
+                          f"who can read the {o.kind} has it: keep it in a Secret and give the resource its "
+                          "reference", obj=o)
 
 
 def _configmaps(ctx) -> Iterator[Hit]:
