@@ -1,9 +1,10 @@
 """Collecting the shell commands the documentation shows, and deciding how each can be verified here.
 
 The convention (docs/contributing.md, "Commands in the documentation"):
-- Markdown (README.md, docs/*.md, images/README.md): only fenced blocks whose info string is `bash` hold
-  commands; every line is one command (a trailing `\\` joins lines; `#` starts a comment). Output, examples of
-  failures and prose go in ```text / ```console blocks, which are never run.
+- Markdown (README.md, docs/*.md, images/README.md): fenced blocks whose info string is `bash` (or `sh`,
+  `shell`) hold commands; every line is one command (a trailing `\\` joins lines; `#` starts a comment). Output,
+  examples of failures and prose go in ```text / ```console blocks, which are never run. Every block names its
+  language (tests/docs/test_documented_commands.py), so no command sits in an untagged block unchecked.
 - NOTES.txt (rendered for each shipped values file): a command is a line indented by 5 or more spaces, as the
   notes print them; `helm test` on a "N. Label:  command" line is recognised too.
 - `<placeholder>`s are filled in: <namespace>/<release> with the release's, <your values file> with the values
@@ -19,6 +20,7 @@ from pathlib import Path
 
 PLACEHOLDER = re.compile(r"<([a-z][a-z -]*)>")
 FENCE = re.compile(r"^```\s*([\w-]*)")
+SHELL_BLOCKS = ("bash", "sh", "shell")
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ def markdown_commands(path: Path, root: Path, default_values: str) -> list[Comma
         if m:
             block = m.group(1) if block is None else None
             continue
-        if block == "bash":
+        if block in SHELL_BLOCKS:
             out.append((i, line))
             context[i] = values
     return [_command(f"{path.relative_to(root)}:{n}", text, context[n], {}) for n, text in _join(out)]

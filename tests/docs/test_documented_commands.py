@@ -215,6 +215,9 @@ def verify(command: Command, tmp_path: Path) -> str:
     """Run or check one command; returns the verdict line."""
     syntax = subprocess.run(["bash", "-n", "-c", command.text], capture_output=True, text=True, check=False)
     assert syntax.returncode == 0, f"{command.source}: `{command.text}`: {syntax.stderr}"
+    for script in inner_scripts(command.words):  # `kubectl exec … -- sh -c '…'`: the script the pod's shell runs
+        inner = subprocess.run(["bash", "-n", "-c", script], capture_output=True, text=True, check=False)
+        assert inner.returncode == 0, f"{command.source}: the script of its `-c`, `{script}`: {inner.stderr}"
     words = command.words
     if not words:
         return "CHECKED syntax (no command)"
@@ -258,6 +261,25 @@ def verify(command: Command, tmp_path: Path) -> str:
     return "CHECKED syntax (needs a cluster or a long job); " + "; ".join(report)
 
 
+def inner_scripts(words: list[str]) -> list[str]:
+    """The scripts a command hands to a shell: the word after `-c` (or a flag cluster ending in c, `-ec`) of each
+    `sh` / `bash` in it."""
+    out = []
+    for i, word in enumerate(words[:-2]):
+        flag = words[i + 1]
+        if Path(word).name in ("sh", "bash") and flag.startswith("-") and not flag.startswith("--") \
+                and flag.endswith("c"):
+            out.append(words[i + 2])
+    return out
+
+
+def test_a_shell_script_inside_a_command_is_checked():
+    """A broken script behind `-- sh -c` passes `bash -n` of the outer command (it is one quoted word)."""
+    assert inner_scripts(["kubectl", "exec", "x", "--", "sh", "-ec", "if true; then echo"]) == ["if true; then echo"]
+    broken = subprocess.run(["bash", "-n", "-c", "if true; then echo"], capture_output=True, text=True)
+    assert broken.returncode != 0
+
+
 def shlex_quote(s: str) -> str:
     import shlex
 
@@ -269,6 +291,20 @@ def test_documented_command(command, tmp_path, capsys):
     verdict = verify(command, tmp_path)
     with capsys.disabled():
         print(f"\n  {command.source}: {command.text}\n    -> {verdict}")
+
+
+def test_every_fenced_block_names_its_language():
+    """A command in an untagged block is never collected, so never checked: every block says what it holds
+    (`bash` for commands, `text` for output and diagrams, `yaml`, ...)."""
+    untagged = []
+    for doc in documents():
+        inside = False
+        for n, line in enumerate(doc.read_text().splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                if not inside and not line.strip()[3:].strip():
+                    untagged.append(f"{doc.relative_to(REPO_ROOT)}:{n}")
+                inside = not inside
+    assert not untagged, f"fenced blocks without a language: {untagged}"
 
 
 def test_commands_were_found():
