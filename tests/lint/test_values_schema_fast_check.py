@@ -18,15 +18,6 @@ from ..render.test_merge import user_values
 from .schema_mutations import mutations
 
 
-def _checks(merged: dict) -> list[tuple[object, dict]]:
-    """(check, instance) pairs: the umbrella schema on the whole values, each complete section on its section."""
-    out = [(values.umbrella_validator(), merged)]
-    for name in SUBCHART_NAMES:
-        section = {k: v for k, v in (merged.get(name) or {}).items() if k not in ("global", "grpo-common")}
-        out.append((values.complete_section_validator(name), section))
-    return out
-
-
 def test_the_values_schemas_compile():
     """Left to jsonschema, the values check would be correct but import and walk it on every lint."""
     assert values.umbrella_validator().fast is not None
@@ -54,7 +45,7 @@ def test_the_fast_check_agrees_with_jsonschema_on_values_and_their_mutations(mer
     checked = refused = 0
     for name, merged in merged_cases:
         for candidate in [merged, *mutations(merged, rng, count=3)]:
-            for check, instance in _checks(candidate):
+            for check, instance, _prefix in values.schema_checks(candidate):
                 verdict = check.fast(instance)
                 valid = next(iter(check.validator.iter_errors(instance)), None) is None
                 assert verdict == valid, (name, check.schema.get("$ref"))

@@ -218,17 +218,23 @@ def _null_paths(node: Any, prefix: tuple) -> Iterator[tuple]:
                 yield from _null_paths(value, (*prefix, key))
 
 
+def schema_checks(merged: dict[str, Any]) -> list[tuple[SchemaCheck, Any, list[str]]]:
+    """(check, what it checks, the key path that sits at): the umbrella schema on the whole values, and each
+    subchart's complete model on its coalesced section."""
+    out: list[tuple[SchemaCheck, Any, list[str]]] = [(umbrella_validator(), merged, [])]
+    for name in SUBCHART_NAMES:
+        section = {k: v for k, v in (merged.get(name) or {}).items() if k not in ("global", "grpo-common")}
+        out.append((complete_section_validator(name), section, [name]))
+    return out
+
+
 def schema_violations(merged: dict[str, Any]) -> list[SchemaViolation]:
     """Every violation of the umbrella schema, and of each coalesced subchart section, with the key path."""
     out = []
-    for err in umbrella_validator().iter_errors(merged):
-        for leaf in _leaves(err):
-            out += _violations([str(p) for p in leaf.absolute_path], leaf)
-    for name in SUBCHART_NAMES:
-        section = {k: v for k, v in (merged.get(name) or {}).items() if k not in ("global", "grpo-common")}
-        for err in complete_section_validator(name).iter_errors(section):
+    for check, instance, prefix in schema_checks(merged):
+        for err in check.iter_errors(instance):
             for leaf in _leaves(err):
-                out += _violations([name, *(str(p) for p in leaf.absolute_path)], leaf)
+                out += _violations([*prefix, *(str(p) for p in leaf.absolute_path)], leaf)
     best: dict[str, SchemaViolation] = {}
     for v in out:
         if v.primary > getattr(best.get(v.key_path), "primary", 0):
