@@ -83,9 +83,9 @@ def _cut_continuations(s) -> Iterator[tuple[int, int, str]]:
     """(comment line, orphaned line, its text) for each shell comment on a line a backslash continued whose command
     goes on below it with a flag."""
     lines = s.source.split("\n")
-    rows = sorted({n.start_point[0] for n in walk(s.root) if n.type == "comment"})
-    for row in rows:
-        if row == 0 or row >= len(lines) or not lines[row].lstrip().startswith("#"):
+    found = []
+    for row in range(1, len(lines)):
+        if not lines[row].lstrip().startswith("#"):
             continue  # a comment after code on its line ends that line only
         above = lines[row - 1].rstrip()
         if above.lstrip().startswith("#") or not above.endswith("\\") or above.endswith("\\\\"):
@@ -93,4 +93,10 @@ def _cut_continuations(s) -> Iterator[tuple[int, int, str]]:
         below = next((k for k in range(row + 1, len(lines))
                       if lines[k].strip() and not lines[k].lstrip().startswith("#")), None)
         if below is not None and lines[below].lstrip().startswith("-"):
+            found.append((row, below))
+    if not found:
+        return  # the common case: no script tree to walk
+    comments = {n.start_point[0] for n in walk(s.root) if n.type == "comment"}  # not a heredoc's or a string's line
+    for row, below in found:
+        if row in comments:
             yield row + 1, below + 1, lines[below].strip()
