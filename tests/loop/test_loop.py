@@ -30,9 +30,11 @@ pytestmark = pytest.mark.loop
 
 # verl's rollout/actor check: training/rollout_probs_diff_max (the largest |p_rollout - p_actor| over the batch's
 # tokens) and training/rollout_actor_probs_pearson_corr. Measured on 2 cores at the overlay's lr (1e-3): synced
-# steps 1.3e-4 to 1.9e-4 and 0.998-0.999; the step after one skipped sync 2.4e-3 and 0.81.
+# steps 1.2e-4 to 1.9e-4 and 0.998-0.9995; the step after one skipped sync 2.4e-3 to 2.6e-3, and a correlation
+# that differs from run to run with the tokens sampled (0.81, 0.91, 0.956 in three runs). Each bound sits near the
+# geometric middle of the two ranges: 1 - 0.99 is 5x the synced steps' worst 0.002 and a fourth of 0.044.
 PROBS_DIFF_MAX = 1e-3
-PEARSON_MIN = 0.95
+PEARSON_MIN = 0.99
 DOC = REPO_ROOT / "docs" / "loop.md"
 
 
@@ -106,8 +108,9 @@ def test_skipped_weight_sync_breaks_the_rollout_check(scenario):
     corr = {s: m["training/rollout_actor_probs_pearson_corr"] for s, m in synced.items()}
     assert sorted(synced) == [1, 2, 3] and all(d < PROBS_DIFF_MAX for d in diffs.values()), diffs
     assert all(c > PEARSON_MIN for c in corr.values()), corr
-    assert stale["training/rollout_probs_diff_max"] > PROBS_DIFF_MAX, (stale, diffs)
-    assert stale["training/rollout_actor_probs_pearson_corr"] < PEARSON_MIN, (stale, corr)
+    seen = {k: stale[k] for k in ("training/rollout_probs_diff_max", "training/rollout_actor_probs_pearson_corr")}
+    assert seen["training/rollout_probs_diff_max"] > PROBS_DIFF_MAX, (seen, diffs)
+    assert seen["training/rollout_actor_probs_pearson_corr"] < PEARSON_MIN, (seen, corr)
 
 
 def test_the_driver_ran_the_builders_command_plus_the_listed_set(scenario):
