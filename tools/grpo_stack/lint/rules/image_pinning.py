@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from ...errors import InputError
 from ..finding import Hit, Severity
+from ._image_files import is_image_file
 from ._objects import containers, values_section
 
 CODE = "GRPO701"
@@ -38,9 +39,10 @@ which follows its release's updates). Any other project-built tag
 (`server-20250609`, `a1b2c3d`, `build-417`, `verl-0.9.1-cu128`) is taken as pinned; list tags your registry
 moves in the config. Any tag of a registry that never moves a published tag (`registry.k8s.io`: the Kubernetes
 image promoter refuses to retag, so `registry.k8s.io/pause:3.9` is one build) is pinned unless the config lists it
-as floating. A tag that is still a placeholder (`<tag>`, `${TAG}`) is not judged. A container without an image in
-a custom resource outside the core, KubeRay, JobSet and LeaderWorkerSet groups gets its image from the resource's
-controller and is not checked; an `image` field of such a resource outside its pod templates (an image its
+as floating. A tag that is still a placeholder (`<tag>`, `${TAG}`) is not judged, nor an image file on the node
+(`/images/trainer_v1.2.sif`, run by an Apptainer or Slurm virtual kubelet): it has no tag. A container without an
+image in a custom resource outside the core, KubeRay, JobSet and LeaderWorkerSet groups gets its image from the
+resource's controller and is not checked; an `image` field of such a resource outside its pod templates (an image its
 operator runs: a loader, a builder) is checked like a container's. In the chart's own
 rendered output (values mode), pinned images must use `imagePullPolicy: IfNotPresent`; on other manifests
 `Always` on a pinned image (an exact tag or a digest) is a warning: it runs the same build, but every container
@@ -138,6 +140,8 @@ def split(image: str) -> tuple[str, str | None, str | None]:
 
 def floating_reason(image: str, config: dict | None = None) -> str | None:
     """Why `image` is floating, or None when it is pinned (the rule in DOC)."""
+    if is_image_file(image):
+        return None
     repo, tag, digest = split(image)
     if digest:
         return None

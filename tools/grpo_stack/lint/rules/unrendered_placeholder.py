@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._image_files import is_image_file
 
 CODE = "GRPO851"
 NAME = "unrendered-placeholder"
@@ -23,7 +24,8 @@ In manifest mode, finds template syntax that was meant to be rendered before `ku
 
 - the marks of a variable envsubst expanded to nothing (it was unset, and envsubst has no error for that): an
   image reference with an empty part (`/rl/trainer:1.2.3`, `registry//trainer`, `trainer:`), a URL host with an
-  empty label (`http://scorer..svc.cluster.local`, `http://:8080`).
+  empty label (`http://scorer..svc.cluster.local`, `http://:8080`). An image file on the node
+  (`/images/trainer_v1.2.sif`, which Apptainer and Slurm virtual kubelets run) is a path, not such a reference.
 
 Not reported: shell scripts run by `sh -c` (the shell expands them; in pod templates and in any other
 `command`/`args` pair, such as KubeRay's `autoscalerOptions`), KubeRay `rayStartParams` values and the
@@ -99,7 +101,7 @@ def check(ctx) -> Iterator[Hit]:
 def _expanded_empty(o, path: str, text: str) -> Iterator[Hit]:
     parts = path.split(".")
     if len(parts) >= 3 and parts[-1] == "image" and parts[-3] in ("containers", "initContainers"):
-        if EMPTY_IMAGE_PART.search(text.strip()):
+        if EMPTY_IMAGE_PART.search(text.strip()) and not is_image_file(text):
             yield Hit(path, f"{o.kind} {o.name}: image {text!r} has an empty part, the mark of a variable "
                       "envsubst expanded to nothing (unset when the template was rendered)", obj=o)
     elif EMPTY_URL_HOST.search(text):
