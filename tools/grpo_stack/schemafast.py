@@ -9,14 +9,16 @@ The predicate is exact for the keywords the bundled Kubernetes schemas, the Kube
 schema use (type, properties, patternProperties, additionalProperties, propertyNames, required, items, enum and
 const of scalars, oneOf, anyOf, allOf, not, if/then/else, `$ref`, pattern, the length, item-count, property-count
 and numeric bounds, exclusive ones too; annotations, `$defs`, `x-` extensions and `format`, which jsonschema does
-not assert without a format checker, are ignored). A schema with any other assertion is not compiled
-(`compile_schema` returns None) and its instances all go to jsonschema: a keyword this module does not know can
-never make an invalid instance pass.
+not assert without a format checker, are ignored). A schema whose top uses any other assertion is not
+compiled (`compile_schema` returns None) and its instances all go to jsonschema: a keyword this module does not know can
+never make an invalid instance pass. A property's schema is compiled when an instance first has the property,
+and one with such an assertion refuses the instances that have it.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import Any
@@ -55,17 +57,24 @@ class Unsupported(Exception):
 
 def compile_schema(schema: Any, resolve: Callable[[str], Any]) -> Check | None:
     """The predicate of `schema` (`resolve(ref)` gives the schema a `$ref` names), or None when the schema uses an
-    assertion outside the compiled set."""
+    assertion outside the compiled set at its top. A property's schema is compiled when an instance first has
+    that property (most of a Kubernetes schema's properties never occur in one manifest set): one that uses an
+    assertion outside the set refuses every instance that has the property, so jsonschema decides those."""
     try:
         return _Compiler(resolve).compile(schema)
     except Unsupported:
         return None
 
 
+def _refuse(_v: Any) -> bool:
+    return False
+
+
 class _Compiler:
     def __init__(self, resolve: Callable[[str], Any]):
         self.resolve = resolve
         self.refs: dict[str, Check] = {}
+        self.lock = threading.RLock()
 
     def compile(self, schema: Any) -> Check:
         if schema is True or schema == {}:
@@ -105,7 +114,7 @@ class _Compiler:
             raise Unsupported("properties/patternProperties/required")
         if not props and not patterns and extra is True and not required:
             return None
-        compiled = {k: self.compile(v) for k, v in props.items()}
+        compiled: dict[str, Check] = {}  # filled as instances show each property (compile_schema)
         by_pattern = [(_search(p), self.compile(v)) for p, v in patterns.items()]
         other = None if extra is True else self.compile(extra)
 
@@ -117,6 +126,8 @@ class _Compiler:
                     return False
             for key, value in v.items():
                 test = compiled.get(key)
+                if test is None and key in props:
+                    test = compiled[key] = self._deferred(props[key])
                 if test is not None and not test(value):
                     return False
                 if by_pattern and not isinstance(key, str):
@@ -132,6 +143,15 @@ class _Compiler:
             return True
 
         return check
+
+    def _deferred(self, schema: Any) -> Check:
+        """A property's check, compiled at its first instance (under a lock: rules run on several threads);
+        refusing all where it uses an assertion outside the set."""
+        with self.lock:
+            try:
+                return self.compile(schema)
+            except Unsupported:
+                return _refuse
 
     def _names(self, schema: dict) -> Check | None:
         if "propertyNames" not in schema:
@@ -218,7 +238,11 @@ class _Compiler:
         if ref not in self.refs:
             slot: list[Check] = []
             self.refs[ref] = lambda v: slot[0](v)  # a recursive definition calls itself through the slot
-            slot.append(self.compile(self.resolve(ref)))
+            try:
+                slot.append(self.compile(self.resolve(ref)))
+            except Unsupported:
+                del self.refs[ref]  # no half-made entry for a later, deferred compile to find
+                raise
         return self.refs[ref]
 
 
@@ -266,7 +290,7 @@ class SchemaCheck:
 
     @cached_property
     def fast(self) -> Check | None:
-        """The compiled predicate; None where the schema uses an assertion this module does not compile."""
+        """The compiled predicate; None where the schema's top uses an assertion this module does not compile."""
         return compile_schema(self.schema, self._resolve)
 
     @cached_property
