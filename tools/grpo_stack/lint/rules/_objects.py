@@ -53,6 +53,34 @@ def containers(pod_spec: dict[str, Any]):
                 yield field, i, c
 
 
+# Restart policies under which a pod's work ends: a pod's own, or a replica spec's (Kubeflow's training jobs'
+# `*ReplicaSpecs.<role>.restartPolicy`; `ExitCode` restarts only on a retryable exit code).
+FINITE_RESTART_POLICIES = frozenset({"Never", "OnFailure", "ExitCode"})
+BATCH_KINDS = frozenset({"Job", "CronJob"})
+
+
+def runs_to_completion(o, pod_path: str, pod: dict[str, Any]) -> bool:
+    """Whether the pods of this template end when their work does: a batch/v1 Job's or CronJob's, a pod whose
+    restartPolicy is Never or OnFailure, or one whose replica spec (the mapping that holds its `template`) restarts
+    it only on failure. Anything else (a Deployment, a Ray cluster's groups, a Pod left at Always) runs until
+    stopped."""
+    if o.kind in BATCH_KINDS and str(o.obj.get("apiVersion", "")).startswith("batch/"):
+        return True
+    if pod.get("restartPolicy", "Always") in FINITE_RESTART_POLICIES:
+        return True
+    if not pod_path.endswith(".template.spec"):
+        return False
+    replica: Any = o.obj
+    for key in pod_path.removesuffix(".template.spec").split("."):
+        if isinstance(replica, dict):
+            replica = replica.get(key)
+        elif isinstance(replica, list) and key.isdigit() and int(key) < len(replica):
+            replica = replica[int(key)]
+        else:
+            return False
+    return isinstance(replica, dict) and replica.get("restartPolicy") in FINITE_RESTART_POLICIES
+
+
 def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
     """Kubernetes LabelSelector semantics (matchLabels AND matchExpressions), against the labels of a template's
     pods (a frozenset value: the pods carry one of those values each; empty: a value picked at run time)."""

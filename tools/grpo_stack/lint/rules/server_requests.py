@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers
+from ._objects import containers, runs_to_completion
 from ._services import backends
 
 CODE = "GRPO856"
@@ -14,12 +14,13 @@ SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
 SUMMARY = "A server container (it declares ports or probes) requests neither CPU nor memory."
 DOC = """## What it does
-For every long-running pod template (any workload but a Kubernetes Job's or CronJob's, custom resources found by
-shape included), reads each container that serves — it declares `ports`, or has a readiness, liveness or startup
-probe, or it is the first container of pods a Service in the files selects — and reports one that requests neither
-CPU nor memory: no `resources.requests` for either, and no `resources.limits` for either (a limit without a request
-is the request). A container that requests memory but sets no limit is not reported: it has a request. Sidecars
-without ports or probes are left alone.
+For every long-running pod template (any workload but a Kubernetes Job's or CronJob's, a pod under restartPolicy
+Never or OnFailure, or a training job's replica whose replica spec restarts it only on failure; custom resources
+found by shape included), reads each container that serves — it declares `ports`, or has a readiness, liveness or
+startup probe, or it is the first container of pods a Service in the files selects — and reports one that requests
+neither CPU nor memory: no `resources.requests` for either, and no `resources.limits` for either (a limit without a
+request is the request). A container that requests memory but sets no limit is not reported: it has a request.
+Sidecars without ports or probes are left alone.
 
 ## Why is this bad?
 A container with no requests is scheduled as if it needed nothing: the scheduler packs it onto a node that has
@@ -48,15 +49,13 @@ containers:
 Request the CPU and memory the server uses at its steady state (`kubectl top pod` on a running one).
 """
 
-BATCH = frozenset({"Job", "CronJob"})
 PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
 
 
 def check(ctx) -> Iterator[Hit]:
     fronted = {(id(o), path) for b in backends(ctx) if b.obj.kind == "Service" for o, path, _pod in b.pods}
     for o, pod_path, pod in ctx.pod_templates():
-        batch = o.kind in BATCH and str(o.obj.get("apiVersion", "")).startswith("batch/")
-        if batch or pod.get("restartPolicy", "Always") != "Always":
+        if runs_to_completion(o, pod_path, pod):
             continue
         behind_service = (id(o), pod_path) in fronted
         first = True
