@@ -761,9 +761,18 @@ def _efa(limited: bool) -> Callable[[], Case]:
     return build
 
 
+# The job that makes a driverless head's CPUs matter: miles' trainer, submitted from a Job beside the cluster.
+MILES_SUBMIT = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "submit", "namespace": NS},
+                "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{
+                    "name": "submit", "image": PINNED, "command": ["ray", "job", "submit", "--"],
+                    "args": ["python3", "train_async.py", "--hf-checkpoint", "/data/models/policy",
+                             "--actor-num-gpus-per-node", "8"]}]}}}}
+
+
 def _head(params: dict[str, str], gpu=False) -> Callable[[], Case]:
     def build() -> Case:
         case = Case(head_params=dict(params), gpu_workers=True)  # the class: a driverless head in a GPU cluster
+        case.companions.append(copy.deepcopy(MILES_SUBMIT))  # running miles' trainer
         if gpu:
             case.main["resources"] = {"requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": 1},
                                       "limits": {"memory": "64Gi", "nvidia.com/gpu": 1}}

@@ -12,13 +12,19 @@ CODE = "GRPO845"
 NAME = "ray-head-without-driver"
 SEVERITY = Severity.ERROR
 CATEGORY = "correctness"
-SUMMARY = "A Ray head with no CUDA driver advertises CPUs, so Ray can place CUDA-importing actors on it."
+SUMMARY = ("A Ray head with no CUDA driver advertises GPUs, or CPUs where miles runs (its RolloutManager, a CPU "
+           "actor, imports CUDA).")
 DOC = """## What it does
 For the head group of every RayCluster, RayJob and RayService: when the head container has no CUDA driver — no
 `nvidia.com/gpu` in its resources, or `NVIDIA_VISIBLE_DEVICES=void` — it must not advertise GPUs with `num-gpus`
-above 0, and, when the cluster runs CUDA work (a worker group gets `nvidia.com/gpu`), its `rayStartParams` must
-set `num-cpus: "0"`. Otherwise Ray schedules CPU-only actors and the job driver on the head. A CPU-only or TPU
-cluster is not reported: nothing there imports CUDA.
+above 0. Where the release runs miles' trainer and the cluster runs CUDA work (a worker group gets
+`nvidia.com/gpu`), the head's `rayStartParams` must also set `num-cpus: "0"`: otherwise Ray may place miles'
+CPU-only RolloutManager there. The trainer is identified by its command line, wherever the files hold it (a
+RayJob entrypoint, a submitter's args, a script in a ConfigMap): a `train*.py` with one of miles' own arguments
+(`--actor-num-gpus-per-node`, `--actor-num-nodes`, `--rollout-num-gpus`, `--hf-checkpoint`); in values, the chart
+runs it when `global.job.framework` is miles. A head that advertises CPUs to other Ray programs is not reported:
+what their CPU actors import is not known here (KubeRay recommends `num-cpus: "0"` on a production head, as a
+matter of capacity). A CPU-only or TPU cluster is not reported: nothing there imports CUDA.
 `num-cpus: "0"` keeps off only what asks for a CPU. Actors hard-pinned to the head node by the program are
 placed there whatever the head advertises; miles (dec268f7) creates them with two flags, reported in manifests
 wherever a string of the set passes them (a RayJob entrypoint, a submitter's args) while a head has no driver
@@ -91,9 +97,28 @@ def _head_pinning(ctx, templates) -> Iterator[Hit]:
                           f"Ray head, and the head of {heads[0].kind} {heads[0].name} has no CUDA driver", obj=o)
 
 
+# Arguments of miles' trainer alone (miles/utils/arguments.py; the job builder passes them, job/miles.py).
+MILES_ARGUMENTS = ("--actor-num-gpus-per-node", "--actor-num-nodes", "--rollout-num-gpus", "--hf-checkpoint")
+
+
+def _miles_trainer(ctx) -> str | None:
+    """`Kind name` of the first object whose strings run miles' trainer (a train*.py with one of its arguments);
+    in values, the chart's job when its framework is miles."""
+    if ctx.has_values:
+        return "the chart's job" if ctx.get("global.job.framework") == "miles" else None
+    for o in ctx.objects:
+        texts = [t for _p, t in ctx.object_strings(o) if "--" in t or ".py" in t]
+        words = [w for t in texts for w in t.split()]
+        script = any(w.rsplit("/", 1)[-1].startswith("train") and w.endswith(".py") for w in words)
+        if script and any(w == f or w.startswith(f + "=") for w in words for f in MILES_ARGUMENTS):
+            return f"{o.kind} {o.name}"
+    return None
+
+
 def check(ctx) -> Iterator[Hit]:
     templates = list(ctx.pod_templates())
     yield from _head_pinning(ctx, templates)
+    miles: list[str | None] = []  # found once, when a driverless head first advertises CPUs
     # Objects whose Ray cluster runs CUDA work: some pod of theirs gets a GPU. A CPU-only (or TPU) cluster has no
     # CUDA-importing actor that a CPU on the head could attract.
     cuda = {id(o) for o, _, pod in templates if any(_has_driver(c) for _, _, c in containers(pod))}
@@ -111,10 +136,14 @@ def check(ctx) -> Iterator[Hit]:
             yield Hit(f"{group_path}.rayStartParams.num-gpus", f"{o.kind} {o.name}: the Ray head has no CUDA driver "
                       f"but advertises num-gpus {gpus}; GPU actors placed there fail at CUDA init", obj=o)
         if cpus != "0" and cpus != "0.0" and id(o) in cuda:
+            if not miles:
+                miles.append(_miles_trainer(ctx))
+            if miles[0] is None:
+                continue
             shown = f"num-cpus {cpus}" if cpus else "its CPUs (num-cpus unset)"
             yield Hit(f"{group_path}.rayStartParams", f"{o.kind} {o.name}: the Ray head has no CUDA driver but "
-                      f"advertises {shown}; Ray can place CUDA-importing actors (miles RolloutManager, the job "
-                      "driver) there", obj=o)
+                      f"advertises {shown}, and miles' trainer runs here ({miles[0]}): Ray can place its "
+                      "RolloutManager (a CPU actor that imports megatron.core and CUDA) on the head", obj=o)
 
 
 def _has_driver(container: dict) -> bool:
