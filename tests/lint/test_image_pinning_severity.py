@@ -1,6 +1,6 @@
-"""GRPO701's severity follows its certainty: a bare major/minor tag moves for certain on Docker's official images
-(documented to follow every patch release) and only probably elsewhere, where a project may publish one build
-under `1.0`."""
+"""GRPO701's severity follows its certainty: a bare major/minor tag, or one with no version, moves for certain on
+Docker's official images (documented to follow every patch release) and only probably elsewhere, where a project
+may publish one build under `1.0`."""
 
 from __future__ import annotations
 
@@ -39,3 +39,14 @@ def test_moving_words_stay_errors_anywhere(tmp_path):
 
 def test_a_placeholder_tag_is_not_judged(tmp_path):
     assert _severities(tmp_path, "<account>.dkr.ecr.<region>.amazonaws.com/app:<tag>") == []
+
+
+def test_a_tag_without_a_version_follows_the_same_certainty(tmp_path):
+    """No digit in the tag: an official image's variant name (`busybox:musl`) moves with every release for certain;
+    a project's own (`team/trainer:mpi`, built by its walkthrough) only probably."""
+    assert _severities(tmp_path, "busybox:musl") == ["error"]
+    assert _severities(tmp_path, "registry.example.com/team/trainer:mpi") == ["warning"]
+
+
+def test_an_image_file_on_the_node_is_not_judged(tmp_path):
+    assert _severities(tmp_path, "/scratch/images/trainer_v2.sif") == []

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ...errors import InputError
+from ..context import node_at
 from ..finding import Hit, Severity
 from ._image_files import is_image_file
 from ._objects import containers, values_section
@@ -29,7 +30,8 @@ RayService, JobSet, LeaderWorkerSet, custom resources with a pod template). An i
   marker: upstreams move these to every new patch release (Docker Official Images document `3.11` as following
   `3.11.x`). An error on Docker's official images, a warning on others (`myorg/app:1.0` may be one build);
 - its tag has no digit at all (`openmpi`, `gpu`, `prod`): a name without a version is re-pushed with each
-  release (a variant's versioned tag is `0.5.0-openmpi`);
+  release (a variant's versioned tag is `0.5.0-openmpi`). An error on Docker's official images, a warning on
+  others, as for bare versions;
 - it matches a `floating` pattern in the lint config.
 
 An **immutable marker** is a digest, a full `x.y.z` version, a date stamp (`20250609`, `2025-06-09`), a commit hash
@@ -49,7 +51,10 @@ rendered output (values mode), pinned images must use `imagePullPolicy: IfNotPre
 start waits on the registry, so a restart fails where the registry is unreachable or rate-limited. The Ray head and
 every Ray worker group must run the same image in their Ray container (the first; sidecars such as a Redis or a
 log shipper run their own images); accelerator variants of one build (`-gpu`, `-cpu`, `-cu128`, `-rocm6.2` in
-the tag) count as the same image, so a CPU head on `ray:2.52.0` with workers on `ray:2.52.0-gpu` is fine.
+the tag) count as the same image, so a CPU head on `ray:2.52.0` with workers on `ray:2.52.0-gpu` is fine, and so
+does a release tag stamped with its build commit (`ray-ml:2.6.3.54de39-py38` beside `ray-ml:2.6.3-py38`). An
+`image` field of a custom resource outside its pod templates gets the same `Always` warning from the
+`imagePullPolicy` beside it.
 
 Config (`.grpo-lint.yaml`): `image-pinning: {floating: ["myrepo/base:prod"], pinned: ["myrepo/app:release"]}`,
 shell-style patterns matched against `repository:tag`; `pinned` wins over everything but a missing tag.
@@ -176,9 +181,16 @@ def floating_reason(image: str, config: dict | None = None) -> str | None:
 VARIANT = re.compile(r"-(gpu|cpu|cu\d+|rocm[\d.]*)(?=-|$)")
 
 
+# A release tag stamped with its build commit (`2.6.3.54de39-py38` beside `2.6.3-py38`): the same version, and
+# Ray checks that head and workers agree on the version (and Python), not on the tag.
+COMMIT_STAMP = re.compile(r"(\d+\.\d+\.\d+)[.+][0-9a-f]{6,40}(?=[-_]|$)")
+
+
 def _build(image: str) -> str:
     repo, tag, digest = split(image)
-    return image if digest or not tag else f"{repo}:{VARIANT.sub('', tag)}"
+    if digest or not tag:
+        return image
+    return f"{repo}:{COMMIT_STAMP.sub(lambda m: m.group(1), VARIANT.sub('', tag))}"
 
 
 def _controller_supplied(o) -> bool:
@@ -214,10 +226,12 @@ def check(ctx) -> Iterator[Hit]:
             why = floating_reason(image, config)
             if why:
                 repo, tag, _ = split(image)
-                # A bare version on an image outside Docker's official ones: moving is the likely reading, not a
-                # certain one (`kubeflow/tf-dist-mnist-test:1.0` is one build).
-                guess = bool(tag) and BARE_VERSION.match(tag) is not None and not official(repo) and \
-                    why.startswith("floating tag")
+                # A bare version, or a tag with no version, on an image outside Docker's official ones: moving is
+                # the likely reading, not a certain one (`kubeflow/tf-dist-mnist-test:1.0` or a walkthrough's own
+                # `myproject/trainer:mpi` may be one build).
+                guess = bool(tag) and not official(repo) and (
+                    (BARE_VERSION.match(tag) is not None and why.startswith("floating tag"))
+                    or why.startswith(f"tag {tag!r} names no version"))
                 yield Hit(key, f"{o.kind} {o.name}: image {image} is not pinned ({why}"
                           + (", assumed of this repository's tags: pin its digest or list it as pinned)" if guess
                              else ")"), severity=Severity.WARNING if guess else None, **where)
@@ -239,6 +253,13 @@ def check(ctx) -> Iterator[Hit]:
                 why = floating_reason(image, config)
                 if why:
                     yield Hit(path, f"{o.kind} {o.name}: image {image} is not pinned ({why})", obj=o)
+                    continue
+                beside = node_at(o.obj, path.rsplit(".", 1)[0]) if "." in path else o.obj
+                if isinstance(beside, dict) and beside.get("imagePullPolicy") == "Always" and \
+                        not PLACEHOLDER.search(split(image)[1] or ""):
+                    yield Hit(f"{path.rsplit('.', 1)[0]}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} "
+                              "uses imagePullPolicy Always: every pod its operator starts pulls from the registry "
+                              "for the same build; use IfNotPresent", severity=Severity.WARNING, obj=o)
     for ref, images in ray_images.items():
         if len(images) > 1:
             kind, name = ref.split("/", 1)
