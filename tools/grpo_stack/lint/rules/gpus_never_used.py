@@ -18,7 +18,8 @@ DOC = """## What it does
 Finds `nvidia.com/gpu` requests no engine will use, in every pod template:
 - a Ray head or worker group whose `rayStartParams.num-gpus` is below the GPUs its Ray container gets: Ray
   schedules only what it advertises, so the rest sit unused;
-- a container given GPUs that only idles (`sleep infinity`, `tail -f /dev/null`, `pause`);
+- a container given GPUs that only idles (`sleep infinity`, `tail -f /dev/null`, `pause`): a warning, since a pod
+  kept for `kubectl exec` sessions or a scheduling demonstration idles on purpose;
 - a container given GPUs whose image has no CUDA: a `rayproject/ray` tag without a `-gpu` / `-cuXXX` suffix (Ray's
   CPU images; an untagged platform on `rayproject/ray-ml` is its GPU image, `-cpu` its CPU one), or a plain
   language or shell base (`python`, `busybox`, `alpine`, `debian`, `ubuntu`, `curlimages`).
@@ -113,7 +114,8 @@ def check(ctx) -> Iterator[Hit]:
                           "GPUs; Ray never schedules work on the rest", obj=o)
             elif _idle(c):
                 yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs and only "
-                          "idles", obj=o)
+                          "idles (assumed: unless someone works in it through kubectl exec, they sit unused)",
+                          obj=o, severity=Severity.WARNING)
             elif isinstance(c.get("image"), str) and _cpu_image(c["image"]):
                 yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs but runs "
                           f"{c['image']}, which has no CUDA", obj=o)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._objects import runs_to_completion
 from ._podsecurity import all_containers, pod_label, where
 
 CODE = "GRPO818"
@@ -20,7 +21,10 @@ volume's `persistentVolumeClaim`) or a `subPath` mount. A claim of the set whose
 `ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk, not a shared tree, and is not reported. A claim not in
 the set is taken to be shared (the FSx volume usually is created outside the release): an error in the chart's
 own output, where that claim is the FSx volume, and a warning naming the assumption on other manifests, where it
-may be the pod's own disk (a notebook's home, a UI's database).
+may be the pod's own disk (a notebook's home, a UI's database). A pod that runs to completion (a Job's, one under
+restartPolicy Never or OnFailure, a training replica restarted only on failure) is reported on other manifests
+only for a claim the files show to be shared: with one they do not show, a download, training or export job
+writing its results to its own volume is the likelier reading.
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A utility pod that
@@ -58,11 +62,16 @@ def check(ctx) -> Iterator[Hit]:
         if o.kind == "RayCluster":
             continue  # GRPO814
         shared: dict[str, bool] = {}  # volume name -> known to be shared (else assumed)
+        # A job's own output volume (a download, training or export job writes its results there) is the likelier
+        # reading of a claim these files do not show: only a claim known to be shared is judged on such pods.
+        finite = not ctx.has_values and runs_to_completion(o, pod_path, pod)
         for v in pod.get("volumes") or []:
             source = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
             claim = str(source.get("claimName")) if isinstance(source, dict) else ""
             if isinstance(source, dict) and not source.get("readOnly") and claim not in single_node:
-                shared[v.get("name")] = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
+                known = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
+                if known or not finite:
+                    shared[v.get("name")] = known
         for field, i, c in all_containers(pod):
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if isinstance(m, dict) and m.get("name") in shared and not m.get("readOnly") and not m.get("subPath"):
