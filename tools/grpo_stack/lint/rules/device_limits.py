@@ -8,6 +8,7 @@ from ...apivalidation import quantity
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers, runs_to_completion
+from ._one_shot import one_shot
 
 CODE = "GRPO846"
 NAME = "device-limits"
@@ -23,8 +24,9 @@ or MIG slices, TPUs, Neuron devices, Gaudis: the names in `_accelerators.py`) sh
 when it has neither a memory request nor a memory limit. A memory request without a limit is a deliberate choice
 (the node's memory is reserved for it, and it may burst) and is not reported. Pods that run to completion are left
 alone for memory: a Job's or CronJob's, a pod under restartPolicy Never or OnFailure, a training job's replica whose
-replica spec restarts it only on failure. A batch job that holds whole accelerators mostly has their node to itself,
-and its memory is often known only once it runs; a server, notebook or Ray cluster shares its node for weeks.
+replica spec restarts it only on failure, a pod whose every container runs a command that finishes (GRPO855
+reports its restart policy). A batch job that holds whole accelerators mostly has their node to itself, and its
+memory is often known only once it runs; a server, notebook or Ray cluster shares its node for weeks.
 
 ## Why is this bad?
 Extended resources cannot be overcommitted: the API server rejects a request without an equal limit, so the
@@ -71,10 +73,17 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(f"{path}.requests", f"{o.kind} {o.name}: container {name} requests {key} "
                               f"{requests[key]} with {shown}; extended resources need an equal limit", obj=o)
             devices = accelerators_asked(c) if not finite else {}
-            if devices and "memory" not in limits and "memory" not in requests:
+            if devices and "memory" not in limits and "memory" not in requests and not _work_ends(pod):
                 what = ", ".join(f"{n:g} {k}" for k, n in sorted(devices.items()))
                 yield Hit(path, f"{o.kind} {o.name}: container {name} gets {what} and states no memory "
                           "(neither a request nor a limit)", obj=o, severity=Severity.WARNING)
+
+
+def _work_ends(pod: dict) -> bool:
+    """Every container of the pod runs a command that finishes: its work ends even under restartPolicy Always
+    (GRPO855 reports that policy)."""
+    regular = [c for field, _i, c in containers(pod) if field == "containers"]
+    return bool(regular) and all(one_shot(c) for c in regular)
 
 
 def _equal(request, limit) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, commands_in, parse, script_in, walk
 from ._objects import containers
+from ._one_shot import one_shot
 
 CODE = "GRPO855"
 NAME = "one-shot-restarts"
@@ -58,14 +58,11 @@ spec:
 Set `restartPolicy: Never` (or `OnFailure`), or run the work as a Job.
 """
 
-DAY = 86_400
-
-
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         if _batch_template(o, pod_path) and pod.get("restartPolicy") == "Always":
             pairs = [c for field, _i, c in containers(pod) if field == "containers"]
-            if pairs and all(_one_shot(c) for c in pairs):
+            if pairs and all(one_shot(c) for c in pairs):
                 yield Hit(f"{pod_path}.restartPolicy", f"{o.kind} {o.name}: a batch workload's pods run commands "
                           "that finish under restartPolicy Always: each is started again when it ends, so the work "
                           "never completes", obj=o)
@@ -73,7 +70,7 @@ def check(ctx) -> Iterator[Hit]:
         if o.kind != "Pod" or pod_path != "spec" or pod.get("restartPolicy", "Always") != "Always":
             continue
         pairs = [(field, i, c) for field, i, c in containers(pod) if field == "containers"]
-        if pairs and all(_one_shot(c) for _, _, c in pairs):
+        if pairs and all(one_shot(c) for _, _, c in pairs):
             _, i, first = pairs[0]
             argv = " ".join(str(w) for w in [*(first.get("command") or []), *(first.get("args") or [])])
             yield Hit(f"{pod_path}.restartPolicy" if "restartPolicy" in pod else pod_path,
@@ -88,40 +85,3 @@ def _batch_template(o, pod_path: str) -> bool:
     group = str(o.obj.get("apiVersion", "")).split("/")[0]
     return o.kind.endswith("Job") and "." in group and not group.endswith(("ray.io", "kubeflow.org")) \
         and "ReplicaSpecs" not in pod_path
-
-
-def _one_shot(c: dict) -> bool:
-    if c.get("ports") or any(c.get(p) for p in ("readinessProbe", "livenessProbe", "startupProbe")):
-        return False
-    if not c.get("command"):
-        return False  # arguments to the image's own entrypoint, which may be a server (`args: [/exports]`)
-    argv = [*(c.get("command") or []), *(c.get("args") or [])]
-    if not argv or not all(isinstance(w, str | int | float) for w in argv):
-        return False  # the image's entrypoint decides: it may be a server
-    argv = [str(w) for w in argv]
-    script = script_in(argv)
-    if script is None:
-        return not _idles(argv[0].rsplit("/", 1)[-1], argv[1:])
-    tree = parse(argv[script[0]])
-    if tree.root_node.has_error:
-        return False
-    if any(n.type in ("while_statement", "until_statement") for n in walk(tree.root_node)):
-        return False
-    return not any(_idles(command_name(n), command_words(n)) for n in commands_in(tree.root_node))
-
-
-def _idles(name: str, words: list[str]) -> bool:
-    """The command waits on purpose: `sleep infinity`, a sleep of a day or more, `tail -f`."""
-    if name == "sleep":
-        return any(w == "infinity" or _seconds(w) >= DAY for w in words)
-    return name == "tail" and any(w in ("-f", "-F", "--follow") or w.startswith("--follow=") for w in words)
-
-
-def _seconds(word: str) -> float:
-    scale = {"s": 1, "m": 60, "h": 3600, "d": DAY}
-    unit = word[-1:] if word[-1:] in scale else "s"
-    number = word[:-1] if word[-1:] in scale else word
-    try:
-        return float(number) * scale[unit]
-    except ValueError:
-        return 0.0

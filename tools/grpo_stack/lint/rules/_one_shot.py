@@ -1,0 +1,46 @@
+"""Whether a container runs a command that finishes (not a rule: no CODE)."""
+
+from __future__ import annotations
+
+from ..shell import command_name, command_words, commands_in, parse, script_in, walk
+
+DAY = 86_400
+
+
+def one_shot(c: dict) -> bool:
+    """The container states a command that ends: no ports or probes, not the image's own entrypoint (it may be a
+    server), no shell loop, and no sleep of a day or more or `tail -f` that idles on purpose."""
+    if c.get("ports") or any(c.get(p) for p in ("readinessProbe", "livenessProbe", "startupProbe")):
+        return False
+    if not c.get("command"):
+        return False  # arguments to the image's own entrypoint, which may be a server (`args: [/exports]`)
+    argv = [*(c.get("command") or []), *(c.get("args") or [])]
+    if not argv or not all(isinstance(w, str | int | float) for w in argv):
+        return False  # the image's entrypoint decides: it may be a server
+    argv = [str(w) for w in argv]
+    script = script_in(argv)
+    if script is None:
+        return not _idles(argv[0].rsplit("/", 1)[-1], argv[1:])
+    tree = parse(argv[script[0]])
+    if tree.root_node.has_error:
+        return False
+    if any(n.type in ("while_statement", "until_statement") for n in walk(tree.root_node)):
+        return False
+    return not any(_idles(command_name(n), command_words(n)) for n in commands_in(tree.root_node))
+
+
+def _idles(name: str, words: list[str]) -> bool:
+    """The command waits on purpose: `sleep infinity`, a sleep of a day or more, `tail -f`."""
+    if name == "sleep":
+        return any(w == "infinity" or _seconds(w) >= DAY for w in words)
+    return name == "tail" and any(w in ("-f", "-F", "--follow") or w.startswith("--follow=") for w in words)
+
+
+def _seconds(word: str) -> float:
+    scale = {"s": 1, "m": 60, "h": 3600, "d": DAY}
+    unit = word[-1:] if word[-1:] in scale else "s"
+    number = word[:-1] if word[-1:] in scale else word
+    try:
+        return float(number) * scale[unit]
+    except ValueError:
+        return 0.0
