@@ -85,3 +85,22 @@ def config_lines(text: str) -> list[tuple[int, str, str]]:
         if secret_name(key) and value and not value.startswith(("{", "[", "|", ">")):
             out.append((n, key, value))
     return out
+
+
+# Several `key:value` / `key=value` pairs in one argument, split by `,` or `;` (a connection string: an object
+# store's `endpoint:…,access_key:…`, a driver's `user=…;password=…`).
+PAIR_SEPARATOR = re.compile(r"[,;]")
+PAIR = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*[:=]\s*(.*?)\s*$")
+
+
+def embedded_pairs(word: str) -> list[tuple[str, str]]:
+    """(key, value) for each pair of a connection-string argument whose key names a credential; a leading
+    `--flag=` is the argument's own name, not a pair."""
+    text = word.strip("'\"")
+    if text.startswith("-") and "=" in text:
+        text = text.split("=", 1)[1]
+    if not PAIR_SEPARATOR.search(text):
+        return []
+    pairs = [PAIR.match(part) for part in PAIR_SEPARATOR.split(text)]
+    return [(m.group(1), m.group(2)) for m in pairs if m and secret_name(m.group(1)) and m.group(2)]
+

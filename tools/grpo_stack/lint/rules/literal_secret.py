@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, script_in, scripts
-from ._credentials import config_lines, flag_values, real_value, secret_name
+from ._credentials import config_lines, embedded_pairs, flag_values, real_value, secret_name
 from ._objects import containers
 
 CODE = "GRPO201"
@@ -29,8 +29,10 @@ in the values file (not at each Ray pod the chart copies it into), with the Secr
 and the `valueFrom.secretKeyRef` that replaces its `value`.
 Container `command`/`args` and the commands of inline scripts are read for credential flags with a literal value
 (`--api-key sk-…`, `--password=…`, `--redis-password …`, `--hf-token hf_…`, `--token=…`; a `$(VAR)` / `$VAR`
-reference is what it should be), and for token-shaped words; so are KubeRay `rayStartParams` (`redis-password`)
-and any custom-resource field named for a credential that holds a literal `value` (`redisPassword: {value: …}`).
+reference is what it should be), for credential-shaped values of credential-named keys inside one argument (a
+connection string: `--store=endpoint:…,access_key:…`, `user=…;password=…`), and for token-shaped words; so are
+KubeRay `rayStartParams` (`redis-password`) and any custom-resource field named for a credential that holds a
+literal `value` (`redisPassword: {value: …}`).
 A custom resource's own spec field named for a credential (`options: {fs.oss.accessKeySecret: …}`, `auth.token`)
 is an error when its value is shaped like a credential: not a name a reference would hold (lower-case letters,
 digits, `-` and `.` only), a path or URL, a placeholder or a switch.
@@ -177,6 +179,10 @@ def _flag_hits(o, path: str, where: str, words: list[str], detail: str = "") -> 
         kind = _token_kind(word)
         if kind and not any(word.strip("'\"").endswith(v) for _i, _f, v in flag_values(words)):
             yield Hit(path, f"{o.kind} {o.name}: {where} holds a {kind} ({_mask(word)}){detail}", obj=o)
+        for key, value in embedded_pairs(word):
+            if _credential_shaped(value):
+                yield Hit(path, f"{o.kind} {o.name}: {where} passes {key} a literal value ({_mask(value)}) inside "
+                          f"one argument{detail}; anyone who can read the pod spec or `ps` in the pod has it", obj=o)
 
 
 def _command_lines(ctx) -> Iterator[Hit]:
@@ -196,11 +202,16 @@ def _command_lines(ctx) -> Iterator[Hit]:
                               f"value ({_mask(value)}); anyone who can read the pod spec has it", obj=o)
             for k, word in enumerate(argv):
                 kind = _token_kind(word)
+                path = f"{pod_path}.{field}.{i}." + (f"command.{k}" if k < len(command) else
+                                                     f"args.{k - len(command)}")
                 if kind and not any(k == j for j, _f, _v in flag_values(argv)):
-                    path = f"{pod_path}.{field}.{i}." + (f"command.{k}" if k < len(command) else
-                                                         f"args.{k - len(command)}")
                     yield Hit(path, f"{o.kind} {o.name}: container {c.get('name', i)} has a {kind} in its command "
                               f"line ({_mask(word)})", obj=o)
+                for key, value in embedded_pairs(word):
+                    if _credential_shaped(value):
+                        yield Hit(path, f"{o.kind} {o.name}: container {c.get('name', i)} passes {key} a literal "
+                                  f"value ({_mask(value)}) inside one argument; anyone who can read the pod spec "
+                                  "has it", obj=o)
     for s in scripts(ctx):
         for node in commands_in(s.root):
             words = [command_name(node), *command_words(node)]
