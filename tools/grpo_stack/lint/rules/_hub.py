@@ -51,6 +51,7 @@ class Pull:
     repo: str
     how: str  # "vllm --model", "snapshot_download", "hf:// URI"
     revision: str | None  # None: no revision given
+    canonical: bool = False  # a name with no owner (`gpt2`), read as the Hub's canonical id: an assumption
 
     @property
     def pinned(self) -> bool:
@@ -156,9 +157,16 @@ def _clone_revision(words: list[str]) -> str | None:
     return None
 
 
-def python_pulls(source: str) -> Iterator[tuple[int, Pull]]:
+# A name with no owner that the Hub serves as a canonical repository (`gpt2`, `bert-base-cased`, `imdb`): not a
+# file name (an extension) nor a directory word.
+CANONICAL = re.compile(r"^[A-Za-z][\w-]{1,95}(\.\d+)?$")
+
+
+def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pull]]:
     """(offset, pull) for each hub call in Python source (an inline `python -c`, a heredoc, a ConfigMap script)
-    whose repository is a literal hub id (`snapshot_download` always downloads: a variable counts too)."""
+    whose repository is a literal hub id (`snapshot_download` always downloads: a variable counts too). With
+    `canonical`, a name with no owner (`from_pretrained("bert-base-cased")`) counts too, marked as an assumption,
+    unless the same source also writes it (a directory it saves or creates)."""
     for m in PY_CALL.finditer(source):
         call = m.group(1)
         args = _call_args(source, m.end())
@@ -167,10 +175,20 @@ def python_pulls(source: str) -> Iterator[tuple[int, Pull]]:
         repo = first.group(2) if first else None
         if repo is None and call not in ("snapshot_download", "hf_hub_download"):
             continue
-        if repo is not None and not hub_repo(repo):
+        bare = canonical and repo is not None and _canonical(repo, source)
+        if repo is not None and not hub_repo(repo) and not bare:
             continue
         rev = re.search(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1", args)
-        yield m.start(), Pull(repo or "a repository", call, rev.group(2) if rev else None)
+        yield m.start(), Pull(repo or "a repository", call, rev.group(2) if rev else None, canonical=bare)
+
+
+def _canonical(name: str, source: str) -> bool:
+    if not CANONICAL.match(name) or name.lower() in LOCAL_DIRS:
+        return False
+    quoted = re.escape(name)
+    written = re.search(rf"\b(save_pretrained|save_to_disk|makedirs|mkdir|to_csv|to_json|to_parquet|open)\s*\(\s*"
+                        rf"(['\"]){quoted}\2", source)
+    return written is None
 
 
 def _call_args(source: str, start: int) -> str:

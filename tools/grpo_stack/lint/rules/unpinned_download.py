@@ -28,7 +28,9 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
 - TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
 - `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts;
 - Python's `snapshot_download`, `hf_hub_download`, `from_pretrained` and `load_dataset` in inline code
-  (`python -c`, heredocs) and in ConfigMap scripts;
+  (`python -c`, heredocs) and in ConfigMap scripts; a name there with no owner (`from_pretrained("gpt2")`,
+  `load_dataset("imdb")`) is the Hub's canonical repository unless a directory of that name exists: a warning
+  naming that assumption, and none where the same code writes that name (`save_pretrained("gpt2")`);
 - `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`;
 - a custom resource that describes a model (its kind, or the field's path, says `model`) naming a hub id in a
   model-naming field (`model`, `modelId`, `name`, `repo`, `source`...) with no `revision`/`commit`/`ref` beside
@@ -72,8 +74,14 @@ def _words(node) -> list[str]:
 
 def _message(o, where: str, pull: Pull, detail: str = "") -> str:
     what = f"the branch {pull.revision!r}" if pull.revision else "no revision"
+    assumed = " (a name with no owner, read as the Hub's canonical repository, not a local directory)" \
+        if pull.canonical else ""
     return (f"{o.kind} {o.name}: {where} pulls {pull.repo} from the Hugging Face Hub ({pull.how}) with {what}"
-            f"{detail}; it gets whatever the branch holds that day")
+            f"{detail}{assumed}; it gets whatever the branch holds that day")
+
+
+def _severity(pull: Pull) -> Severity | None:
+    return Severity.WARNING if pull.canonical else None
 
 
 def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
@@ -89,9 +97,10 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
                     yield Hit(_word_path(base, command, argv, pull.repo, env), _message(o, f"container {name}", pull),
                               obj=o)
             for k, word in enumerate(argv):
-                for _offset, pull in python_pulls(word):
+                for _offset, pull in python_pulls(word, canonical=True):
                     if not pull.pinned:
-                        yield Hit(_index_path(base, command, k), _message(o, f"container {name}", pull), obj=o)
+                        yield Hit(_index_path(base, command, k), _message(o, f"container {name}", pull), obj=o,
+                                  severity=_severity(pull))
         yield from _env_pulls(o, base, name, c, env, argv)
 
 
@@ -128,10 +137,11 @@ def _script_pulls(ctx) -> Iterator[Hit]:
             for pull in argv_pulls(_words(node), env):
                 if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
                     yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {s.line_of(node)})"), obj=s.obj)
-        for offset, pull in python_pulls(s.source):
+        for offset, pull in python_pulls(s.source, canonical=True):
             if not pull.pinned:
                 line = s.source[:offset].count("\n") + 1
-                yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {line})"), obj=s.obj)
+                yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {line})"), obj=s.obj,
+                          severity=_severity(pull))
 
 
 def _checked_out_later(root, clone) -> bool:
@@ -150,12 +160,12 @@ def _configmap_pulls(ctx) -> Iterator[Hit]:
         for key, text in data.items():
             if not isinstance(text, str):
                 continue
-            found = [p for _off, p in python_pulls(text)]
+            found = [p for _off, p in python_pulls(text, canonical=True)]
             if str(key).endswith(".sh") or text.startswith("#!"):
                 found += [p for node in commands_in(parse(text).root_node) for p in argv_pulls(_words(node), {})]
             for pull in found:
                 if not pull.pinned:
-                    yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o)
+                    yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o, severity=_severity(pull))
 
 
 def _uri_pulls(ctx) -> Iterator[Hit]:
