@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ...apivalidation.podspecs import is_pod_spec
 from ..controllers import label_matches
 
 # Pod-template component label -> the values section that shapes that pod (for locating findings).
@@ -79,6 +80,44 @@ def runs_to_completion(o, pod_path: str, pod: dict[str, Any]) -> bool:
         else:
             return False
     return isinstance(replica, dict) and replica.get("restartPolicy") in FINITE_RESTART_POLICIES
+
+
+SERVING_KEYS = frozenset({"port", "ports", "containerPort", "expose"})
+
+
+def inline_containers(o) -> Iterator[tuple[str, dict[str, Any], bool]]:
+    """(path, mapping, serves) for each container a custom resource describes inline, outside any pod template: a
+    mapping under its spec with an `image` and `resources` (its operator builds the container from them: a
+    NIMService's spec, a `mainContainer`). `serves`: the mapping, or the resource's spec, declares a port or an
+    `expose` section."""
+    api = str(o.obj.get("apiVersion") or "")
+    group = api.rpartition("/")[0]
+    spec = o.obj.get("spec")
+    if "." not in group or group.endswith(".k8s.io") or not isinstance(spec, dict):
+        return
+    serves = _has_key(spec, SERVING_KEYS)
+    stack: list[tuple[str, Any]] = [("spec", spec)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            if is_pod_spec(node):
+                continue
+            if "image" in node and isinstance(node.get("resources"), dict):
+                yield path, node, serves or _has_key(node, SERVING_KEYS)
+                continue
+            stack += [(f"{path}.{k}", v) for k, v in node.items() if k not in ("containers", "initContainers")]
+        elif isinstance(node, list):
+            stack += [(f"{path}.{i}", v) for i, v in enumerate(node)]
+
+
+def _has_key(node: Any, keys: frozenset[str], depth: int = 0) -> bool:
+    if depth > 12:
+        return False
+    if isinstance(node, dict):
+        return any(k in keys or _has_key(v, keys, depth + 1) for k, v in node.items())
+    if isinstance(node, list):
+        return any(_has_key(v, keys, depth + 1) for v in node)
+    return False
 
 
 def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers, runs_to_completion
+from ._objects import containers, inline_containers, runs_to_completion
 from ._services import backends
 
 CODE = "GRPO856"
@@ -20,7 +20,9 @@ found by shape included), reads each container that serves — it declares `port
 startup probe, or it is the first container of pods a Service in the files selects — and reports one that requests
 neither CPU nor memory: no `resources.requests` for either, and no `resources.limits` for either (a limit without a
 request is the request). A container that requests memory but sets no limit is not reported: it has a request.
-Sidecars without ports or probes are left alone.
+Sidecars without ports or probes are left alone. A custom resource that describes its server's container inline
+(an `image` and `resources` under its spec, outside any pod template, as NVIDIA's NIMService does) is read the
+same way when it declares a port or an `expose` section.
 
 ## Why is this bad?
 A container with no requests is scheduled as if it needed nothing: the scheduler packs it onto a node that has
@@ -72,3 +74,13 @@ def check(ctx) -> Iterator[Hit]:
                           f"{o.kind} {o.name}: container {c.get('name', i)} serves (ports or probes) but requests "
                           "neither CPU nor memory: it is scheduled as if it needed nothing and evicted first",
                           obj=o)
+    for o in ctx.objects:
+        for path, inline, serves in inline_containers(o):
+            if serves and not {"cpu", "memory"} & _stated(inline["resources"]):
+                yield Hit(f"{path}.resources", f"{o.kind} {o.name}: the server its operator builds from {path} "
+                          "(image and resources) requests neither CPU nor memory: it is scheduled as if it needed "
+                          "nothing and evicted first", obj=o)
+
+
+def _stated(resources: dict) -> set:
+    return {k for part in ("requests", "limits") if isinstance(resources.get(part), dict) for k in resources[part]}
