@@ -104,3 +104,29 @@ def test_the_probes_own_table_from_a_real_gpu_is_read_and_one_rank_is_not_judged
     run.rows[0] = dataclasses.replace(run.rows[0], wrong=3)
     (finding,) = judge({}, {"vm": run}, None, "p5en.48xlarge", None, None, efa=False)
     assert finding.severity == "error" and "3 wrong elements" in finding.message
+
+
+def test_the_verdict_command_judges_a_probe_report_from_stdin():
+    """The GPU machine's prepared check pipes the probe's output into `python -m grpo_stack.fabricgate.verdict`:
+    here a report built from two published runs (a healthy p4d across-node run; a socket fallback), judged as the
+    command reads it, in a real process. Where the check stops: the probe itself does not run here."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from grpo_stack.fabricgate.probe import REPORT_PREFIX
+    from grpo_stack.paths import REPO_ROOT
+
+    env = {**os.environ, "PYTHONPATH": f"{REPO_ROOT / 'tools'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+    def judged(fixture: str) -> subprocess.CompletedProcess:
+        report = {"dcgm": {}, "per_node": {}, "across": (FIXTURES / fixture).read_text()}
+        log = "ranks placed\n" + REPORT_PREFIX + json.dumps(report) + "\n"
+        return subprocess.run([sys.executable, "-m", "grpo_stack.fabricgate.verdict", "p4d.24xlarge", "--efa"],
+                              input=log, capture_output=True, text=True, env=env, timeout=60)
+
+    healthy = judged("nccl_ofi_p4d_2node_eks_debug_info.txt")
+    assert healthy.returncode == 0 and "error" not in healthy.stdout, healthy.stdout + healthy.stderr
+    sockets = judged("nccl_socket_g4dn_2node_eks.txt")
+    assert sockets.returncode == 1 and "NCCL chose sockets, not EFA" in sockets.stdout, sockets.stdout

@@ -118,8 +118,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-mib", type=int, default=2048, help="the largest all-reduce message")
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--timeout", type=float, default=900, help="seconds for the whole probe")
-    p.add_argument("--judge", metavar="INSTANCE_TYPE", help="also print the verdict for this instance type and exit 1 "
-                   "on an error (a GPU machine's own check: RAY_ADDRESS=local ... --judge p5.48xlarge)")
     p.add_argument("--backend", default="nccl", choices=["nccl", "gloo"],
                    help="gloo: CPU processes in place of GPUs (the test suite's; proves the orchestration only)")
     opts = p.parse_args(argv)
@@ -181,15 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         report["per_node"][host] = text
     if opts.nodes > 1:
         report["across"] = sweep([r for node_ranks in ranks for r in node_ranks])
-    line = REPORT_PREFIX + json.dumps(report)
-    print(line, flush=True)
-    if opts.judge:  # on a GPU machine with this package on the path
-        from grpo_stack.fabricgate.verdict import judge_report
-
-        findings = judge_report(line, opts.judge, efa=False)
-        for f in findings:
-            print(f"{f.severity}: {f.node}: {f.message}")
-        return 1 if any(f.severity == "error" for f in findings) else 0
+    print(REPORT_PREFIX + json.dumps(report), flush=True)  # judged by `python -m grpo_stack.fabricgate.verdict`
     return 0
 
 

@@ -103,3 +103,23 @@ def judge_report(log: str, instance: str, efa: bool, min_busbw_gbps: float | Non
     across = parse_all_reduce(report["across"]) if report.get("across") else None
     return judge(dcgm, per_node, across, instance, floor_for(instance, False),
                  floor_for(instance, True, min_busbw_gbps), efa)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """A GPU machine's own check: the probe's output on stdin, its verdict for one instance type on stdout, exit 1
+    on an error (`python3 probe.py ... | python3 -m grpo_stack.fabricgate.verdict p5.48xlarge`)."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    p.add_argument("instance_type")
+    p.add_argument("--efa", action="store_true", help="require NCCL to name EFA as its network")
+    opts = p.parse_args(argv)
+    findings = judge_report(sys.stdin.read(), opts.instance_type, efa=opts.efa)
+    for f in findings:
+        print(f"{f.severity}: {f.node}: {f.message}")
+    return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...apivalidation.podspecs import is_pod_spec
+from ...apivalidation.podspecs import is_pod_spec, node_at
 from ..controllers import label_matches
 
 # Pod-template component label -> the values section that shapes that pod (for locating findings).
@@ -71,14 +71,7 @@ def runs_to_completion(o, pod_path: str, pod: dict[str, Any]) -> bool:
         return True
     if not pod_path.endswith(".template.spec"):
         return False
-    replica: Any = o.obj
-    for key in pod_path.removesuffix(".template.spec").split("."):
-        if isinstance(replica, dict):
-            replica = replica.get(key)
-        elif isinstance(replica, list) and key.isdigit() and int(key) < len(replica):
-            replica = replica[int(key)]
-        else:
-            return False
+    replica = node_at(o.obj, pod_path.removesuffix(".template.spec"))
     return isinstance(replica, dict) and replica.get("restartPolicy") in FINITE_RESTART_POLICIES
 
 
