@@ -86,10 +86,13 @@ def check(ctx) -> Iterator[Hit]:
             for message, severity in _check_text(ctx, text, services, flows, _sources_of_key(path)):
                 yield Hit(path, message, severity=severity)
     for o in ctx.objects:
+        sources = _sources_of_object(o)
         for path, text in ctx.object_strings(o):
+            if ".svc" not in text and "://" not in text:
+                continue  # names no Service (_names)
             if any(v in text for v in from_values):
                 continue  # already reported at the values key that carries it
-            for message, severity in _check_text(ctx, text, services, flows, _sources_of_object(o)):
+            for message, severity in _check_text(ctx, text, services, flows, sources):
                 yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=severity)
     claim = ctx.get("global.storage.claimName")
     if claim:
@@ -107,8 +110,10 @@ SHORT = re.compile(r"://([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-
 
 
 def _names(text: str, services: set[str]):
-    yield from DNS.finditer(text)
-    yield from (m for m in SHORT.finditer(text) if m.group(1) in services)
+    if ".svc" in text:  # DNS needs it, SHORT needs `://`: most strings hold neither and skip both scans
+        yield from DNS.finditer(text)
+    if "://" in text:
+        yield from (m for m in SHORT.finditer(text) if m.group(1) in services)
 
 
 def _check_text(ctx, text: str, services: set[str], flows: list[dict],
