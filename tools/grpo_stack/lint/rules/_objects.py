@@ -78,15 +78,20 @@ def runs_to_completion(o, pod_path: str, pod: dict[str, Any]) -> bool:
 SERVING_KEYS = frozenset({"port", "ports", "containerPort", "expose"})
 
 
+def custom_resource(obj: dict[str, Any]) -> bool:
+    """An object of an API group no Kubernetes release serves (a dot in the group, not `*.k8s.io`): its fields are
+    its operator's."""
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    return "." in group and not group.endswith(".k8s.io")
+
+
 def inline_containers(o) -> Iterator[tuple[str, dict[str, Any], bool]]:
     """(path, mapping, serves) for each container a custom resource describes inline, outside any pod template: a
     mapping under its spec with an `image` and `resources` (its operator builds the container from them: a
     NIMService's spec, a `mainContainer`). `serves`: the mapping, or the resource's spec, declares a port or an
     `expose` section."""
-    api = str(o.obj.get("apiVersion") or "")
-    group = api.rpartition("/")[0]
     spec = o.obj.get("spec")
-    if "." not in group or group.endswith(".k8s.io") or not isinstance(spec, dict):
+    if not custom_resource(o.obj) or not isinstance(spec, dict):
         return
     serves = _has_key(spec, SERVING_KEYS)
     stack: list[tuple[str, Any]] = [("spec", spec)]

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, script_in, scripts
 from ._credentials import config_lines, embedded_pairs, flag_values, real_value, secret_name
-from ._objects import containers
+from ._objects import containers, custom_resource
 
 CODE = "GRPO201"
 NAME = "literal-secret"
@@ -218,12 +218,6 @@ def _command_lines(ctx) -> Iterator[Hit]:
             yield from _flag_hits(s.obj, s.path, s.where, words, f" (script line {s.line_of(node)})")
 
 
-def _custom_resource(o) -> bool:
-    """An object of an API group no Kubernetes release serves: its fields are its operator's, not the pod's."""
-    group = str(o.obj.get("apiVersion") or "").rpartition("/")[0]
-    return "." in group and not group.endswith(".k8s.io")
-
-
 # What a field named for a credential holds when it refers to one (a Secret's name, a key of it) rather than
 # being one: the DNS-1123 shape of Kubernetes names.
 REFERENCE_SHAPED = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")
@@ -241,7 +235,7 @@ def _crd_fields(ctx) -> Iterator[Hit]:
     for o in ctx.objects:
         if o.kind in ("Secret", "ConfigMap"):
             continue
-        custom = _custom_resource(o)
+        custom = custom_resource(o.obj)
         for path, text in ctx.object_strings(o):
             parts = path.split(".")
             if len(parts) >= 2 and parts[-2] == "rayStartParams" and secret_name(parts[-1]) and _real(text):
