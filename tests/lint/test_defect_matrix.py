@@ -706,8 +706,8 @@ DEFECTS += [
     Defect("701-major-minor-variant", "GRPO701", _image("python:3.11-slim"), _image("python:3.11.15-slim"), IMAGE),
     Defect("701-nightly", "GRPO701", _image("vllm/vllm-openai:nightly"),
            _image("vllm/vllm-openai@sha256:" + "ab" * 32), IMAGE),
-    Defect("701-bare-v-major", "GRPO701", _image("ghcr.io/acme/scorer:v2"), _image("ghcr.io/acme/scorer:v2.4.1"),
-           IMAGE),
+    # A bare version on a project's image is its release tag (the rule's DOC); Docker's official images move theirs.
+    Defect("701-official-major-minor", "GRPO701", _image("redis:7.4"), _image("redis:7.4.5"), IMAGE),
     Defect("701-latest-variant", "GRPO701", _image("rayproject/ray:latest-gpu"),
            _image("rayproject/ray:2.53.0-py311-gpu"), IMAGE),
     Defect("701-no-tag", "GRPO701", _image("acme/eval-driver"), _image("acme/eval-driver:server-20250609"), IMAGE),

@@ -26,9 +26,11 @@ RayService, JobSet, LeaderWorkerSet, custom resources with a pod template). An i
 - its tag contains a moving word (`latest`, `main`, `master`, `nightly`, `edge`, `dev`, `develop`, `head`,
   `canary`, `stable`, `rolling`, or a distribution name such as `slim`, `alpine`, `bookworm`, `jammy`) and no
   immutable marker;
-- its tag is a bare major or major.minor version (`3`, `v2`, `3.11`, `3.11-slim`, `12.4-runtime`) with no immutable
-  marker: upstreams move these to every new patch release (Docker Official Images document `3.11` as following
-  `3.11.x`). An error on Docker's official images, a warning on others (`myorg/app:1.0` may be one build);
+- it is one of Docker's official images and its tag is a bare major or major.minor version (`3`, `3.11`,
+  `3.11-slim`, `12.4-runtime`) with no immutable marker: Docker Official Images document `3.11` as following every
+  `3.11.x` release. On any other image a bare version (`myorg/app:1.0`, `team/trainer:v2`) is read as the
+  project's release tag, one build, as reviewers of foreign manifests read it on every labelled corpus; list a
+  project's moving `1.0` as floating in the config;
 - its tag has no digit at all (`openmpi`, `gpu`, `prod`): a name without a version is re-pushed with each
   release (a variant's versioned tag is `0.5.0-openmpi`). An error on Docker's official images, a warning on
   others, as for bare versions;
@@ -171,6 +173,8 @@ def floating_reason(image: str, config: dict | None = None) -> str | None:
     if CALENDAR_RELEASE.match(tag) and repo.rsplit("/", 1)[-1] not in DISTRIBUTIONS:
         return None
     if BARE_VERSION.match(tag):
+        if not official(repo):
+            return None  # a project's release tag (`team/app:1.0`): one build, unless the config lists it
         return f"floating tag {tag!r} (a bare major/minor version moves with each release)"
     if not any(ch.isdigit() for ch in tag) and repo == repo.lower():  # upper case: a placeholder, not a reference
         return f"tag {tag!r} names no version (no digit): it is re-pushed with each release"
@@ -226,12 +230,9 @@ def check(ctx) -> Iterator[Hit]:
             why = floating_reason(image, config)
             if why:
                 repo, tag, _ = split(image)
-                # A bare version, or a tag with no version, on an image outside Docker's official ones: moving is
-                # the likely reading, not a certain one (`kubeflow/tf-dist-mnist-test:1.0` or a walkthrough's own
-                # `myproject/trainer:mpi` may be one build).
-                guess = bool(tag) and not official(repo) and (
-                    (BARE_VERSION.match(tag) is not None and why.startswith("floating tag"))
-                    or why.startswith(f"tag {tag!r} names no version"))
+                # A tag with no version on an image outside Docker's official ones: moving is the likely reading,
+                # not a certain one (a walkthrough's own `myproject/trainer:mpi` may be one build).
+                guess = bool(tag) and not official(repo) and why.startswith(f"tag {tag!r} names no version")
                 yield Hit(key, f"{o.kind} {o.name}: image {image} is not pinned ({why}"
                           + (", assumed of this repository's tags: pin its digest or list it as pinned)" if guess
                              else ")"), severity=Severity.WARNING if guess else None, **where)
