@@ -173,3 +173,28 @@ def test_api_server_agrees_with_object_validation(admission_ns, raycluster_crd, 
     stale = [c for c in MISSING if c in per_class and not any(r.startswith("documented") for r in per_class[c])]
     assert not stale, f"documented limits that no longer disagree (remove them from MISSING): {stale}"
     assert not disagreements, "\n".join(disagreements)
+
+
+def test_a_statefulset_mount_may_name_its_claim_template(admission_ns, tmp_path):
+    """The API server admits a StatefulSet whose mount names a volumeClaimTemplates entry (it validates no
+    StatefulSet's pod spec), and so does grpo-lint; the Pod the controller makes from it, with the claim's volume,
+    is admitted too, while the same Pod without that volume is refused at the mount, where grpo-lint reports the
+    StatefulSet that lacks the entry."""
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "store", "namespace": NS},
+           "spec": {"serviceName": "store", "selector": {"matchLabels": {"app": "store"}},
+                    "template": {"metadata": {"labels": {"app": "store"}}, "spec": {"containers": [
+                        {"name": "store", "image": "registry.k8s.io/pause:3.10",
+                         "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}},
+                    "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}
+    assert dry_run(admission_ns, sts) is None
+    assert not {k for c, k in lint_errors(sts, tmp_path, "sts") if c == "GRPO002"}
+    pod_spec = sts["spec"]["template"]["spec"]
+    made = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "store-0", "namespace": NS},
+            "spec": {**pod_spec, "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-store-0"}}]}}
+    assert dry_run(admission_ns, made) is None
+    bare = {**made, "spec": pod_spec}
+    assert "spec.containers.0.volumeMounts.0.name" in (dry_run(admission_ns, bare) or [])
+    without = {**sts, "spec": {k: v for k, v in sts["spec"].items() if k != "volumeClaimTemplates"}}
+    assert ("GRPO002", "spec.template.spec.containers.0.volumeMounts.0.name") in lint_errors(without, tmp_path, "bare")
+

@@ -155,6 +155,29 @@ def test_api_server_refusal_at_the_key(capsys, tmp_path, base, path, value, wher
     assert any(f["code"] == "GRPO002" and f["key_path"] == where for f in out["findings"]), out["findings"]
 
 
+STATEFULSET = {
+    "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "store", "namespace": "grpo"},
+    "spec": {"serviceName": "store", "selector": {"matchLabels": {"app": "store"}}, "template": {
+        "metadata": {"labels": {"app": "store"}},
+        "spec": {"containers": [{"name": "store", "image": DIGEST,
+                                 "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}},
+        "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+            "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]},
+}
+
+
+def test_a_statefulset_mount_may_name_its_claim_template(capsys, tmp_path):
+    """The StatefulSet controller gives each Pod one volume per volumeClaimTemplates entry, so a mount may name one;
+    without the entry the Pods it makes are refused (the control-plane tier's oracle sends both to the API server)."""
+    code, out = _lint(capsys, tmp_path, [STATEFULSET])
+    assert code == 0, out
+    without = copy.deepcopy(STATEFULSET)
+    del without["spec"]["volumeClaimTemplates"]
+    code, out = _lint(capsys, tmp_path, [without])
+    where = "spec.template.spec.containers.0.volumeMounts.0.name"
+    assert code == 1 and any(f["key_path"] == where for f in out["findings"]), out
+
+
 def test_one_mib_container_command_is_linted_quickly(capsys, tmp_path):
     """A 1 MiB shell script took 49 s (shlex over it, a round-trip YAML parse to locate one finding); it is linted
     and its findings located (bench/input_scale.py measures the time, side by side with the old readers)."""

@@ -44,7 +44,7 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
     if path:
         pod = node_at(obj, path)
         if isinstance(pod, dict):
-            out += _template(obj, path, pod)
+            out += _template(obj, path, pod, _claim_volumes(spec) if kind == "StatefulSet" else frozenset())
     elif _custom(obj.get("apiVersion")):
         # KubeRay copies a group's template metadata and spec into each Pod it creates; another operator's
         # additions to its pods are unknown (None: their mounts are not checked)
@@ -52,6 +52,15 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
         for where, pod in find_pod_specs(obj):
             out += _template(obj, where, pod, added)
     return out
+
+
+def _claim_volumes(spec: dict[str, Any]) -> frozenset[str]:
+    """The volumes a StatefulSet's controller adds to each Pod, one per `volumeClaimTemplates` entry: its mounts may
+    name them (the API server does not validate a StatefulSet's pod spec at all; the Pods it makes are)."""
+    claims = spec.get("volumeClaimTemplates")
+    names = {(c.get("metadata") or {}).get("name") for c in claims or [] if isinstance(c, dict)} \
+        if isinstance(claims, list) else set()
+    return frozenset(n for n in names if isinstance(n, str))
 
 
 def _custom(api_version: Any) -> bool:
