@@ -52,26 +52,36 @@ def _names(ctx) -> set[str]:
     return {o.name for o in ctx.of_kind("Service")} | controller_services(ctx.objects)
 
 
-def _names_a_service(text: str, names: set[str]) -> str | None:
+def _names_a_service(text: str, names: set[str], address_field: bool) -> str | None:
+    """The Service a string reaches by name: in an address form anywhere, or as the whole string where a program
+    reads an address (an env value, a command or an argument; a container's or ServiceAccount's name that equals
+    a Service's is no lookup)."""
     for name in names:
         if len(name) < 3 or name not in text:
             continue
         n = re.escape(name)
         if re.search(rf"(://|@){n}\b(?![.-]\w)|(?<![\w.-]){n}:\d+|\.{n}(?![\w-])|(?<![\w.-]){n}\.[a-z0-9-]+\.svc",
-                     text) or text.strip() == name:
+                     text) or (address_field and text.strip() == name):
             return name
     return None
+
+
+def _address_field(path: str) -> bool:
+    parts = path.split(".")
+    return "command" in parts or "args" in parts or (len(parts) >= 2 and parts[-1] == "value" and "env" in parts)
 
 
 def _resolves(ctx, o, pod_path: str, names: set[str]) -> str | None:
     """Why the pod resolves cluster names, or None."""
     if ctx.pod_labels(o, pod_path).get("ray.io/node-type") == "worker":
         return "it is a Ray worker, which reaches the head by its Service name"
-    for _path, text in ctx.strings_under(o, pod_path):
+    for path, text in ctx.strings_under(o, pod_path):
+        if path.endswith(".image"):
+            continue  # `registry/team/name:1.4` is a reference, not `name:port`
         m = CLUSTER_NAME.search(text)
         if m:
             return f"it names {m.group(0).strip('.$(){}')!r}"
-        name = _names_a_service(text, names)
+        name = _names_a_service(text, names, _address_field(path))
         if name:
             return f"it names the Service {name!r}"
     return None
