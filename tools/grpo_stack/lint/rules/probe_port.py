@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._accelerators import asked as accelerators_asked
 from ._objects import containers
+from ._serving import is_model_server
 
 CODE = "GRPO854"
 NAME = "probe-port"
@@ -20,8 +22,10 @@ in every pod template, whatever the workload kind:
   kubelet cannot resolve it and the probe fails every time;
 - **warning**: the probe checks a port number the container does not list while it lists others (ports are
   informational, so the process may still listen there: the finding names what is declared);
-- **warning**: the liveness probe is the readiness probe (same handler, same timings) and the container has no
-  startup probe: whatever keeps the pod from being ready (a model still loading) also kills it.
+- **warning**: the liveness probe is the readiness probe (same handler, same timings) on a container that loads a
+  model (a model server the rules recognise, or one given accelerators) with no startup probe: whatever keeps the
+  pod from being ready (a model still loading) also kills it. A container that starts in seconds (a notebook, a
+  UI) may share one probe.
 
 ## Why is this bad?
 A probe on a name the container does not declare never passes: the pod is never Ready (readiness), is restarted
@@ -78,7 +82,8 @@ def check(ctx) -> Iterator[Hit]:
                               f"({_listed(names, numbers)})", severity=Severity.WARNING, obj=o,
                               remediation="probe the port the server listens on, and declare it")
             if (isinstance(c.get("livenessProbe"), dict) and c.get("livenessProbe") == c.get("readinessProbe")
-                    and not c.get("startupProbe") and _port(c["livenessProbe"])[0] is not None):
+                    and not c.get("startupProbe") and _port(c["livenessProbe"])[0] is not None
+                    and (is_model_server(c) or accelerators_asked(c))):
                 yield Hit(f"{at}.livenessProbe", f"{o.kind} {o.name}: container {c.get('name', i)}'s liveness probe "
                           "is its readiness probe and it has no startup probe: what keeps it from being ready (a "
                           "model still loading) also restarts it", severity=Severity.WARNING, obj=o,
