@@ -18,14 +18,15 @@ CODE = "GRPO820"
 NAME = "unauthenticated-api-exposed"
 SEVERITY = Severity.ERROR
 CATEGORY = "security"
-SUMMARY = ("A LoadBalancer, NodePort, Ingress or HTTPRoute fronts an API with no authentication: an inference "
-           "server without an API key, a notebook without a token, or the Ray dashboard / job API / client.")
+SUMMARY = ("A LoadBalancer, NodePort, Ingress, OpenShift Route or HTTPRoute fronts an API with no authentication: an "
+           "inference server without an API key, a notebook without a token, or the Ray dashboard / job API / client.")
 DOC = """## What it does
 Follows every way traffic from outside the cluster reaches a pod: a Service of `type: LoadBalancer` or
-`NodePort`, an Ingress or a Gateway API `HTTPRoute` / `GRPCRoute` backend, and KubeRay's own head Service
-(`headGroupSpec.serviceType`, `headService`) and Ingress (`enableIngress: true`). Each is followed through the
-Service's selector (and the labels controllers add) and its target port to the container behind it, in any
-controller. Reported when that container is:
+`NodePort`, an Ingress, an OpenShift `Route` (public on the cluster's router like an Ingress; plain HTTP where
+`tls` is absent or `insecureEdgeTerminationPolicy: Allow`) or a Gateway API `HTTPRoute` / `GRPCRoute` backend, and
+KubeRay's own head Service (`headGroupSpec.serviceType`, `headService`) and Ingress (`enableIngress: true`). Each
+is followed through the Service's selector (and the labels controllers add) and its target port to the container
+behind it, in any controller. Reported when that container is:
 
 - an OpenAI-compatible or TGI inference server (vLLM, SGLang, Text Generation Inference, LMDeploy) started
   without an API key (`--api-key`, `--api-keys`, `VLLM_API_KEY`, TGI's `API_KEY`);
@@ -90,7 +91,13 @@ INTERNAL_KEYS = ("service.beta.kubernetes.io/aws-load-balancer-internal",
                  "cloud.google.com/load-balancer-type", "service.beta.kubernetes.io/azure-load-balancer-internal",
                  "alb.ingress.kubernetes.io/scheme", "kubernetes.io/ingress.class",
                  "service.beta.kubernetes.io/oci-load-balancer-internal")
-ALLOW_LIST = ("nginx.ingress.kubernetes.io/whitelist-source-range",
+# The API groups of the routes read, and the routes that are public by default (an Ingress, an OpenShift Route on
+# the cluster's router); a Gateway API route's exposure is its Gateway's.
+ROUTE_GROUPS = {"Ingress": "", "HTTPRoute": "gateway.networking.k8s.io/", "GRPCRoute": "gateway.networking.k8s.io/",
+                "Route": "route.openshift.io/"}
+PUBLIC_ROUTES = frozenset({"Ingress", "Route"})
+ALLOW_LIST = ("haproxy.router.openshift.io/ip_whitelist", "haproxy.router.openshift.io/ip_allowlist",
+              "nginx.ingress.kubernetes.io/whitelist-source-range",
               "nginx.ingress.kubernetes.io/allowlist-source-range", "alb.ingress.kubernetes.io/inbound-cidrs")
 AUTH_ANNOTATIONS = ("nginx.ingress.kubernetes.io/auth-url", "nginx.ingress.kubernetes.io/auth-type",
                     "alb.ingress.kubernetes.io/auth-type", "traefik.ingress.kubernetes.io/router.middlewares",
@@ -341,6 +348,13 @@ def _route_backends(o) -> Iterator[tuple[str, str, object]]:
                     port = svc.get("port") or {}
                     yield (f"spec.rules.{i}.http.paths.{j}.backend.service", str(svc.get("name")),
                            port.get("number", port.get("name")))
+    elif o.kind == "Route":  # OpenShift's: `to` and `alternateBackends` name Services, `port.targetPort` the port
+        port = (spec.get("port") or {}).get("targetPort") if isinstance(spec.get("port"), dict) else None
+        targets = [("spec.to", spec.get("to"))] + [(f"spec.alternateBackends.{i}", b)
+                                                   for i, b in enumerate(spec.get("alternateBackends") or [])]
+        for path, target in targets:
+            if isinstance(target, dict) and target.get("kind", "Service") == "Service" and target.get("name"):
+                yield path, str(target["name"]), port
     else:
         for i, rule in enumerate(spec.get("rules") or []):
             for j, ref in enumerate((rule or {}).get("backendRefs") or [] if isinstance(rule, dict) else []):
@@ -349,14 +363,14 @@ def _route_backends(o) -> Iterator[tuple[str, str, object]]:
 
 
 def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
-    routes = [o for o in ctx.of_kind("Ingress", "HTTPRoute", "GRPCRoute")
-              if o.kind == "Ingress" or str(o.obj.get("apiVersion", "")).startswith("gateway.networking.k8s.io/")]
+    routes = [o for o in ctx.of_kind("Ingress", "HTTPRoute", "GRPCRoute", "Route")
+              if o.kind == "Ingress" or str(o.obj.get("apiVersion", "")).startswith(ROUTE_GROUPS[o.kind])]
     for o in routes:
         meta = o.obj.get("metadata") if isinstance(o.obj.get("metadata"), dict) else {}
         annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
         if any(k in annotations for k in AUTH_ANNOTATIONS):
             continue
-        limited = o.kind != "Ingress" or _internal(annotations) or any(k in annotations for k in ALLOW_LIST)
+        limited = o.kind not in PUBLIC_ROUTES or _internal(annotations) or any(k in annotations for k in ALLOW_LIST)
         ns = namespace_of(o, ctx.namespace)
         clear = "" if _has_tls(o) else ", in the clear (no tls),"
         for path, name, port in _route_backends(o):
@@ -388,7 +402,10 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
 
 def _has_tls(o) -> bool:
     spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
-    return bool(spec.get("tls")) or o.kind != "Ingress"  # a route's TLS is its Gateway's listener
+    if o.kind == "Route":  # edge TLS that still admits plain HTTP (`insecureEdgeTerminationPolicy: Allow`) is not
+        tls = spec.get("tls") if isinstance(spec.get("tls"), dict) else None
+        return bool(tls) and tls.get("insecureEdgeTerminationPolicy") != "Allow"
+    return bool(spec.get("tls")) or o.kind != "Ingress"  # a Gateway API route's TLS is its Gateway's listener
 
 
 def _unknown_ray_head(name: str, port) -> str | None:
