@@ -51,12 +51,16 @@ def _healthy(service) -> bool:
     return httpx.get(service.url + "/health", timeout=10).status_code == 200
 
 
-def _kill(pids) -> None:
+def _kill(pids) -> int:
+    """SIGKILL each; how many were alive to receive it."""
+    killed = 0
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
+            killed += 1
         except ProcessLookupError:
             pass
+    return killed
 
 
 def _score_ok(service) -> bool:
@@ -183,12 +187,12 @@ def test_chaos_under_load(chaos_service):
     try:
         _wait_until(lambda: len(load.outcomes) >= 20, 60, "load running")
         # Busy workers: one, then all, then every replacement as it starts.
-        _kill(service.workers()[:1])
+        kills = _kill(service.workers()[:1])
         time.sleep(0.5)
-        _kill(service.workers())
+        kills += _kill(service.workers())
         deadline = time.monotonic() + 1.5
         while time.monotonic() < deadline:
-            _kill(service.workers())
+            kills += _kill(service.workers())
             time.sleep(0.1)
         assert _healthy(service)
 
@@ -227,8 +231,9 @@ def test_chaos_under_load(chaos_service):
     ok = sum(1 for entry in load.outcomes if entry[1] == (200, "ok"))
     died = sum(1 for entry in load.outcomes if entry[1] == (200, "worker_died"))
     # How many are refused depends on how far the load got during the cap and squeeze phases (machine speed);
-    # deaths are bounded by the kills (each kill costs at most the one sample its worker ran).
-    assert ok > 0 and died <= 20, (ok, died)
+    # deaths are bounded by the kills (each kill costs at most the one sample its worker ran). How many workers the
+    # kill loop catches alive depends on how fast they restart, so the bound is the count, not a constant.
+    assert ok > 0 and died <= kills, (ok, died, kills)
     # Rate-limited logging: a few lines per distinct message, not one per failed accept().
     assert service.log_path.stat().st_size - log_before < 200_000
     _wait_until(lambda: _ready(service), 30, "readiness after the chaos")
