@@ -81,6 +81,8 @@ TOKEN_PATTERNS = {
 # Values that say "fill me in": templates never rendered, angle-bracket hints, conventional stand-ins.
 PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|x{3,}|\*{3,}"
                          r"|(change|replace|fill)[-_ ]?(me|it|this)|todo|tbd|placeholder|your[-_ ].*[-_ ]here"
+                         r"|(replace|change|fill|insert|enter|put|paste)[-_ ]+((with|in)[-_ ]+)?your[-_ ][\w-]*"
+                         r"|your[-_ ][\w-]*(token|key|password|secret|credentials?)"
                          r"|dummy)\s*$", re.IGNORECASE)
 # TOKENS as a word is a count (TGI's MAX_INPUT_TOKENS, MAX_TOTAL_TOKENS, a TOKENS_PER_STEP), never a credential.
 SENSITIVE_ENV = re.compile(r"TOKEN(?!S(?![A-Z0-9])|IZ)|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
