@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .apivalidation.objects import custom_group
 from .schemafast import SchemaCheck
 
 KUBE_VERSION = "1.33.0"
@@ -249,8 +250,7 @@ def _kubernetes_api(kind: str, api_version: str) -> bool:
     """True when a schema-less object claims a Kubernetes API group (core, `apps`, `*.k8s.io`) whose kind or
     version Kubernetes has: a removed apiVersion (`extensions/v1beta1 Deployment`) or a misspelt kind is an
     error. Any other group is a custom resource (JobSet, a Knative Service), which has no bundled schema."""
-    group = api_version.rpartition("/")[0]
-    if "." in group and not group.endswith(".k8s.io"):
+    if custom_group(api_version):
         return False
     kinds, apis = _bundled()
     api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)

@@ -45,7 +45,7 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
         pod = node_at(obj, path)
         if isinstance(pod, dict):
             out += _template(obj, path, pod, _claim_volumes(spec) if kind == "StatefulSet" else frozenset())
-    elif _custom(obj.get("apiVersion")):
+    elif custom_group(obj.get("apiVersion")):
         # KubeRay copies a group's template metadata and spec into each Pod it creates; another operator's
         # additions to its pods are unknown (None: their mounts are not checked)
         added = OPERATOR_VOLUMES.get(str(obj.get("apiVersion")).partition("/")[0])
@@ -63,8 +63,9 @@ def _claim_volumes(spec: dict[str, Any]) -> frozenset[str]:
     return frozenset(n for n in names if isinstance(n, str))
 
 
-def _custom(api_version: Any) -> bool:
-    """A custom resource's group (ray.io, jobset.x-k8s.io): never one the API server itself serves."""
+def custom_group(api_version: Any) -> bool:
+    """A custom resource's group (ray.io, jobset.x-k8s.io: a dot in it, not `*.k8s.io`): never one the API server
+    itself serves, so its fields are its operator's."""
     group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
     return "." in group and not group.endswith(".k8s.io")
 

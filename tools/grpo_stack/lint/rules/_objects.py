@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ...apivalidation.objects import custom_group
 from ...apivalidation.podspecs import is_pod_spec, node_at
 from ..controllers import label_matches
 
@@ -79,10 +80,8 @@ SERVING_KEYS = frozenset({"port", "ports", "containerPort", "expose"})
 
 
 def custom_resource(obj: dict[str, Any]) -> bool:
-    """An object of an API group no Kubernetes release serves (a dot in the group, not `*.k8s.io`): its fields are
-    its operator's."""
-    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
-    return "." in group and not group.endswith(".k8s.io")
+    """An object of an API group no Kubernetes release serves: its fields are its operator's."""
+    return custom_group(obj.get("apiVersion"))
 
 
 def inline_containers(o) -> Iterator[tuple[str, dict[str, Any], bool]]:

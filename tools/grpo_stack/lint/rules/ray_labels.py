@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import selector_keys, selector_matches
+from ._objects import custom_resource, selector_keys, selector_matches
 
 CODE = "GRPO401"
 NAME = "ray-selector"
@@ -61,7 +61,8 @@ def check(ctx) -> Iterator[Hit]:
     # Service file applied apart from its Deployment); a selector is then judged only for the labels it uses.
     all_labels: list | None = [labels for _, _, labels in pods]
     with_pods = {id(o) for o, _, _ in pods}
-    operated = {o.name for o in ctx.objects if id(o) not in with_pods and _custom(o)}
+    # a custom resource without a template the set shows: its operator makes its pods (a Prometheus, a sandbox pool)
+    operated = {o.name for o in ctx.objects if id(o) not in with_pods and custom_resource(o.obj)}
     if not all_labels and not operated and not ctx.has_values:
         all_labels = None
     clusters = {o.name for o in ctx.of_kind("RayCluster")}
@@ -89,13 +90,6 @@ def check(ctx) -> Iterator[Hit]:
         sel = (o.obj.get("spec") or {}).get("selector")
         if sel:
             yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters, generated, operated)
-
-
-def _custom(o) -> bool:
-    """A custom resource (API group outside Kubernetes' own) whose pods its operator makes from no template the
-    set shows: a Prometheus, a database cluster, a sandbox pool."""
-    group = str(o.obj.get("apiVersion", "")).rpartition("/")[0]
-    return "." in group and not group.endswith(".k8s.io")
 
 
 def _term(o, path, term, all_labels, clusters, generated) -> Iterator[Hit]:
