@@ -103,4 +103,3 @@ def embedded_pairs(word: str) -> list[tuple[str, str]]:
         return []
     pairs = [PAIR.match(part) for part in PAIR_SEPARATOR.split(text)]
     return [(m.group(1), m.group(2)) for m in pairs if m and secret_name(m.group(1)) and m.group(2)]
-

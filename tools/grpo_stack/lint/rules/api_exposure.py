@@ -363,8 +363,8 @@ def _route_backends(o) -> Iterator[tuple[str, str, object]]:
 
 
 def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
-    routes = [o for o in ctx.of_kind("Ingress", "HTTPRoute", "GRPCRoute", "Route")
-              if o.kind == "Ingress" or str(o.obj.get("apiVersion", "")).startswith(ROUTE_GROUPS[o.kind])]
+    routes = [o for o in ctx.of_kind(*ROUTE_GROUPS)
+              if str(o.obj.get("apiVersion", "")).startswith(ROUTE_GROUPS[o.kind])]
     for o in routes:
         meta = o.obj.get("metadata") if isinstance(o.obj.get("metadata"), dict) else {}
         annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}

@@ -255,10 +255,11 @@ def check(ctx) -> Iterator[Hit]:
                 if why:
                     yield Hit(path, f"{o.kind} {o.name}: image {image} is not pinned ({why})", obj=o)
                     continue
-                beside = node_at(o.obj, path.rsplit(".", 1)[0]) if "." in path else o.obj
+                parent = path.rsplit(".", 1)[0]  # image fields lie under `spec`, so the path has a parent
+                beside = node_at(o.obj, parent)
                 if isinstance(beside, dict) and beside.get("imagePullPolicy") == "Always" and \
                         not PLACEHOLDER.search(split(image)[1] or ""):
-                    yield Hit(f"{path.rsplit('.', 1)[0]}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} "
+                    yield Hit(f"{parent}.imagePullPolicy", f"{o.kind} {o.name}: pinned image {image} "
                               "uses imagePullPolicy Always: every pod its operator starts pulls from the registry "
                               "for the same build; use IfNotPresent", severity=Severity.WARNING, obj=o)
     for ref, images in ray_images.items():

@@ -67,9 +67,7 @@ def check(ctx) -> Iterator[Hit]:
             if field != "containers" or not serves:
                 continue
             resources = c.get("resources") if isinstance(c.get("resources"), dict) else {}
-            stated = {k for part in ("requests", "limits") if isinstance(resources.get(part), dict)
-                      for k in resources[part]}
-            if not {"cpu", "memory"} & stated:
+            if not {"cpu", "memory"} & _stated(resources):
                 yield Hit(f"{pod_path}.{field}.{i}" + (".resources" if "resources" in c else ""),
                           f"{o.kind} {o.name}: container {c.get('name', i)} serves (ports or probes) but requests "
                           "neither CPU nor memory: it is scheduled as if it needed nothing and evicted first",
@@ -83,4 +81,5 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _stated(resources: dict) -> set:
+    """The resources named in requests or limits (a limit without a request is the request)."""
     return {k for part in ("requests", "limits") if isinstance(resources.get(part), dict) for k in resources[part]}
