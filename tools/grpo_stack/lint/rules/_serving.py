@@ -55,6 +55,38 @@ def _runs_image_server(c: dict[str, Any]) -> bool:
                                                                                "--model-id=")) for w in words)
 
 
+# Servers that load no model when they start, only when a request (or an API call) names one: Ollama pulls and
+# loads a model on the first request for it, Triton in explicit model control loads only what `--load-model` names.
+# Such a server is ready to answer as soon as it listens, unless its start pulls a model (`ollama pull` in the
+# command or a postStart hook): requests for that model fail until the pull ends.
+OLLAMA_PRELOAD = re.compile(r"\bollama\s+(pull|run)\b")
+TRITON_EXPLICIT = re.compile(r"--model-control-mode[=\s]+explicit\b")
+
+
+def is_ollama(c: dict[str, Any]) -> bool:
+    """An Ollama server: `ollama serve` in its command, or the ollama image's own entrypoint."""
+    image = str(c.get("image") or "").split("@")[0].rsplit("/", 1)[-1].split(":")[0]
+    return bool(re.search(r"\bollama\s+serve\b", argv(c))) or (image == "ollama" and not c.get("command"))
+
+
+def loads_no_model_at_start(c: dict[str, Any]) -> bool:
+    """Whether the model server loads no model until asked (Ollama without a start-time pull, Triton in explicit
+    model control with no `--load-model`)."""
+    command = argv(c)
+    if is_ollama(c):
+        return not OLLAMA_PRELOAD.search(" ".join([command, *_post_start(c)]))
+    if re.search(r"(^|[\s/])tritonserver\b", command) and TRITON_EXPLICIT.search(command):
+        return "--load-model" not in command
+    return False
+
+
+def _post_start(c: dict[str, Any]) -> list[str]:
+    node: Any = c
+    for key in ("lifecycle", "postStart", "exec", "command"):
+        node = node.get(key) if isinstance(node, dict) else None
+    return [str(w) for w in node] if isinstance(node, list) else []
+
+
 # Kinds whose pods serve for as long as they run (a Job's or a Ray group's pods do not stand behind a probe-gated
 # Service the same way: KubeRay sets its own probes, a Job's pod is done when it exits).
 SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "LeaderWorkerSet"})

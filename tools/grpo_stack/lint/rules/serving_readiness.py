@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._serving import serving_containers
+from ._serving import loads_no_model_at_start, serving_containers
 
 CODE = "GRPO503"
 NAME = "serving-readiness"
@@ -17,7 +17,10 @@ DOC = """## What it does
 Finds model-server containers (vLLM, SGLang, TGI, Triton, TensorFlow Serving, lmdeploy, ollama, TorchServe,
 llama.cpp, TensorRT-LLM; known by the command that starts them or by the server image running its own
 entrypoint) in Deployments, StatefulSets, ReplicaSets, DaemonSets, Pods and LeaderWorkerSets that have no
-`readinessProbe`.
+`readinessProbe`. A server that loads no model when it starts is not reported: Ollama loads a model on the first
+request that names it (unless its command or a postStart hook pulls one at start, which is reported), and Triton
+under `--model-control-mode=explicit` without `--load-model` loads only what an API call asks for; such a server
+answers as soon as it listens.
 
 ## Why is this bad?
 Without a readiness probe a pod is Ready as soon as its containers start. A model server starts by downloading
@@ -51,6 +54,6 @@ Add a readinessProbe on the server's health endpoint (vLLM and SGLang `/health`,
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, _pod, i, c in serving_containers(ctx):
-        if not c.get("readinessProbe"):
+        if not c.get("readinessProbe") and not loads_no_model_at_start(c):
             yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: model server {c.get('name', i)} has no "
                       "readinessProbe; it is Ready, and gets traffic, before its model has loaded", obj=o)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._serving import probe_budget, serving_containers
+from ._serving import loads_no_model_at_start, probe_budget, serving_containers
 
 CODE = "GRPO504"
 NAME = "serving-startup-budget"
@@ -17,7 +17,9 @@ DOC = """## What it does
 For every model-server container (as GRPO503 finds them) computes the time the kubelet allows before it
 restarts the container: the startupProbe's `initialDelaySeconds + failureThreshold x periodSeconds` when there is
 one, else the livenessProbe's (a liveness probe without a startupProbe runs from the container's start). It
-reports a budget below 120 seconds.
+reports a budget below 120 seconds. A server that loads no model when it starts (GRPO503 names them: Ollama
+without a start-time pull, Triton in explicit model control) has nothing to load before it answers and is not
+reported.
 
 The floor is an assumption, not a sourced measurement: no load-time data is in the reference material, so the
 rule flags only budgets that are clearly too short for any model server: two minutes, before which even a
@@ -58,6 +60,8 @@ FLOOR = 120  # seconds; an assumption (see DOC), not a measurement
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, _pod, i, c in serving_containers(ctx):
+        if loads_no_model_at_start(c):
+            continue  # it answers as soon as it listens
         name = c.get("name", i)
         where = f"{pod_path}.containers.{i}"
         startup = probe_budget(c.get("startupProbe"))
