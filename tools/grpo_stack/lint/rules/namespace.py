@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..controllers import controller_services
 from ..finding import Hit, Severity
+from .release_namespace import EXPECTED
 
 CODE = "GRPO101"
 NAME = "namespace-mismatch"
@@ -22,7 +23,9 @@ the PVC declared in `global.storage.claimName`. In plain manifests (not rendered
 namespace is reported only when the manifests define a Service of that name themselves — the predecessor's bug —
 since a shared service (monitoring, another team's gateway) legitimately lives elsewhere, and a name in the
 namespace that no file defines is an error when several files are linted together (they are the set applied)
-and a warning for a file linted alone (the Service may be applied from another file);
+and a warning for a file linted alone (the Service may be applied from another file). When nothing states the
+namespace the files go into (no `--namespace`, and the Service itself names none), a name in another namespace is
+a warning naming that assumption: the files work if applied there (`kubectl apply -n`);
 `kubernetes.default.svc` is the API server and is never reported.
 
 A shared service in another namespace is declared as a flow in `global.network.egress` (docs/security.md): a name
@@ -136,6 +139,11 @@ def _check_text(ctx, text: str, services: set[str], flows: list[dict],
                        f"port(s) {', '.join(map(str, opened))}, the URL uses {port}: the NetworkPolicy drops it "
                        f"unless the Service maps port {port} to one of those", Severity.WARNING)
                 continue
+            if _namespace_unstated(ctx, svc):
+                yield (f"{name} is in namespace {ns!r}; nothing states the namespace these files go into (no "
+                       f"--namespace, and Service {svc} names none), so it is assumed {ctx.namespace!r}: the URL "
+                       f"resolves only if they are applied in {ns!r} (`kubectl apply -n {ns}`)", Severity.WARNING)
+                continue
             yield (f"{name} is in namespace {ns!r}, the release is in {ctx.namespace!r}; a Service of this release "
                    f"would resolve as {svc}.{ctx.namespace}.svc.cluster.local, and no global.network.egress flow "
                    f"reaches namespace {ns!r} (declare one for a shared service: docs/security.md)", None)
@@ -145,6 +153,15 @@ def _check_text(ctx, text: str, services: set[str], flows: list[dict],
         elif services and svc not in services:  # one manifest file: the Service may be applied from another file
             yield (f"{m.group(0)}: these files declare no Service named {svc!r} (has: {', '.join(sorted(services))}"
                    "; assumed not applied from another file)", Severity.WARNING)
+
+
+def _namespace_unstated(ctx, svc: str) -> bool:
+    """Plain manifests with no --namespace whose Services named `svc` state no namespace: they land wherever
+    `kubectl apply` puts them, so which namespace a URL must name is an assumption."""
+    if ctx.has_values or ctx.extra.get(EXPECTED):
+        return False
+    named = [o for o in ctx.of_kind("Service") if o.name == svc]
+    return bool(named) and not any((o.obj.get("metadata") or {}).get("namespace") for o in named)
 
 
 def declared_flows(ctx) -> list[dict]:
