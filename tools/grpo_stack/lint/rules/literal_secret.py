@@ -39,8 +39,10 @@ digits, `-` and `.` only), a path or URL, a placeholder or a switch.
 ConfigMaps are read key by key and line by line: a credential-named key or config line (`password: …`,
 `api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error.
 Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential
-is in the manifest); an empty value is an error in the chart's own output (a warning on other manifests, where it is a
-blank to fill in); a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`)
+is in the manifest), except a settings document (a JSON or YAML mapping, e.g. a connection's endpoints and prefix)
+with no credential in it: no key named for one with a real value, no token-shaped string, no URL with a password;
+an empty value is an error in the chart's own output (a warning on other manifests, where it is a blank to fill
+in); a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`)
 is a warning to fill it in out of band, not a leak.
 A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
 (`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
@@ -317,6 +319,8 @@ def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
                           obj=o, severity=None if blank_is_error else Severity.WARNING)
             elif CERTIFICATE_ONLY.match(value):
                 continue
+            elif _settings_without_credential(value):
+                continue  # a settings document (JSON or YAML) with no credential in it: an endpoint, a prefix
             elif PLACEHOLDER.match(value):
                 yield Hit(path, f"Secret {o.name}: {key} is a placeholder ({_mask(value)}); create the Secret out of "
                           "band with the real value and drop it from the manifests", obj=o, severity=Severity.WARNING)
@@ -324,6 +328,35 @@ def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
                 kind = _token_kind(value)
                 yield Hit(path, f"Secret {o.name}: {key} holds " + (f"a {kind}" if kind else "a literal value")
                           + f" ({_mask(value)}) in the manifests", obj=o)
+
+
+# A URL that carries a password (`scheme://user:password@host`).
+URL_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
+
+
+def _settings_without_credential(value: str) -> bool:
+    """The value is a settings document (a JSON or YAML mapping: a connection's endpoints, a prefix) and no key of
+    it names a credential with a real value, and no string in it is token-shaped or a URL with a password."""
+    if "\n" not in value.strip() and not value.lstrip().startswith("{"):
+        return False
+    # imported here: the in-pod submit runs the job rules with the standard library alone (no YAML reader)
+    from ...errors import InputError
+    from ...safeyaml import load_documents
+
+    try:  # bounded like any input: node count and depth capped, aliases cannot blow it up
+        docs = load_documents(value, "a Secret value", helm=False)
+    except InputError:
+        return False
+    return len(docs) == 1 and isinstance(docs[0], dict) and bool(docs[0]) and not _holds_credential(docs[0])
+
+
+def _holds_credential(node) -> bool:
+    if isinstance(node, dict):
+        return any((secret_name(str(k)) and isinstance(v, str | int | float) and _real(str(v)))
+                   or _holds_credential(v) for k, v in node.items())
+    if isinstance(node, list):
+        return any(_holds_credential(v) for v in node)
+    return isinstance(node, str) and (_token_kind(node) is not None or bool(URL_PASSWORD.search(node)))
 
 
 def _decoded(raw) -> str | None:
