@@ -17,13 +17,16 @@ DOC = """## What it does
 Checks every pod affinity / anti-affinity term, NetworkPolicy pod selector and Service selector in the rendered
 objects. A term that targets Ray pods must use KubeRay's real labels (`ray.io/node-type`, `ray.io/cluster`,
 `ray.io/group`, `ray.io/is-ray-node`) and include `ray.io/cluster` so it is scoped to this release's cluster.
-Every selector must match at least one pod the release creates (manifests that create no pod at all, such as a
-Service file applied apart from its workload, are not judged for that), counting the labels controllers add to the pods
+Every selector must match at least one pod the release creates (manifests with no pod template at all, such as a
+Service file applied apart from its workload, or one beside custom resources that make no pods, are not judged for
+that), counting the labels controllers add to the pods
 they create (KubeRay, JobSet, LeaderWorkerSet, Job, StatefulSet): a Service that selects a JobSet's or a
 RayJob's pods by those labels is not dangling. A RayJob's or RayService's cluster is named `<name>-<random>`, so
 `ray.io/cluster: <RayJob name>` matches nothing; scope such selectors with a label of the pod template instead.
 A Service whose selector names a custom resource of the set that has no pod template (a `Prometheus`, a database
-cluster: its operator labels the pods it makes with the resource's name) is not reported as matching nothing.
+cluster: its operator labels the pods it makes with the resource's name) is not reported as matching nothing; in a
+set with no pod template, one that selects by such an operator's label (`prometheus: <name>`) naming no resource of
+the set is.
 A selector that adds any label of its own to the Ray keys is taken as scoped.
 
 ## Why is this bad?
@@ -62,9 +65,12 @@ def check(ctx) -> Iterator[Hit]:
     all_labels: list | None = [labels for _, _, labels in pods]
     with_pods = {id(o) for o, _, _ in pods}
     # a custom resource without a template the set shows: its operator makes its pods (a Prometheus, a sandbox pool)
-    operated = {o.name for o in ctx.objects if id(o) not in with_pods and custom_resource(o.obj)}
-    if not all_labels and not operated and not ctx.has_values:
-        all_labels = None
+    operated_objects = [o for o in ctx.objects if id(o) not in with_pods and custom_resource(o.obj)]
+    operated = {o.name for o in operated_objects}
+    # the label an operator puts on the pods it makes, named for the resource's kind (`prometheus: <name>`)
+    operator_keys = {o.kind.lower() for o in operated_objects}
+    if not all_labels and not ctx.has_values:
+        all_labels = None  # no pod template at all (custom resources whose operators make pods included)
     clusters = {o.name for o in ctx.of_kind("RayCluster")}
     generated = {o.name: o.kind for o in ctx.of_kind("RayJob", "RayService")}
     for o, pod_path, pod in ctx.pod_templates():
@@ -89,7 +95,10 @@ def check(ctx) -> Iterator[Hit]:
     for o in ctx.of_kind("Service"):
         sel = (o.obj.get("spec") or {}).get("selector")
         if sel:
-            yield from _selector(o, "spec.selector", {"matchLabels": sel}, all_labels, clusters, generated, operated)
+            # with no pod template in the set, only a Service selecting by an operator's label is judged: the
+            # resources of the set are then the pods it can mean
+            judged = [] if all_labels is None and operator_keys & set(map(str, sel)) else all_labels
+            yield from _selector(o, "spec.selector", {"matchLabels": sel}, judged, clusters, generated, operated)
 
 
 def _term(o, path, term, all_labels, clusters, generated) -> Iterator[Hit]:
