@@ -85,3 +85,20 @@ def test_no_note_when_every_kind_has_a_schema(capsys, tmp_path):
     p.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: team}\ndata: {a: b}\n")
     code, _, err = lint(capsys, str(p))
     assert code == 0 and not notes(err)
+
+
+def test_kubernetes_kind_promoted_past_the_bundled_release_is_noted_not_an_error(capsys, tmp_path):
+    """`resource.k8s.io/v1` (DRA, GA from Kubernetes 1.34) is served by clusters newer than the bundled schemas,
+    which have the kind only at pre-release versions: it is named as not checked, never called wrong. A version
+    past a GA one (`apps/v2`) or a removed one (`autoscaling/v2beta2`) is still an error."""
+    p = tmp_path / "claims.yaml"
+    p.write_text("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpus, namespace: t}\n"
+                 "spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}\n")
+    code, doc, err = lint(capsys, str(p))
+    assert code == 0 and not doc["findings"], doc
+    assert notes(err) and "ResourceClaimTemplate (resource.k8s.io/v1)" in notes(err)[0]
+    q = tmp_path / "wrong.yaml"
+    q.write_text("apiVersion: apps/v2\nkind: Deployment\nmetadata: {name: d, namespace: t}\n---\n"
+                 "apiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h, namespace: t}\n")
+    code, doc, err = lint(capsys, str(q))
+    assert code == 1 and len([f for f in doc["findings"] if f["code"] == "GRPO002"]) == 2 and not notes(err)

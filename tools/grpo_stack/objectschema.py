@@ -209,7 +209,8 @@ def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
         from .errors import excerpt
 
         message = f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} {excerpt(kind)}"
-        return [ObjectError("apiVersion", message, no_schema=not _kubernetes_api(kind, api_version))]
+        unknown = not _kubernetes_api(kind, api_version) or _newer_than_bundled(kind, api_version)
+        return [ObjectError("apiVersion", message, no_schema=unknown)]
     return _errors(validator, obj) or _api_errors(obj)
 
 
@@ -242,7 +243,7 @@ def _without_placeholders(node: Any) -> Any:
 @lru_cache(maxsize=1)
 def _bundled() -> tuple[frozenset[str], frozenset[str]]:
     """(kinds, api group-versions) that have a bundled schema, from the file names `<kind>-<api>.json`."""
-    names = [n.name.removesuffix(".json").split("-", 1) for n in _schema_dir().iterdir() if n.name.endswith(".json")]
+    names = [n.removesuffix(".json").split("-", 1) for n in _bundled_names()]
     return frozenset(n[0] for n in names if len(n) == 2), frozenset(n[1] for n in names if len(n) == 2)
 
 
@@ -255,6 +256,34 @@ def _kubernetes_api(kind: str, api_version: str) -> bool:
     kinds, apis = _bundled()
     api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     return kind.lower() in kinds or api in apis
+
+
+_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+_STAGE = {"alpha": 0, "beta": 1, None: 2}
+
+
+def _version_rank(version: str) -> tuple[int, int, int] | None:
+    m = _VERSION.fullmatch(version)
+    return (int(m.group(1)), _STAGE[m.group(2)], int(m.group(3) or 0)) if m else None
+
+
+def _newer_than_bundled(kind: str, api_version: str) -> bool:
+    """The kind is bundled in this API group only at pre-release versions lower than the object's: a later
+    Kubernetes promoted it (`resource.k8s.io/v1` DRA objects, GA from 1.34), so it is not checked here rather than
+    called wrong. A removed version (`autoscaling/v2beta2` where v2 is served) or a version past a GA one
+    (`apps/v2`) stays an error."""
+    group, _, version = api_version.rpartition("/")
+    prefix = f"{kind.lower()}-{group.split('.', 1)[0]}-" if group else f"{kind.lower()}-"
+    served = [_version_rank(n.removesuffix(".json").removeprefix(prefix)) for n in _bundled_names()
+              if n.startswith(prefix)]
+    mine = _version_rank(version)
+    served = [r for r in served if r is not None]
+    return mine is not None and bool(served) and all(mine > r and r[1] < _STAGE[None] for r in served)
+
+
+@lru_cache(maxsize=1)
+def _bundled_names() -> tuple[str, ...]:
+    return tuple(n.name for n in _schema_dir().iterdir() if n.name.endswith(".json"))
 
 
 # A whole value that is one envsubst / shell / Helm placeholder or a sed-style marker (`PLACEHOLDER_NUM_NODES`).
