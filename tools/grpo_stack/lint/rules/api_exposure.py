@@ -288,6 +288,7 @@ NAMED_SERVERS = (
     (("tgi", "text-generation-inference"), {80, 3000, 8080}, "the Text Generation Inference API"),
     (("sglang",), {30000}, "the SGLang API"),
     (("gradio",), {7860}, "a Gradio app"),
+    (("litellm",), {4000}, "the LiteLLM proxy (with no master_key it serves any caller on its provider keys)"),
     (("ray-head", "head-svc"), set(RAY_HEAD_PORTS), "the Ray head"),
 )
 
