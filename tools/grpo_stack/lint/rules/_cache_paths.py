@@ -8,8 +8,10 @@ import re
 from collections.abc import Iterator
 
 from ..shell import command_name, command_words, commands_in, parse, script_in
-from ._hub import Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
+from ._hub import HUB_GIT, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import argv_of, containers, literal_env
+from ._serving import is_ollama
+from ._vllm import argv_words, is_vllm_server
 
 CACHE_ENV = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
 DOWNLOAD_FLAGS = ("--download-dir", "--download_dir", "--local-dir", "--local_dir", "--cache-dir", "--cache_dir",
@@ -45,6 +47,26 @@ def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
     return found
 
 
+def _clone_target(c: dict, argv: list[str]) -> str | None:
+    """The directory a `git clone https://huggingface.co/<repo>` of the container writes: its explicit target, else
+    the repository's name under the directory the script `cd`s into (or the container's workingDir)."""
+    script = script_in(argv)
+    commands = [[command_name(n), *command_words(n)] for n in commands_in(parse(argv[script[0]]).root_node)] \
+        if script is not None and script[0] < len(argv) else [argv]
+    cwd = str(c.get("workingDir") or "")
+    for words in commands:
+        if words[:1] == ["cd"] and len(words) > 1 and words[1].startswith("/"):
+            cwd = words[1]
+        if words[:1] == ["git"] and "clone" in words[1:3]:
+            url = next((w for w in words if HUB_GIT.match(w)), None)
+            if url is None:
+                continue
+            rest = [w for w in words[words.index(url) + 1:] if not w.startswith("-")]
+            target = rest[0] if rest else posixpath.basename(url.rstrip("/")).removesuffix(".git")
+            return target if target.startswith("/") else posixpath.join(cwd, target) if cwd else None
+    return None
+
+
 def flag_value(argv: list[str], names: tuple[str, ...]) -> str | None:
     for i, w in enumerate(argv):
         head, eq, value = w.partition("=")
@@ -54,7 +76,11 @@ def flag_value(argv: list[str], names: tuple[str, ...]) -> str | None:
 
 
 def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
-    """Where the container's hub downloads land, as huggingface_hub and the servers resolve it."""
+    """Where the container's hub downloads land, as huggingface_hub and the servers resolve it (a `git clone` of
+    a Hub repository: where the clone goes)."""
+    clone = _clone_target(c, argv)
+    if clone:
+        return clone
     flag = flag_value(argv, DOWNLOAD_FLAGS)
     if flag:
         return resolve(flag, env)
@@ -80,6 +106,52 @@ def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
     if env.get("XDG_CACHE_HOME"):
         return posixpath.join(env["XDG_CACHE_HOME"], "huggingface", "hub")
     return posixpath.join(env.get("HOME", "/root"), ".cache", "huggingface", "hub")
+
+
+def ollama_models_dir(c: dict, env: dict[str, str]) -> str | None:
+    """Where an Ollama server keeps the models it pulls (OLLAMA_MODELS, else ~/.ollama/models), or None for any
+    other container."""
+    if not is_ollama(c):
+        return None
+    return env.get("OLLAMA_MODELS") or posixpath.join(env.get("HOME", "/root"), ".ollama", "models")
+
+
+def vllm_cache_root(c: dict, env: dict[str, str]) -> str | None:
+    """Where a vLLM server keeps its compile and kernel caches (VLLM_CACHE_ROOT, else ~/.cache/vllm), or None."""
+    if not is_vllm_server(c, argv_words(c)):
+        return None
+    return env.get("VLLM_CACHE_ROOT") or posixpath.join(env.get("HOME", "/root"), ".cache", "vllm")
+
+
+def download_dirs(c: dict) -> list[str]:
+    """The directories the container fills by its own configuration: its Hub cache, an Ollama server's model
+    store, a vLLM server's compile cache."""
+    env, argv = literal_env(c), argv_of(c)
+    return [d for d in (cache_dir(c, argv, env), ollama_models_dir(c, env), vllm_cache_root(c, env)) if d]
+
+
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+TRUE = frozenset({"1", "ON", "YES", "TRUE"})  # huggingface_hub's constants._is_true
+
+
+def known_env(c: dict, config_maps: dict[str, dict]) -> dict[str, str]:
+    """The container's env as far as the manifests show it: its literal env over the ConfigMaps of the same
+    manifests that its envFrom loads (an explicit env entry wins over envFrom, as in the kubelet)."""
+    env: dict[str, str] = {}
+    for source in c.get("envFrom") or []:
+        ref = (source.get("configMapRef") or {}) if isinstance(source, dict) else {}
+        data = config_maps.get(ref.get("name")) if isinstance(ref, dict) else None
+        if isinstance(data, dict):
+            prefix = str(source.get("prefix") or "")
+            env.update({f"{prefix}{k}": str(v) for k, v in data.items()})
+    env.update(literal_env(c))
+    return env
+
+
+def offline(c: dict, config_maps: dict[str, dict]) -> bool:
+    """HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE true in the container's env (`known_env`)."""
+    env = known_env(c, config_maps)
+    return any(env.get(var, "").strip().upper() in TRUE for var in OFFLINE_ENV)
 
 
 def mount_index(c: dict, path: str) -> int | None:

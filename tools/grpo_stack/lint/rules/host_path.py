@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._cache_paths import download_dirs, mount_index
 from ._objects import containers
 
 CODE = "GRPO847"
@@ -13,7 +14,10 @@ SEVERITY = Severity.ERROR
 CATEGORY = "security"
 SUMMARY = "A container mounts a hostPath volume writable."
 DOC = """## What it does
-Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`.
+Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`. A mount
+that holds the container's own model download directory (its Hub cache, an Ollama store: a node-local model
+cache kept on purpose, so a restart or a second server on the node skips the download) is a warning: the design
+is common and deliberate, and the risk is that every pod mounting the cache loads what one of them wrote.
 Not reported: a DaemonSet's node agent writing where the kubelet's plugin APIs make it write (its device-plugin
 and plugin-registration directories, `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`,
 `/var/lib/kubelet/plugins_registry`, and node-feature-discovery's `features.d`), and a DaemonSet's privileged
@@ -68,9 +72,13 @@ def check(ctx) -> Iterator[Hit]:
         if not host:
             continue
         for field, i, c in containers(pod):
+            caches = {mount_index(c, d) for d in download_dirs(c)}
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if (isinstance(m, dict) and m.get("name") in host and not m.get("readOnly")
                         and not _node_agent_write(o, c, host[m["name"]])):
+                    cache = j in caches
                     yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{o.kind} {o.name}: container "
                               f"{c.get('name', i)} mounts host path {host[m['name']]} writable at "
-                              f"{m.get('mountPath')}", obj=o)
+                              f"{m.get('mountPath')}" + (" (a node-local model cache: every pod that mounts it "
+                                                        "loads what this one writes)" if cache else ""),
+                              obj=o, severity=Severity.WARNING if cache else None)

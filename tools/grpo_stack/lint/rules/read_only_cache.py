@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import downloads, mount_index
-from ._objects import literal_env
+from ._cache_paths import downloads, mount_index, offline
 
 CODE = "GRPO627"
 NAME = "read-only-model-cache"
@@ -64,24 +63,6 @@ is meant to download.
 
 # Volume sources the kubelet always mounts read-only.
 ALWAYS_READ_ONLY = ("configMap", "secret", "projected", "downwardAPI", "image")
-OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-TRUE = frozenset({"1", "ON", "YES", "TRUE"})  # huggingface_hub's constants._is_true
-
-
-def _offline(c: dict, config_maps: dict[str, dict]) -> bool:
-    """HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE true in the container's env, or in a ConfigMap of the same manifests
-    that its envFrom loads (an explicit env entry wins over envFrom, as in the kubelet)."""
-    env: dict[str, str] = {}
-    for source in c.get("envFrom") or []:
-        ref = (source.get("configMapRef") or {}) if isinstance(source, dict) else {}
-        data = config_maps.get(ref.get("name")) if isinstance(ref, dict) else None
-        if isinstance(data, dict):
-            prefix = str(source.get("prefix") or "")
-            env.update({f"{prefix}{k}": str(v) for k, v in data.items()})
-    env.update(literal_env(c))
-    return any(env.get(var, "").strip().upper() in TRUE for var in OFFLINE_ENV)
-
-
 def _read_only_modes(spec) -> bool:
     modes = (spec or {}).get("accessModes") if isinstance(spec, dict) else None
     return bool(modes) and isinstance(modes, list) and all(m == "ReadOnlyMany" for m in modes)
@@ -126,7 +107,7 @@ def check(ctx) -> Iterator[Hit]:
         templates = _claim_templates(o, pod_path)
         for base, c, pulls, cache in downloads(pod, pod_path):
             j = mount_index(c, cache)
-            if j is None or _offline(c, config_maps):
+            if j is None or offline(c, config_maps):
                 continue
             mount = c["volumeMounts"][j]
             why = _why_read_only(mount, volumes.get(mount.get("name")), claims, templates)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._cache_paths import download_dirs, mount_index
 from ._objects import runs_to_completion
 from ._podsecurity import all_containers, pod_label, where
 
@@ -24,7 +25,11 @@ own output, where that claim is the FSx volume, and a warning naming the assumpt
 may be the pod's own disk (a notebook's home, a UI's database). A pod that runs to completion (a Job's, one under
 restartPolicy Never or OnFailure, a training replica restarted only on failure) is reported on other manifests
 only for a claim the files show to be shared: with one they do not show, a download, training or export job
-writing its results to its own volume is the likelier reading.
+writing its results to its own volume is the likelier reading. Nor is a mount of such a claim that holds what the
+container writes by its own configuration: its model download directory (the Hub cache its env or flags set, an
+Ollama server's model store) or its `workingDir` (a notebook's workspace), or, for an init container, a volume a
+regular container of the pod keeps such state on: a server filling its own model cache, or the init step that
+fills it, writes there by design.
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A utility pod that
@@ -72,15 +77,30 @@ def check(ctx) -> Iterator[Hit]:
                 known = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
                 if known or not finite:
                     shared[v.get("name")] = known
+        # volumes a regular container keeps its own state on: an init container writing one is filling it
+        filled = {c["volumeMounts"][j].get("name") for field, _i, c in all_containers(pod) if field == "containers"
+                  for j in _own_state_mounts(c)} if not all(shared.values()) else set()
         for field, i, c in all_containers(pod):
+            own = _own_state_mounts(c) if not all(shared.values()) else set()
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if isinstance(m, dict) and m.get("name") in shared and not m.get("readOnly") and not m.get("subPath"):
                     known = shared[m["name"]]
+                    # a claim not shown shared, holding its own download cache or workspace (or the server's,
+                    # which an init container fills)
+                    if not known and (j in own or (field == "initContainers" and m["name"] in filled)):
+                        continue
                     yield Hit(f"{where(pod_path, field, i)}.volumeMounts.{j}",
                               f"{pod_label(o, pod_path)}: container {c.get('name', i)} mounts the whole shared "
                               f"volume {m['name']} read-write at {m.get('mountPath')}"
                               + ("" if known else " (assumed shared: its claim is not in these files and may be "
                                  "this pod's own disk)"), obj=o, severity=None if known else Severity.WARNING)
+
+
+def _own_state_mounts(c: dict) -> set[int]:
+    """Indices of the container's mounts that hold what it writes by its own configuration: its model download
+    directories and its working directory."""
+    paths = [*download_dirs(c), *([str(c["workingDir"])] if c.get("workingDir") else [])]
+    return {j for j in (mount_index(c, p) for p in paths) if j is not None}
 
 
 def _one_pods_disk(spec) -> bool:

@@ -1,0 +1,39 @@
+"""GRPO847's severity: a writable host directory is an error, except a node-local model cache kept on purpose (the
+container's own Hub cache or Ollama store lies in the mount), which reviewers of three labelled corpora read as a
+deliberate design: a warning that names what it risks."""
+
+from __future__ import annotations
+
+import textwrap
+
+from grpo_stack.lint.release import lint_manifests
+
+
+def _findings(tmp_path, env: str, mount: str):
+    path = tmp_path / "pod.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {{name: p}}
+        spec:
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.10.0
+              args: ["--model", "Qwen/Qwen3-8B", "--revision", "b968826d9c46dd6066d109eabc6255188de91218"]
+              env: [{env}]
+              volumeMounts: [{{name: host, mountPath: {mount}}}]
+          volumes:
+            - {{name: host, hostPath: {{path: /mnt/data/huggingface}}}}
+        """))
+    return [f for f in lint_manifests(str(path)).findings if f.code == "GRPO847"]
+
+
+def test_node_local_model_cache_is_a_warning(tmp_path):
+    found = _findings(tmp_path, "", "/root/.cache/huggingface")
+    assert [f.severity.value for f in found] == ["warning"] and "node-local model cache" in found[0].message
+    moved = _findings(tmp_path, "{name: HF_HOME, value: /models/hf}", "/models")
+    assert [f.severity.value for f in moved] == ["warning"]
+
+
+def test_other_writable_host_directories_stay_errors(tmp_path):
+    assert [f.severity.value for f in _findings(tmp_path, "", "/scratch")] == ["error"]
