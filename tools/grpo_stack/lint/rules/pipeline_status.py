@@ -18,7 +18,9 @@ Tracks the shell options of every pod script (the shell's flags, then each `set`
 exit status hides a failure: under `set -e` without `pipefail`, any pipeline (`pip install … | tail -1`), and,
 with or without `set -e`, a pipeline that is the script's last command (`python train.py | tee log`: the Job's
 exit status is `tee`'s). Pipelines in `if`/`while` conditions or before `&&`/`||` are the script's own checks
-and are skipped; so are pipelines fed only by `echo`, `printf`, `cat`, `yes` or `seq`.
+and are skipped; so are pipelines fed only by `echo`, `printf`, `cat`, `yes` or `seq`, and pipelines whose last
+command is `grep` (`wget -qO- …/healthz | grep success`, KubeRay's own probe): grep fails when nothing matches,
+so a producer that fails and prints nothing fails the pipeline too.
 The same class: an assignment inside `export`, `local`, `declare`, `typeset` or `readonly` whose value runs a
 command (`export MODEL_DIR="$(resolve-model)"`, `local n=$(nproc)`) has the builtin's status, 0, whatever the
 command returned: it is reported under `set -e` and wherever its status is checked (`export X=$(cmd) || exit 1`).
@@ -49,6 +51,7 @@ Add `set -o pipefail` (with `set -e`), or drop the pipe; assign a command's outp
 """
 
 HARMLESS_PRODUCERS = frozenset({"echo", "printf", "cat", "yes", "seq", "true"})
+MATCHERS = frozenset({"grep", "egrep", "fgrep"})
 
 
 DECLARATIONS = frozenset({"export", "local", "declare", "typeset", "readonly"})
@@ -100,8 +103,10 @@ def _skipped(pipeline) -> bool:
         if parent.type in ("command_substitution", "process_substitution"):
             return True
         parent = parent.parent
-    producers = [c for c in pipeline.named_children if c.type != "comment"][:-1]
-    return all(command_name(c) in HARMLESS_PRODUCERS for c in producers)
+    members = [c for c in pipeline.named_children if c.type != "comment"]
+    if members and command_name(members[-1]) in MATCHERS:
+        return True  # `fetch | grep ok` tests the output: a failed fetch prints nothing, and grep then fails too
+    return all(command_name(c) in HARMLESS_PRODUCERS for c in members[:-1])
 
 
 def _last_statement(root):
