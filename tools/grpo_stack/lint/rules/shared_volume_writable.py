@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterator
 
+from ...apivalidation.podspecs import node_at
 from ..finding import Hit, Severity
 from ._cache_paths import download_dirs, mount_index
 from ._objects import runs_to_completion
@@ -20,9 +23,11 @@ resource with a pod template (utility pods, evaluation drivers, servers, sidecar
 included), each mount of a PersistentVolumeClaim volume must be `readOnly: true` (on the mount, or on the
 volume's `persistentVolumeClaim`) or a `subPath` mount. A claim of the set whose access modes are only
 `ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk, not a shared tree, and is not reported. A claim not in
-the set is taken to be shared (the FSx volume usually is created outside the release): an error in the chart's
-own output, where that claim is the FSx volume, and a warning naming the assumption on other manifests, where it
-may be the pod's own disk (a notebook's home, a UI's database). A pod that runs to completion (a Job's, one under
+the set is the FSx volume in the chart's own output (an error). On other manifests it may as well be the pod's
+own disk (a notebook's home, a UI's database), so it is judged, as a warning naming the assumption, only where
+something says it is shared: several pod templates of the files mount it, the workload runs several pods
+(`replicas`, `parallelism` above 1, a DaemonSet), or its name says a shared file system (`fsx`, `efs`, `nfs`,
+`lustre`, `filestore`, `azurefile`, `cephfs`, `shared`, `rwx`). A pod that runs to completion (a Job's, one under
 restartPolicy Never or OnFailure, a training replica restarted only on failure) is reported on other manifests
 only for a claim the files show to be shared: with one they do not show, a download, training or export job
 writing its results to its own volume is the likelier reading. Nor is a mount of such a claim that holds what the
@@ -63,6 +68,7 @@ Mount the volume read-only and add a read-write subPath mount for each directory
 def check(ctx) -> Iterator[Hit]:
     claims = {c.name for c in ctx.of_kind("PersistentVolumeClaim")}
     single_node = {c.name for c in ctx.of_kind("PersistentVolumeClaim") if _one_pods_disk(c.obj.get("spec"))}
+    templates = Counter(claim for _o, _p, pod in ctx.pod_templates() for claim in set(_claims_of(pod)))
     for o, pod_path, pod in ctx.pod_templates():
         if o.kind == "RayCluster":
             continue  # GRPO814
@@ -75,7 +81,7 @@ def check(ctx) -> Iterator[Hit]:
             claim = str(source.get("claimName")) if isinstance(source, dict) else ""
             if isinstance(source, dict) and not source.get("readOnly") and claim not in single_node:
                 known = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
-                if known or not finite:
+                if known or (not finite and _shown_shared(claim, templates, o, pod_path)):
                     shared[v.get("name")] = known
         # volumes a regular container keeps its own state on: an init container writing one is filling it
         filled = {c["volumeMounts"][j].get("name") for field, _i, c in all_containers(pod) if field == "containers"
@@ -92,8 +98,31 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(f"{where(pod_path, field, i)}.volumeMounts.{j}",
                               f"{pod_label(o, pod_path)}: container {c.get('name', i)} mounts the whole shared "
                               f"volume {m['name']} read-write at {m.get('mountPath')}"
-                              + ("" if known else " (assumed shared: its claim is not in these files and may be "
-                                 "this pod's own disk)"), obj=o, severity=None if known else Severity.WARNING)
+                              + ("" if known else " (assumed shared: its claim is not in these files, but several "
+                                 "pods or a shared file system's name say so)"), obj=o,
+                              severity=None if known else Severity.WARNING)
+
+
+# Words a claim's name uses for a file system many pods mount at once.
+SHARED_FS_WORDS = frozenset({"fsx", "efs", "nfs", "lustre", "filestore", "azurefile", "cephfs", "shared", "rwx"})
+
+
+def _claims_of(pod: dict) -> list[str]:
+    return [str(v["persistentVolumeClaim"].get("claimName")) for v in pod.get("volumes") or []
+            if isinstance(v, dict) and isinstance(v.get("persistentVolumeClaim"), dict)]
+
+
+def _shown_shared(claim: str, templates: Counter, o, pod_path: str) -> bool:
+    """Evidence that a claim these files do not declare is shared: several pod templates mount it, the workload
+    runs several pods, or its name says a shared file system (`fsx-models`, `efs-pvc`). Without any, the likelier
+    reading is the workload's own disk (a UI's database, a server's cache, a predictor's models)."""
+    if templates[claim] > 1 or o.kind == "DaemonSet":
+        return True
+    owner = node_at(o.obj, pod_path.removesuffix(".template.spec")) if pod_path.endswith(".template.spec") else None
+    counts = [owner.get(k) for k in ("replicas", "parallelism", "maxReplicas")] if isinstance(owner, dict) else []
+    if any(isinstance(n, int) and n > 1 for n in counts):
+        return True
+    return bool(SHARED_FS_WORDS & set(re.split(r"[^a-z0-9]+", claim.lower())))
 
 
 def _own_state_mounts(c: dict) -> set[int]:
