@@ -1,6 +1,7 @@
 """GRPO818's severity follows what the files show: a claim they declare as shared (ReadWriteMany) mounted whole
 and writable is an error; a claim they do not declare may be the pod's own disk (a notebook's home), so the same
-mount is a warning that names the assumption."""
+mount is a warning that names the assumption, and only where something says the claim is shared (its name, several
+pods); with nothing saying so it is not reported."""
 
 from __future__ import annotations
 
@@ -39,5 +40,26 @@ def test_a_declared_shared_claim_mounted_whole_and_writable_is_an_error(tmp_path
 
 
 def test_a_claim_the_files_do_not_declare_is_a_warning_naming_the_assumption(tmp_path):
-    ((severity, message),) = _findings(tmp_path, POD)
+    ((severity, message),) = _findings(tmp_path, POD.replace("team-data", "team-efs-data"))
     assert severity == "warning" and "assumed shared" in message
+
+
+def test_an_undeclared_claim_of_several_pods_is_judged_and_one_pods_is_not(tmp_path):
+    assert _findings(tmp_path, POD) == []  # one pod, a claim named for nothing shared: its own disk
+    deployment = textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: tool}
+        spec:
+          replicas: 3
+          selector: {matchLabels: {app: tool}}
+          template:
+            metadata: {labels: {app: tool}}
+            spec:
+              containers:
+                - {name: c, image: "registry.example.com/tool:1.2.3", volumeMounts: [{name: data, mountPath: /data}]}
+              volumes:
+                - {name: data, persistentVolumeClaim: {claimName: team-data}}
+        """)
+    ((severity, _),) = _findings(tmp_path, deployment)
+    assert severity == "warning"
