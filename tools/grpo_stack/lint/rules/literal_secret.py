@@ -174,19 +174,23 @@ def _real(value: str) -> bool:
     return real_value(value, PLACEHOLDER, NOT_A_CREDENTIAL)
 
 
-def _flag_hits(o, path: str, where: str, words: list[str], detail: str = "") -> Iterator[Hit]:
-    for _i, flag, value in flag_values(words):
+def _flag_hits(o, path_at, where: str, words: list[str], detail: str = "") -> Iterator[Hit]:
+    """Credential flags with literal values, token-shaped words and connection-string pairs among `words` (a
+    container's argv, or one command of a script); `path_at(k)` is where word k is reported."""
+    flagged = flag_values(words)
+    for k, flag, value in flagged:
         if _real(value):
-            yield Hit(path, f"{o.kind} {o.name}: {where} passes {flag} a literal value ({_mask(value)}){detail}; "
+            yield Hit(path_at(k), f"{o.kind} {o.name}: {where} passes {flag} a literal value ({_mask(value)}){detail}; "
                       "anyone who can read the pod spec or `ps` in the pod has it", obj=o)
-    for word in words:
+    for k, word in enumerate(words):
         kind = _token_kind(word)
-        if kind and not any(word.strip("'\"").endswith(v) for _i, _f, v in flag_values(words)):
-            yield Hit(path, f"{o.kind} {o.name}: {where} holds a {kind} ({_mask(word)}){detail}", obj=o)
+        if kind and not any(k == j for j, _f, _v in flagged):
+            yield Hit(path_at(k), f"{o.kind} {o.name}: {where} holds a {kind} ({_mask(word)}){detail}", obj=o)
         for key, value in embedded_pairs(word):
             if _credential_shaped(value):
-                yield Hit(path, f"{o.kind} {o.name}: {where} passes {key} a literal value ({_mask(value)}) inside "
-                          f"one argument{detail}; anyone who can read the pod spec or `ps` in the pod has it", obj=o)
+                yield Hit(path_at(k), f"{o.kind} {o.name}: {where} passes {key} a literal value ({_mask(value)}) "
+                          f"inside one argument{detail}; anyone who can read the pod spec or `ps` in the pod has it",
+                          obj=o)
 
 
 def _command_lines(ctx) -> Iterator[Hit]:
@@ -198,28 +202,17 @@ def _command_lines(ctx) -> Iterator[Hit]:
             argv = [str(w) for w in (*command, *args)]
             if script_in(argv) is not None:
                 continue
-            for k, _flag, value in flag_values(argv):
-                if _real(value):
-                    path = f"{pod_path}.{field}.{i}." + (f"command.{k}" if k < len(command) else
-                                                         f"args.{k - len(command)}")
-                    yield Hit(path, f"{o.kind} {o.name}: container {c.get('name', i)} passes {_flag} a literal "
-                              f"value ({_mask(value)}); anyone who can read the pod spec has it", obj=o)
-            for k, word in enumerate(argv):
-                kind = _token_kind(word)
-                path = f"{pod_path}.{field}.{i}." + (f"command.{k}" if k < len(command) else
-                                                     f"args.{k - len(command)}")
-                if kind and not any(k == j for j, _f, _v in flag_values(argv)):
-                    yield Hit(path, f"{o.kind} {o.name}: container {c.get('name', i)} has a {kind} in its command "
-                              f"line ({_mask(word)})", obj=o)
-                for key, value in embedded_pairs(word):
-                    if _credential_shaped(value):
-                        yield Hit(path, f"{o.kind} {o.name}: container {c.get('name', i)} passes {key} a literal "
-                                  f"value ({_mask(value)}) inside one argument; anyone who can read the pod spec "
-                                  "has it", obj=o)
+            base = f"{pod_path}.{field}.{i}."
+
+            def path_at(k: int, base: str = base, n: int = len(command)) -> str:
+                return base + (f"command.{k}" if k < n else f"args.{k - n}")
+
+            yield from _flag_hits(o, path_at, f"container {c.get('name', i)}", argv)
     for s in scripts(ctx):
         for node in commands_in(s.root):
             words = [command_name(node), *command_words(node)]
-            yield from _flag_hits(s.obj, s.path, s.where, words, f" (script line {s.line_of(node)})")
+            yield from _flag_hits(s.obj, lambda _k, path=s.path: path, s.where, words,
+                                  f" (script line {s.line_of(node)})")
 
 
 # What a field named for a credential holds when it refers to one (a Secret's name, a key of it) rather than
