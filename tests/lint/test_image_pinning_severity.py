@@ -52,3 +52,12 @@ def test_a_tag_without_a_version_follows_the_same_certainty(tmp_path):
 
 def test_an_image_file_on_the_node_is_not_judged(tmp_path):
     assert _severities(tmp_path, "/scratch/images/trainer_v2.sif") == []
+
+
+def test_one_segment_names_are_official_only_when_docker_publishes_them(tmp_path):
+    """Docker's official images are a listed set (catalog/docker_official_images.json): `busybox:1.28` follows
+    every patch release (an error), while `my-backend:local`, a name Docker publishes nothing under, is an image
+    built and loaded on the node whose tag only probably moves (a warning)."""
+    assert _severities(tmp_path, "busybox:1.28") == ["error"]
+    assert _severities(tmp_path, "docker.io/library/python:3.11") == ["error"]
+    assert _severities(tmp_path, "k8s-llm-job-backend:local") == ["warning"]

@@ -6,6 +6,7 @@ import fnmatch
 import re
 from collections.abc import Iterator
 
+from ...catalog import official_images
 from ...errors import InputError
 from ..context import node_at
 from ..finding import Hit, Severity
@@ -107,13 +108,16 @@ PLACEHOLDER = re.compile(r"[<>${}]")
 
 def official(repo: str) -> bool:
     """A Docker Official Image (`python`, `docker.io/library/python`): the images whose bare major/minor tags are
-    documented to follow every patch release. Elsewhere a version-like tag may be a project's one build."""
+    documented to follow every patch release. Elsewhere a version-like tag may be a project's one build; a
+    one-segment name Docker publishes no official image for (`my-backend:local`) is a locally built one."""
     parts = repo.split("/")
     if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
         if parts[0] not in ("docker.io", "index.docker.io", "registry-1.docker.io"):
             return False
         parts = parts[1:]
-    return len(parts) == 1 or (len(parts) == 2 and parts[0] == "library")
+    if len(parts) == 2 and parts[0] == "library":
+        parts = parts[1:]
+    return len(parts) == 1 and parts[0] in official_images.names()
 
 CONFIG_KEY = "image-pinning"  # the `.grpo-lint.yaml` section this rule reads from ctx.extra
 
