@@ -29,6 +29,23 @@ def one_shot(c: dict) -> bool:
     return not any(_idles(command_name(n), command_words(n)) for n in commands_in(tree.root_node))
 
 
+def idles_only(c: dict) -> bool:
+    """The container's stated command only waits (`sleep infinity`, `tail -f /dev/null`, or a script of such waits
+    and `echo`s): no process it starts listens on a port."""
+    argv = [str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(w, str | int | float)]
+    if not c.get("command") or not argv:
+        return False
+    script = script_in(argv)
+    if script is None:
+        return _idles(argv[0].rsplit("/", 1)[-1], argv[1:])
+    tree = parse(argv[script[0]])
+    if tree.root_node.has_error:
+        return False
+    found = [(command_name(n), command_words(n)) for n in commands_in(tree.root_node)]
+    return any(_idles(n, w) for n, w in found) and all(_idles(n, w) or n in ("echo", "printf", "true")
+                                                       for n, w in found)
+
+
 def _idles(name: str, words: list[str]) -> bool:
     """The command waits on purpose: `sleep infinity`, a sleep of a day or more, `tail -f`."""
     if name == "sleep":

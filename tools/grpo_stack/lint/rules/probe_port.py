@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers
+from ._one_shot import idles_only
 from ._serving import is_model_server
 
 CODE = "GRPO854"
@@ -22,6 +23,9 @@ in every pod template, whatever the workload kind:
   kubelet cannot resolve it and the probe fails every time;
 - **warning**: the probe checks a port number the container does not list while it lists others (ports are
   informational, so the process may still listen there: the finding names what is declared);
+- **error**: the container's command only waits (`sleep infinity`, `tail -f /dev/null`) and a probe checks a
+  port: nothing listens there and the probe never passes (a warning on a KServe runtime, whose command an
+  InferenceService may replace);
 - **warning**: the liveness probe is the readiness probe (same handler, same timings) on a container that loads a
   model (a model server the rules recognise, or one given accelerators) with no startup probe: whatever keeps the
   pod from being ready (a model still loading) also kills it. A container that starts in seconds (a notebook, a
@@ -67,13 +71,22 @@ def check(ctx) -> Iterator[Hit]:
             declared = [p for p in c.get("ports") or [] if isinstance(p, dict)]
             names = {str(p["name"]) for p in declared if p.get("name")}
             numbers = {p["containerPort"] for p in declared if isinstance(p.get("containerPort"), int)}
+            idle = idles_only(c)
             for probe in PROBES:
                 handler, port = _port(c.get(probe))
                 if port is None:
                     continue
                 where = f"{at}.{probe}.{handler}.port"
                 who = f"{o.kind} {o.name}: the {probe} of container {c.get('name', i)}"
-                if isinstance(port, str) and not port.isdigit() and port not in names:
+                if idle:
+                    template = o.kind in COMPLETED_BY_OTHERS
+                    yield Hit(where, f"{who} checks port {port}, but the container only waits (its command sleeps): "
+                              "nothing listens there and the probe never passes"
+                              + (f" (assumed: the resources that use this {o.kind} may replace its command)"
+                                 if template else ""),
+                              severity=Severity.WARNING if template else None, obj=o,
+                              remediation="start the server in the container's command, or drop the probe")
+                elif isinstance(port, str) and not port.isdigit() and port not in names:
                     yield Hit(where, f"{who} checks port {port!r}, which the container does not declare "
                               f"({_listed(names, numbers)}): the kubelet cannot resolve it and the probe always "
                               "fails", obj=o)
@@ -89,6 +102,11 @@ def check(ctx) -> Iterator[Hit]:
                           "model still loading) also restarts it", severity=Severity.WARNING, obj=o,
                           remediation="add a startupProbe that covers the load time, or give liveness a larger "
                                       "failure budget than readiness")
+
+
+# Kinds whose containers are templates other resources complete (a KServe runtime: an InferenceService may set the
+# command it runs).
+COMPLETED_BY_OTHERS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
 
 
 def _port(probe) -> tuple[str | None, object]:
