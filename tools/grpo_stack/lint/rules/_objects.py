@@ -76,6 +76,11 @@ def runs_to_completion(o, pod_path: str, pod: dict[str, Any]) -> bool:
     return isinstance(replica, dict) and replica.get("restartPolicy") in FINITE_RESTART_POLICIES
 
 
+# Kinds whose containers are templates other resources complete: a KServe runtime's container gets the
+# InferenceService's resources merged in, and may get its command replaced.
+RUNTIME_TEMPLATE_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
+
+
 SERVING_KEYS = frozenset({"port", "ports", "containerPort", "expose"})
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
-from ._objects import containers
+from ._objects import RUNTIME_TEMPLATE_KINDS, containers
 from ._one_shot import idles_only
 from ._serving import is_model_server
 
@@ -79,7 +79,7 @@ def check(ctx) -> Iterator[Hit]:
                 where = f"{at}.{probe}.{handler}.port"
                 who = f"{o.kind} {o.name}: the {probe} of container {c.get('name', i)}"
                 if idle:
-                    template = o.kind in COMPLETED_BY_OTHERS
+                    template = o.kind in RUNTIME_TEMPLATE_KINDS
                     yield Hit(where, f"{who} checks port {port}, but the container only waits (its command sleeps): "
                               "nothing listens there and the probe never passes"
                               + (f" (assumed: the resources that use this {o.kind} may replace its command)"
@@ -102,11 +102,6 @@ def check(ctx) -> Iterator[Hit]:
                           "model still loading) also restarts it", severity=Severity.WARNING, obj=o,
                           remediation="add a startupProbe that covers the load time, or give liveness a larger "
                                       "failure budget than readiness")
-
-
-# Kinds whose containers are templates other resources complete (a KServe runtime: an InferenceService may set the
-# command it runs).
-COMPLETED_BY_OTHERS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
 
 
 def _port(probe) -> tuple[str | None, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers, inline_containers, runs_to_completion
+from ._objects import RUNTIME_TEMPLATE_KINDS, containers, inline_containers, runs_to_completion
 from ._services import backends
 
 CODE = "GRPO856"
@@ -20,9 +20,11 @@ found by shape included), reads each container that serves — it declares `port
 startup probe, or it is the first container of pods a Service in the files selects — and reports one that requests
 neither CPU nor memory: no `resources.requests` for either, and no `resources.limits` for either (a limit without a
 request is the request). A container that requests memory but sets no limit is not reported: it has a request.
-Sidecars without ports or probes are left alone. A custom resource that describes its server's container inline
-(an `image` and `resources` under its spec, outside any pod template, as NVIDIA's NIMService does) is read the
-same way when it declares a port or an `expose` section.
+Sidecars without ports or probes are left alone. On a KServe runtime's container (`ServingRuntime`,
+`ClusterServingRuntime`) the finding names its assumption: KServe merges the resources of the InferenceService
+that uses the runtime into it, so the pod has none only if that sets none either. A custom resource that
+describes its server's container inline (an `image` and `resources` under its spec, outside any pod template, as
+NVIDIA's NIMService does) is read the same way when it declares a port or an `expose` section.
 
 ## Why is this bad?
 A container with no requests is scheduled as if it needed nothing: the scheduler packs it onto a node that has
@@ -59,6 +61,7 @@ def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         if runs_to_completion(o, pod_path, pod):
             continue
+        template = o.kind in RUNTIME_TEMPLATE_KINDS  # the InferenceService's resources are merged into it
         behind_service = (id(o), pod_path) in fronted
         first = True
         for field, i, c in containers(pod):
@@ -70,8 +73,9 @@ def check(ctx) -> Iterator[Hit]:
             if not {"cpu", "memory"} & _stated(resources):
                 yield Hit(f"{pod_path}.{field}.{i}" + (".resources" if "resources" in c else ""),
                           f"{o.kind} {o.name}: container {c.get('name', i)} serves (ports or probes) but requests "
-                          "neither CPU nor memory: it is scheduled as if it needed nothing and evicted first",
-                          obj=o)
+                          "neither CPU nor memory: it is scheduled as if it needed nothing and evicted first"
+                          + (" (assumed: the InferenceServices that use this runtime set none either; KServe merges "
+                             "theirs into it)" if template else ""), obj=o)
     for o in ctx.objects:
         for path, inline, serves in inline_containers(o):
             if serves and not {"cpu", "memory"} & _stated(inline["resources"]):
