@@ -1,7 +1,6 @@
-"""GRPO818's severity follows what the files show: a claim they declare as shared (ReadWriteMany) mounted whole
-and writable is an error; a claim they do not declare may be the pod's own disk (a notebook's home), so the same
-mount is a warning that names the assumption, and only where something says the claim is shared (its name, several
-pods); with nothing saying so it is not reported."""
+"""GRPO818's severity follows what the files show. A claim mounted whole and writable is judged only where its name
+or several pods say it is shared: an error when the files declare it, a warning naming the assumption when they do
+not (it may be the pod's own disk, a notebook's home); with nothing saying so it is not reported."""
 
 from __future__ import annotations
 
@@ -35,8 +34,14 @@ def _findings(tmp_path, text: str):
 
 
 def test_a_declared_shared_claim_mounted_whole_and_writable_is_an_error(tmp_path):
-    ((severity, _),) = _findings(tmp_path, POD + CLAIM)
+    ((severity, _),) = _findings(tmp_path, (POD + CLAIM).replace("team-data", "team-fsx"))
     assert severity == "error"
+
+
+def test_a_declared_claim_only_one_pod_mounts_is_its_own_volume(tmp_path):
+    """A ReadWriteMany claim declared beside the one pod that mounts it, named for nothing shared, is that pod's
+    volume (a benchmark's results): not reported."""
+    assert _findings(tmp_path, POD + CLAIM) == []
 
 
 def test_a_claim_the_files_do_not_declare_is_a_warning_naming_the_assumption(tmp_path):

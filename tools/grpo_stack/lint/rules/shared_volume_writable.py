@@ -23,11 +23,12 @@ resource with a pod template (utility pods, evaluation drivers, servers, sidecar
 included), each mount of a PersistentVolumeClaim volume must be `readOnly: true` (on the mount, or on the
 volume's `persistentVolumeClaim`) or a `subPath` mount. A claim of the set whose access modes are only
 `ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk, not a shared tree, and is not reported. A claim not in
-the set is the FSx volume in the chart's own output (an error). On other manifests it may as well be the pod's
-own disk (a notebook's home, a UI's database), so it is judged, as a warning naming the assumption, only where
-something says it is shared: several pod templates of the files mount it, the workload runs several pods
-(`replicas`, `parallelism` above 1, a DaemonSet), or its name says a shared file system (`fsx`, `efs`, `nfs`,
-`lustre`, `filestore`, `azurefile`, `cephfs`, `shared`, `rwx`). A pod that runs to completion (a Job's, one under
+the set is the FSx volume in the chart's own output (an error). On other manifests a claim may as well be the
+pod's own disk (a notebook's home, a UI's database, a benchmark's results on a ReadWriteMany claim made for it), so
+it is judged only where something says it is shared: several pod templates of the files mount it, the workload
+runs several pods (`replicas`, `parallelism` above 1, a DaemonSet), or its name says a shared file system (`fsx`,
+`efs`, `nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`, `shared`, `rwx`); an error when the files declare the
+claim, a warning naming the assumption when they do not. A pod that runs to completion (a Job's, one under
 restartPolicy Never or OnFailure, a training replica restarted only on failure) is reported on other manifests
 only for a claim the files show to be shared: with one they do not show, a download, training or export job
 writing its results to its own volume is the likelier reading. Nor is a mount of such a claim that holds what the
@@ -81,7 +82,7 @@ def check(ctx) -> Iterator[Hit]:
             claim = str(source.get("claimName")) if isinstance(source, dict) else ""
             if isinstance(source, dict) and not source.get("readOnly") and claim not in single_node:
                 known = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
-                if known or (not finite and _shown_shared(claim, templates, o, pod_path)):
+                if ctx.has_values or ((known or not finite) and _shown_shared(claim, templates, o, pod_path)):
                     shared[v.get("name")] = known
         # volumes a regular container keeps its own state on: an init container writing one is filling it
         filled = {c["volumeMounts"][j].get("name") for field, _i, c in all_containers(pod) if field == "containers"
