@@ -56,8 +56,12 @@ def test_an_image_file_on_the_node_is_not_judged(tmp_path):
 
 def test_one_segment_names_are_official_only_when_docker_publishes_them(tmp_path):
     """Docker's official images are a listed set (catalog/docker_official_images.json): `busybox:1.28` follows
-    every patch release (an error), while `my-backend:local`, a name Docker publishes nothing under, is an image
-    built and loaded on the node whose tag only probably moves (a warning)."""
+    every patch release (an error). A one-segment name Docker publishes nothing under is a build loaded on the node:
+    no registry can move it, so its tag is not judged; only a pull (Always, or the default for `latest` and no tag)
+    goes wrong, and always does."""
     assert _severities(tmp_path, "busybox:1.28") == ["error"]
     assert _severities(tmp_path, "docker.io/library/python:3.11") == ["error"]
-    assert _severities(tmp_path, "k8s-llm-job-backend:local") == ["warning"]
+    assert _severities(tmp_path, "k8s-llm-job-backend:local") == []
+    assert _severities(tmp_path, "docker.io/library/vllm-gemma4:local") == []
+    assert _severities(tmp_path, "my-backend:latest") == ["error"]
+    assert _severities(tmp_path, "my-backend") == ["error"]

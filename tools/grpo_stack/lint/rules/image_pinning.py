@@ -44,7 +44,11 @@ which follows its release's updates). Any other project-built tag
 (`server-20250609`, `a1b2c3d`, `build-417`, `verl-0.9.1-cu128`) is taken as pinned; list tags your registry
 moves in the config. Any tag of a registry that never moves a published tag (`registry.k8s.io`: the Kubernetes
 image promoter refuses to retag, so `registry.k8s.io/pause:3.9` is one build) is pinned unless the config lists it
-as floating. A tag that is still a placeholder (`<tag>`, `${TAG}`) is not judged, nor an image file on the node
+as floating. An image no registry holds is not judged for its tag: a one-segment name (or
+`docker.io/library/X`) that is none of Docker's official images (catalog/docker_official_images.json), the only
+images published there, is a build loaded on the node (`kind load`); it is an error only when its pull policy
+(`Always`, or the default for `latest` and no tag) makes the kubelet pull it, which fails. A tag that is still a
+placeholder (`<tag>`, `${TAG}`) is not judged, nor an image file on the node
 (`/images/trainer_v1.2.sif`, run by an Apptainer or Slurm virtual kubelet): it has no tag. A container without an
 image in a custom resource outside the core, KubeRay, JobSet and LeaderWorkerSet groups gets its image from the
 resource's controller and is not checked; an `image` field of such a resource outside its pod templates (an image its
@@ -139,6 +143,29 @@ def read_config(section: object, file: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def local_build(image: str) -> bool:
+    """The image resolves to Docker Hub's `library/` namespace (one segment, or docker.io/library/X) and is none of
+    Docker's official images, the only ones published there: no registry holds it, so it is a build loaded on the
+    node (`kind load`, `minikube image load`)."""
+    repo = split(image)[0]
+    if not repo or is_image_file(image) or PLACEHOLDER.search(repo):
+        return False
+    parts = repo.split("/")
+    if len(parts) > 1 and parts[0] in ("docker.io", "index.docker.io", "registry-1.docker.io"):
+        parts = parts[1:]
+    if len(parts) == 2 and parts[0] == "library":
+        parts = parts[1:]
+    return len(parts) == 1 and "." not in parts[0] and not official(parts[0])
+
+
+def _pull_policy(c: dict, image: str) -> str:
+    """The container's imagePullPolicy as the API server defaults it: Always for `latest` or no tag."""
+    if c.get("imagePullPolicy"):
+        return str(c["imagePullPolicy"])
+    _repo, tag, digest = split(image)
+    return "Always" if not digest and tag in (None, "latest") else "IfNotPresent"
+
+
 def split(image: str) -> tuple[str, str | None, str | None]:
     """(repository, tag, digest)"""
     repo, _, digest = image.partition("@")
@@ -231,8 +258,19 @@ def check(ctx) -> Iterator[Hit]:
             key, where = (f"{section}.image.tag", {}) if section else (f"{path}.image", {"obj": o})
             if not image and _controller_supplied(o):
                 continue
-            why = floating_reason(image, config)
-            if why:
+            local = local_build(image)
+            why = None if local else floating_reason(image, config)
+            if local:
+                # No registry holds it: it was built and loaded on the node. Only a pull can go wrong.
+                if _pull_policy(c, image) == "Always":
+                    yield Hit(f"{path}.imagePullPolicy" if c.get("imagePullPolicy") else f"{path}.image",
+                              f"{o.kind} {o.name}: image {image} names no image a registry holds (Docker Hub "
+                              "publishes no official image of that name: a build loaded on the node), and "
+                              "imagePullPolicy Always makes the kubelet pull it: the container never starts "
+                              "(ErrImagePull)", obj=o,
+                              remediation="set imagePullPolicy: IfNotPresent (or Never) for an image loaded on the "
+                                          "node, or push it to a registry and name that")
+            elif why:
                 repo, tag, _ = split(image)
                 # A tag with no version on an image outside Docker's official ones: moving is the likely reading,
                 # not a certain one (a walkthrough's own `myproject/trainer:mpi` may be one build).
