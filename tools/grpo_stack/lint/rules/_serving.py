@@ -26,22 +26,37 @@ def server_image(image: str) -> bool:
     return last in SERVER_REPOS or last.startswith(SERVER_REPO_PREFIXES) or repo.endswith("tensorflow/serving")
 
 
+def server_family(image: str) -> set[str]:
+    """The servers an image is a build of, by the `-`-separated parts of its repository's last segment
+    (`vllm-openai`, a project's `vllm-zephyr`: {"vllm"})."""
+    ref = image.split("@")[0]
+    repo = ref.rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
+    return set(repo.rsplit("/", 1)[-1].lower().split("-")) & SERVER_REPOS
+
+
 def argv(c: dict[str, Any]) -> str:
     return " ".join(argv_of(c)) if isinstance(c, dict) else ""
 
 
 def is_model_server(c: dict[str, Any]) -> bool:
     """Whether the container runs a model server (vLLM, SGLang, TGI, Triton, TF Serving, lmdeploy, ollama,
-    TorchServe, llama.cpp, TensorRT-LLM): its command says so, or it runs a server image's own entrypoint."""
+    TorchServe, llama.cpp, TensorRT-LLM): its command says so, or it runs a server image's own entrypoint (a
+    project's own build of one, `vllm-zephyr`, when its arguments are the engine's)."""
     if not isinstance(c, dict):
         return False
     command = argv(c)
     if SERVER_COMMANDS.search(command):
         return True
-    if not server_image(str(c.get("image") or "")):
-        return False
+    image = str(c.get("image") or "")
+    if not server_image(image):
+        return not c.get("command") and bool(server_family(image)) and _runs_image_server(c)
     # a server image running something else (a shell that only copies, a benchmark client) is no server
     return not c.get("command") or _runs_image_server(c)
+
+
+# Arguments only a model engine's server takes: what a server image's own entrypoint is started with.
+ENGINE_FLAGS = frozenset({"--model", "--model-path", "--model-id", "--tensor-parallel-size", "--max-model-len",
+                          "--gpu-memory-utilization", "--served-model-name"})
 
 
 def _runs_image_server(c: dict[str, Any]) -> bool:
@@ -51,8 +66,7 @@ def _runs_image_server(c: dict[str, Any]) -> bool:
     except ValueError:
         pass
     # another program of the image (LMCache's cache server in a vLLM image, a benchmark client) is no model server
-    return any(w in {"--model", "--model-path", "--model-id"} or w.startswith(("--model=", "--model-path=",
-                                                                               "--model-id=")) for w in words)
+    return any(w.split("=", 1)[0] in ENGINE_FLAGS for w in words)
 
 
 # Servers that load no model when they start, only when a request (or an API call) names one: Ollama pulls and

@@ -12,7 +12,7 @@ from ._accelerators import asked as accelerators_asked
 from ._objects import containers
 from ._podsecurity import namespace_of
 from ._services import Backend, ServicePort, backends, target_containers
-from ._serving import argv
+from ._serving import argv, is_model_server, server_family
 
 CODE = "GRPO820"
 NAME = "unauthenticated-api-exposed"
@@ -128,8 +128,9 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
     text, env, image = argv(c), _env_names(c), str(c.get("image", ""))
     words = {posixpath.basename(w) for w in re.split(r"[\s;&|()]+", text) if w}
     keyed = bool(re.search(r"--api-keys?\b", text))
-    if "vllm serve" in text or "vllm.entrypoints" in text or (not text.strip() and "vllm-openai" in image) or (
-            "vllm-openai" in image and text.lstrip().startswith("--")):
+    image_entrypoint = not text.strip() or text.lstrip().startswith("--")  # the image's own server, flags only
+    vllm_image = "vllm-openai" in image or ("vllm" in server_family(image) and is_model_server(c))
+    if "vllm serve" in text or "vllm.entrypoints" in text or (vllm_image and image_entrypoint):
         if keyed or "VLLM_API_KEY" in env:
             return None
         return Api("the vLLM OpenAI-compatible API", frozenset({_port_flag(text) or 8000}))
@@ -142,7 +143,6 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
         return Api("the Text Generation Inference API", frozenset({port} if port else {80, 3000}))
     if "lmdeploy serve api_server" in text:
         return None if keyed else Api("the LMDeploy API", frozenset({_port_flag(text, "--server-port") or 23333}))
-    image_entrypoint = not text.strip() or text.lstrip().startswith("--")  # the image's own server, flags only
     if "tritonserver" in words or ("tritonserver" in image and image_entrypoint):
         if "--http-restricted-api" in text or "--grpc-restricted-protocol" in text:
             return None
