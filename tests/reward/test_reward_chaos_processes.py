@@ -25,6 +25,7 @@ import httpx
 import pytest
 from conftest import TEST_HARD_TIMEOUT_S, base_env
 from reward_harness import ServiceProcess, children, cmdline, descendants, process_state, running
+from reward_service.pool import FIRST_START_TIMEOUT_S
 
 # A start (hand-off to the forkserver and the worker's warm-up) that takes longer is abandoned: the worker, or a
 # forkserver that does not answer, is killed and the start retried.
@@ -34,7 +35,9 @@ HANG = {"data_source": "test_math", "response": "\\boxed{1}", "label": 1, "metad
 # What a sample may be answered with while processes die around it: its score, or the verdict for the one sample
 # a killed or stopped worker was running (`timeout`: math-verify's wall clock on a starved machine).
 ANSWERED = {"ok", "timeout", "worker_died", "hard_timeout"}
-RECOVERY_S = 40
+# A worker started by a new forkserver gets the pool's first-start allowance (the forkserver imports math-verify
+# first), which a starved CPU can use whole: recovery after a forkserver's death is judged past it.
+RECOVERY_S = FIRST_START_TIMEOUT_S + 20
 
 
 def _signal(pid: int | None, signum: int) -> None:
