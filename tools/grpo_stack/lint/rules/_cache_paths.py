@@ -130,6 +130,11 @@ def download_dirs(c: dict) -> list[str]:
     return [d for d in (cache_dir(c, argv, env), ollama_models_dir(c, env), vllm_cache_root(c, env)) if d]
 
 
+def download_mounts(c: dict) -> set[int]:
+    """Indices of the container's volumeMounts that hold one of its `download_dirs`."""
+    return {j for j in (mount_index(c, d) for d in download_dirs(c)) if j is not None}
+
+
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 TRUE = frozenset({"1", "ON", "YES", "TRUE"})  # huggingface_hub's constants._is_true
 
@@ -148,9 +153,8 @@ def known_env(c: dict, config_maps: dict[str, dict]) -> dict[str, str]:
     return env
 
 
-def offline(c: dict, config_maps: dict[str, dict]) -> bool:
-    """HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE true in the container's env (`known_env`)."""
-    env = known_env(c, config_maps)
+def offline(env: dict[str, str]) -> bool:
+    """HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE true in a container's env (`known_env`)."""
     return any(env.get(var, "").strip().upper() in TRUE for var in OFFLINE_ENV)
 
 

@@ -70,10 +70,17 @@ def runs_to_completion(o, pod_path: str, pod: dict[str, Any]) -> bool:
         return True
     if pod.get("restartPolicy", "Always") in FINITE_RESTART_POLICIES:
         return True
+    replica = replica_spec(o, pod_path)
+    return replica is not None and replica.get("restartPolicy") in FINITE_RESTART_POLICIES
+
+
+def replica_spec(o, pod_path: str) -> dict[str, Any] | None:
+    """The mapping that holds the pod template at `pod_path` (a Deployment's spec, a training job's replica spec),
+    or None for a pod spec that is not a template's."""
     if not pod_path.endswith(".template.spec"):
-        return False
+        return None
     replica = node_at(o.obj, pod_path.removesuffix(".template.spec"))
-    return isinstance(replica, dict) and replica.get("restartPolicy") in FINITE_RESTART_POLICIES
+    return replica if isinstance(replica, dict) else None
 
 
 # Kinds whose containers are templates other resources complete: a KServe runtime's container gets the

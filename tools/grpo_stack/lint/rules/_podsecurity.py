@@ -134,6 +134,19 @@ def policy_types(spec: dict) -> set[str]:
     return {"Ingress"} | ({"Egress"} if spec.get("egress") else set())
 
 
+def port_entry_admits(port, protocol: str, number: int, names: frozenset[str] = frozenset()) -> bool:
+    """One entry of a NetworkPolicy rule's `ports` admits `protocol` `number`: the entry names no port (every
+    port), a range (`endPort`) holding it, the number itself, or one of `names`."""
+    if not isinstance(port, dict) or str(port.get("protocol", "TCP")).upper() != protocol:
+        return False
+    given, end = port.get("port"), port.get("endPort")
+    if given is None:
+        return True
+    if isinstance(given, int) and isinstance(end, int):
+        return given <= number <= end
+    return given == number or str(given) in names
+
+
 def port_admitted(rule: dict, port: int, names: set[str]) -> bool:
     ports = rule.get("ports") or []
     return not ports or any(str(p.get("port")) in ({str(port)} | names) or p.get("port") is None for p in ports)

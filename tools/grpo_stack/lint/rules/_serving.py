@@ -19,9 +19,14 @@ SERVER_COMMANDS = re.compile(
     r"|\bollama\s+serve\b|(^|[\s/])torchserve\b|(^|[\s/])llama-server\b|\btrtllm-serve\b")
 
 
-def server_image(image: str) -> bool:
+def image_repo(image: str) -> str:
+    """The image's repository: its reference without tag or digest (a registry's port kept)."""
     ref = image.split("@")[0]
-    repo = ref.rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
+    return ref.rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
+
+
+def server_image(image: str) -> bool:
+    repo = image_repo(image)
     last = repo.rsplit("/", 1)[-1]
     return last in SERVER_REPOS or last.startswith(SERVER_REPO_PREFIXES) or repo.endswith("tensorflow/serving")
 
@@ -29,9 +34,7 @@ def server_image(image: str) -> bool:
 def server_family(image: str) -> set[str]:
     """The servers an image is a build of, by the `-`-separated parts of its repository's last segment
     (`vllm-openai`, a project's `vllm-zephyr`: {"vllm"})."""
-    ref = image.split("@")[0]
-    repo = ref.rsplit(":", 1)[0] if ":" in ref.rsplit("/", 1)[-1] else ref
-    return set(repo.rsplit("/", 1)[-1].lower().split("-")) & SERVER_REPOS
+    return set(image_repo(image).rsplit("/", 1)[-1].lower().split("-")) & SERVER_REPOS
 
 
 def argv(c: dict[str, Any]) -> str:
@@ -79,8 +82,8 @@ TRITON_EXPLICIT = re.compile(r"--model-control-mode[=\s]+explicit\b")
 
 def is_ollama(c: dict[str, Any]) -> bool:
     """An Ollama server: `ollama serve` in its command, or the ollama image's own entrypoint."""
-    image = str(c.get("image") or "").split("@")[0].rsplit("/", 1)[-1].split(":")[0]
-    return bool(re.search(r"\bollama\s+serve\b", argv(c))) or (image == "ollama" and not c.get("command"))
+    name = image_repo(str(c.get("image") or "")).rsplit("/", 1)[-1]
+    return bool(re.search(r"\bollama\s+serve\b", argv(c))) or (name == "ollama" and not c.get("command"))
 
 
 def loads_no_model_at_start(c: dict[str, Any]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._podsecurity import namespace_of, pod_label, policies_selecting, policy_types
+from ._podsecurity import namespace_of, pod_label, policies_selecting, policy_types, port_entry_admits
 
 CODE = "GRPO853"
 NAME = "egress-blocks-dns"
@@ -51,21 +51,11 @@ node-local DNS address as an `ipBlock`); for KubeRay's `networkPolicy`, list it 
 `worker.egressRules`.
 """
 
-DNS_PORT_NAMES = {"53", "dns", "dns-udp", "domain"}
+DNS_PORT_NAMES = frozenset({"53", "dns", "dns-udp", "domain"})
 
 
 def _udp_53(port: dict) -> bool:
-    if not isinstance(port, dict):
-        return False
-    if str(port.get("protocol", "TCP")).upper() != "UDP":
-        return False
-    number = port.get("port")
-    if number is None:
-        return True
-    end = port.get("endPort")
-    if isinstance(number, int) and isinstance(end, int):
-        return number <= 53 <= end
-    return str(number) in DNS_PORT_NAMES
+    return port_entry_admits(port, "UDP", 53, DNS_PORT_NAMES)
 
 
 def _dns_peer(peer: dict, policy_ns: str) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._cache_paths import downloads, known_env, mount_at, offline
-from ._podsecurity import pod_label, policies_selecting, policy_types
+from ._podsecurity import pod_label, policies_selecting, policy_types, port_entry_admits
 
 CODE = "GRPO861"
 NAME = "egress-blocks-downloads"
@@ -77,7 +77,7 @@ def check(ctx) -> Iterator[Hit]:
             continue
         for where, c, pulls, into in downloads(pod, pod_path):
             env = known_env(c, config_maps)
-            if offline(c, config_maps) or any(env.get(k) for k in ROUTED_ENV):
+            if offline(env) or any(env.get(k) for k in ROUTED_ENV):
                 continue
             persistent = _persistent(pod, mount_at(c, into))
             names = ", ".join(dict.fromkeys(f"NetworkPolicy {p.name}" if p is not o else
@@ -107,14 +107,7 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _tcp_443(port) -> bool:
-    if not isinstance(port, dict) or str(port.get("protocol", "TCP")).upper() != "TCP":
-        return False
-    number, end = port.get("port"), port.get("endPort")
-    if number is None:
-        return True
-    if isinstance(number, int) and isinstance(end, int):
-        return number <= HTTPS <= end
-    return number == HTTPS  # a named port names a pod's port: no external address has one
+    return port_entry_admits(port, "TCP", HTTPS)  # no names: a named port names a pod's, no external address's
 
 
 def _reaches_outside(rule: dict) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import download_dirs, mount_index
+from ._cache_paths import download_mounts
 from ._objects import containers
 
 CODE = "GRPO847"
@@ -72,7 +72,7 @@ def check(ctx) -> Iterator[Hit]:
         if not host:
             continue
         for field, i, c in containers(pod):
-            caches = {mount_index(c, d) for d in download_dirs(c)}
+            caches = download_mounts(c)
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if (isinstance(m, dict) and m.get("name") in host and not m.get("readOnly")
                         and not _node_agent_write(o, c, host[m["name"]])):

@@ -114,14 +114,21 @@ def official(repo: str) -> bool:
     """A Docker Official Image (`python`, `docker.io/library/python`): the images whose bare major/minor tags are
     documented to follow every patch release. Elsewhere a version-like tag may be a project's one build; a
     one-segment name Docker publishes no official image for (`my-backend:local`) is a locally built one."""
+    name = _library_name(repo)
+    return name is not None and name in official_images.names()
+
+
+def _library_name(repo: str) -> str | None:
+    """The name `repo` has in Docker Hub's `library/` namespace (`python`, `docker.io/library/python`), or None for
+    a repository anywhere else (another registry, an organisation's)."""
     parts = repo.split("/")
     if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
         if parts[0] not in ("docker.io", "index.docker.io", "registry-1.docker.io"):
-            return False
+            return None
         parts = parts[1:]
     if len(parts) == 2 and parts[0] == "library":
         parts = parts[1:]
-    return len(parts) == 1 and parts[0] in official_images.names()
+    return parts[0] if len(parts) == 1 else None
 
 CONFIG_KEY = "image-pinning"  # the `.grpo-lint.yaml` section this rule reads from ctx.extra
 
@@ -150,12 +157,8 @@ def local_build(image: str) -> bool:
     repo = split(image)[0]
     if not repo or is_image_file(image) or PLACEHOLDER.search(repo):
         return False
-    parts = repo.split("/")
-    if len(parts) > 1 and parts[0] in ("docker.io", "index.docker.io", "registry-1.docker.io"):
-        parts = parts[1:]
-    if len(parts) == 2 and parts[0] == "library":
-        parts = parts[1:]
-    return len(parts) == 1 and "." not in parts[0] and not official(parts[0])
+    name = _library_name(repo)
+    return name is not None and "." not in name and name not in official_images.names()
 
 
 def _pull_policy(c: dict, image: str) -> str:

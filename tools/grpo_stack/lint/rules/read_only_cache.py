@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import downloads, mount_index, offline
+from ._cache_paths import downloads, known_env, mount_index, offline
 
 CODE = "GRPO627"
 NAME = "read-only-model-cache"
@@ -107,7 +107,7 @@ def check(ctx) -> Iterator[Hit]:
         templates = _claim_templates(o, pod_path)
         for base, c, pulls, cache in downloads(pod, pod_path):
             j = mount_index(c, cache)
-            if j is None or offline(c, config_maps):
+            if j is None or offline(known_env(c, config_maps)):
                 continue
             mount = c["volumeMounts"][j]
             why = _why_read_only(mount, volumes.get(mount.get("name")), claims, templates)

@@ -6,10 +6,9 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from ...apivalidation.podspecs import node_at
 from ..finding import Hit, Severity
-from ._cache_paths import download_dirs, mount_index
-from ._objects import runs_to_completion
+from ._cache_paths import download_mounts, mount_index
+from ._objects import replica_spec, runs_to_completion
 from ._podsecurity import all_containers, pod_label, where
 
 CODE = "GRPO818"
@@ -84,11 +83,14 @@ def check(ctx) -> Iterator[Hit]:
                 known = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
                 if ctx.has_values or ((known or not finite) and _shown_shared(claim, templates, o, pod_path)):
                     shared[v.get("name")] = known
-        # volumes a regular container keeps its own state on: an init container writing one is filling it
-        filled = {c["volumeMounts"][j].get("name") for field, _i, c in all_containers(pod) if field == "containers"
-                  for j in _own_state_mounts(c)} if not all(shared.values()) else set()
+        # each container's own state mounts, once; a volume a regular container keeps its state on is filled by
+        # an init container that writes it
+        own_by = {(field, i): _own_state_mounts(c) for field, i, c in all_containers(pod)} \
+            if not all(shared.values()) else {}
+        filled = {c["volumeMounts"][j].get("name") for field, i, c in all_containers(pod) if field == "containers"
+                  for j in own_by.get((field, i), ())}
         for field, i, c in all_containers(pod):
-            own = _own_state_mounts(c) if not all(shared.values()) else set()
+            own = own_by.get((field, i), set())
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if isinstance(m, dict) and m.get("name") in shared and not m.get("readOnly") and not m.get("subPath"):
                     known = shared[m["name"]]
@@ -119,8 +121,8 @@ def _shown_shared(claim: str, templates: Counter, o, pod_path: str) -> bool:
     reading is the workload's own disk (a UI's database, a server's cache, a predictor's models)."""
     if templates[claim] > 1 or o.kind == "DaemonSet":
         return True
-    owner = node_at(o.obj, pod_path.removesuffix(".template.spec")) if pod_path.endswith(".template.spec") else None
-    counts = [owner.get(k) for k in ("replicas", "parallelism", "maxReplicas")] if isinstance(owner, dict) else []
+    owner = replica_spec(o, pod_path)
+    counts = [owner.get(k) for k in ("replicas", "parallelism", "maxReplicas")] if owner else []
     if any(isinstance(n, int) and n > 1 for n in counts):
         return True
     return bool(SHARED_FS_WORDS & set(re.split(r"[^a-z0-9]+", claim.lower())))
@@ -129,8 +131,8 @@ def _shown_shared(claim: str, templates: Counter, o, pod_path: str) -> bool:
 def _own_state_mounts(c: dict) -> set[int]:
     """Indices of the container's mounts that hold what it writes by its own configuration: its model download
     directories and its working directory."""
-    paths = [*download_dirs(c), *([str(c["workingDir"])] if c.get("workingDir") else [])]
-    return {j for j in (mount_index(c, p) for p in paths) if j is not None}
+    work = mount_index(c, str(c["workingDir"])) if c.get("workingDir") else None
+    return download_mounts(c) | ({work} if work is not None else set())
 
 
 def _one_pods_disk(spec) -> bool:
