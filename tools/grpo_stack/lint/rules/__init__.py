@@ -10,6 +10,7 @@ from types import ModuleType
 from ...errors import MAX_MESSAGE, clip
 from ..finding import Finding, Hit, Severity
 from . import (
+    accelerator_backend_readiness,
     api_exposure,
     builtin_code_reward,
     capabilities,
@@ -187,6 +188,7 @@ _MODULES: list[ModuleType] = [
     launcher_world_size,
     host_namespaces,
     state_ephemeral,
+    accelerator_backend_readiness,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -10,13 +10,14 @@ from ._objects import argv_of
 
 # Image repositories of model servers (the last path segment, any registry, any tag).
 SERVER_REPOS = frozenset({"vllm-openai", "vllm-tpu", "vllm", "sglang", "text-generation-inference", "tgi-gaudi",
-                          "tritonserver", "lmdeploy", "ollama", "torchserve", "llama.cpp", "huggingfaceserver"})
+                          "tritonserver", "lmdeploy", "ollama", "torchserve", "llama.cpp", "huggingfaceserver",
+                          "local-ai", "localai"})
 SERVER_REPO_PREFIXES = ("huggingface-text-generation-inference",)  # Google's TGI builds: version in the name
 # Commands (argv words, or words of a shell script) that start a model server.
 SERVER_COMMANDS = re.compile(
     r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(openai\.)?api_server\b|\bsglang\.launch_server\b"
     r"|\btext-generation-launcher\b|(^|[\s/])tritonserver\b|\btensorflow_model_server\b|\blmdeploy\s+serve\b"
-    r"|\bollama\s+serve\b|(^|[\s/])torchserve\b|(^|[\s/])llama-server\b|\btrtllm-serve\b")
+    r"|\bollama\s+serve\b|(^|[\s/])torchserve\b|(^|[\s/])llama-server\b|\btrtllm-serve\b|\blocal-ai\s+run\b")
 
 
 def image_repo(image: str) -> str:
@@ -88,12 +89,49 @@ def is_ollama(c: dict[str, Any]) -> bool:
 
 def loads_no_model_at_start(c: dict[str, Any]) -> bool:
     """Whether the model server loads no model until asked (Ollama without a start-time pull, Triton in explicit
-    model control with no `--load-model`)."""
+    model control with no `--load-model`, LocalAI started with no model)."""
     command = argv(c)
+    if is_localai(c):
+        return not _localai_models_at_start(c)
     if is_ollama(c):
         return not OLLAMA_PRELOAD.search(" ".join([command, *_post_start(c)]))
     if re.search(r"(^|[\s/])tritonserver\b", command) and TRITON_EXPLICIT.search(command):
         return "--load-model" not in command
+    return False
+
+
+def is_localai(c: dict[str, Any]) -> bool:
+    """A LocalAI server: `local-ai run` in its command, or a LocalAI image's own entrypoint."""
+    name = image_repo(str(c.get("image") or "")).rsplit("/", 1)[-1]
+    return bool(re.search(r"\blocal-ai\s+run\b", argv(c))) or (name in ("local-ai", "localai")
+                                                                and not c.get("command"))
+
+
+# LocalAI downloads and loads at start the models named as `local-ai run` arguments (the image's entrypoint passes
+# its args on) or in these variables; its All-in-One (`-aio-`) images preload their own model set. Without them it
+# loads a model on the first request that names it (localai.io: getting-started/models, reference/cli-reference).
+LOCALAI_MODEL_ENV = frozenset({"MODELS", "LOCALAI_MODELS", "PRELOAD_MODELS", "LOCALAI_PRELOAD_MODELS"})
+
+
+def _localai_models_at_start(c: dict[str, Any]) -> bool:
+    if "aio" in str(c.get("image") or "").rsplit(":", 1)[-1].split("-"):
+        return True
+    if any(isinstance(e, dict) and e.get("name") in LOCALAI_MODEL_ENV and e.get("value") for e in c.get("env") or []):
+        return True
+    words = argv(c).split()
+    if "run" in words:
+        words = words[words.index("run") + 1:]
+    elif c.get("command"):
+        return False
+    # a positional argument is a model; a flag's value follows it unless written `--flag=value`
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+        elif w.startswith("-"):
+            skip = "=" not in w
+        else:
+            return True
     return False
 
 

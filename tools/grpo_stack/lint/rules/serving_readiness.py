@@ -15,12 +15,14 @@ SUMMARY = ("A model server (vLLM, SGLang, TGI, Triton, ...) has no readiness pro
            "model has loaded.")
 DOC = """## What it does
 Finds model-server containers (vLLM, SGLang, TGI, Triton, TensorFlow Serving, lmdeploy, ollama, TorchServe,
-llama.cpp, TensorRT-LLM; known by the command that starts them or by the server image running its own
+llama.cpp, TensorRT-LLM, LocalAI; known by the command that starts them or by the server image running its own
 entrypoint) in Deployments, StatefulSets, ReplicaSets, DaemonSets, Pods and LeaderWorkerSets that have no
 `readinessProbe`. A server that loads no model when it starts is not reported: Ollama loads a model on the first
 request that names it (unless its command or a postStart hook pulls one at start, which is reported), and Triton
-under `--model-control-mode=explicit` without `--load-model` loads only what an API call asks for; such a server
-answers as soon as it listens.
+under `--model-control-mode=explicit` without `--load-model` loads only what an API call asks for, and LocalAI
+started with no model (none in its arguments or `MODELS`/`PRELOAD_MODELS`, not an All-in-One image) loads one on
+the first request that names it; such a server answers as soon as it listens. GRPO862 reports servers no rule
+can name that hold an accelerator behind a Service.
 
 ## Why is this bad?
 Without a readiness probe a pod is Ready as soon as its containers start. A model server starts by downloading
