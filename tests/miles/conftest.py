@@ -76,6 +76,34 @@ RESPONSES = {
     "Read two integers and print their sum.": (_code("a, b = map(int, input().split())\nprint(a + b)"),
                                                _code("a, b = map(int, input().split())\nprint(a - b)")),
 }
+ROLLOUTS = 3  # the step-metrics case's rollouts
+
+
+def rollout_batches(case) -> list[list[dict]]:
+    """The step-metrics case's rollouts: rollout r answers each staged training row twice, r + 1 of its four
+    responses right, each with reasoning of its own length, so that no two rollouts have the same mean reward or
+    mean response length. `expect` is the reward the reward service gives the response."""
+    from .cases import rows
+
+    train = rows(case.on_storage(case.job["data"]["trainFiles"][0]))
+    out = []
+    for r in range(ROLLOUTS):
+        batch = []
+        for k in range(4):
+            i = k % len(train)
+            right, wrong = RESPONSES[train[i]["metadata"]["problem"]]
+            response, expect = (right, 1) if k <= r else (wrong, 0)
+            response = response.replace("<think>", "<think>" + "check it again. " * (3 * r + k), 1)
+            batch.append({"index": i, "response": response, "expect": expect})
+        out.append(batch)
+    return out
+
+
+def fed_batches(case) -> list[list[dict]]:
+    """What the worker is given of each rollout: the training row and the response."""
+    return [[{k: r[k] for k in ("index", "response")} for r in batch] for batch in rollout_batches(case)]
+
+
 MUTATIONS = ("mutation-no-rm-type", "mutation-bare-label", "unknown-source")
 CAPTURE = "capture-miles-request"
 
@@ -213,7 +241,8 @@ def miles_runs(tmp_path_factory):
                                  "gpu": {**c.GPU, "count": int(case.spec["cluster"]["gpusPerNode"])},
                                  "score": [{k: r[k] for k in ("dataset", "index", "response")}
                                            for r in requests[name]],
-                                 **({"metrics": {"rollouts": 3}} if name == c.STEP_METRICS_CASE else {})})
+                                 **({"metrics": {"rollouts": fed_batches(case)}} if name == c.STEP_METRICS_CASE
+                                    else {})})
         results = run_worker(python, worker_cases)
     out = {name: (case, result, requests[name], sandboxes.get(name))
            for (name, case), result in zip(every.items(), results, strict=True)}

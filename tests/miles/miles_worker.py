@@ -4,8 +4,11 @@ stdin: {"cases": [{"argv": [the train.py argv after the script name], "env": {th
                    "gpu": {"count", "name", "total_memory", "capability"},
                    "rm_host": {"from": "host:port", "to": "host:port"} | null,
                    "score": [{"dataset": "train" | <eval dataset name>, "index": row, "response": text}],
-                   "metrics": {"rollouts": N} | absent}, ...]}
-stdout (last line): {"results": [{"ok": true, "args": {...}, "datasets": {name: [sample, ...]}, "rewards": [...]}
+                   "metrics": {"rollouts": [[{"index": training row, "response": text}, ...], ...]} | absent},
+           ...]}
+stdout (last line): {"results": [{"ok": true, "args": {...}, "datasets": {name: [sample, ...]}, "rewards": [...],
+                                  with "metrics": "metrics_pages": [page per rollout],
+                                  "rollouts_fed": [{"raw_reward", "response_lengths", "total_lengths"} per rollout]}
                      or {"ok": false, "stage": "parse" | "data" | "reward" | "metrics",
                          "error": {"type", "module", "message"}}]}
 One process runs every case in turn (miles' imports take most of the time); each case gets its own sys.argv and
@@ -26,13 +29,23 @@ What runs is miles' own code, in the order train.py reaches it:
 
 4. With "metrics" in the case (the step-metrics port set): miles' own tracking on the parsed args
    (`miles.utils.tracking_utils.init_tracking`, primary, in a local Ray: `--use-prometheus` starts its collector
-   actor on the parsed `--prometheus-port`), then for each rollout the calls miles' training loop makes: its timers
-   (`miles.utils.timer.timer`), `log_train_step` and `log_perf_data_raw`; the collector's /metrics page is read
-   after each rollout. Where it stops: the numbers are timed sleeps, not a training step (miles cannot train on a
-   CPU), and log_rollout_data (the rewards and lengths) needs Megatron's process groups, so it is not called.
+   actor on the parsed `--prometheus-port`), torch.distributed on gloo with one process and miles' Megatron backend's
+   set-up of Megatron's process groups and its ParallelState from them, every parallel size 1
+   (`_initialize_distributed`, `create_megatron_parallel_state`). Then per rollout what miles' training loop does:
+   the rollout's samples (the given responses to training rows, tokenized with the prompt as miles' SGLang rollout
+   leaves them, scored by `batched_async_rm`) become training data through miles' RolloutManager's own conversion and
+   split (`_convert_samples_to_train_data`, `_split_train_data_by_dp`, through Ray's object store; on a manager made
+   without its constructor, which starts SGLang servers) and the actor's `get_rollout_data`; under its timers
+   (`miles.utils.timer.timer`) `log_rollout_data` (the mean reward and response length, gathered over the
+   data-parallel group), `log_train_step` and `log_perf_data`. The collector's /metrics page is read after each
+   rollout. Where it stops: the timers time sleeps and the losses are made up (miles cannot train on a CPU), no
+   SGLang engine generates the responses (each response token gets log-probability -0.5), one process stands for the
+   job's ranks, and Megatron is set up no further than its process groups (no model, optimizer or the rest of miles'
+   `megatron_utils.initialize.init`).
 
 The one stub: torch.cuda's device queries (is_available, device_count, get_device_properties,
-get_device_capability, current_device) report the catalogued GPU, for the validation code that asks them. No
+get_device_capability, current_device) report the catalogued GPU, for the validation code that asks them; while
+`get_rollout_data` runs, current_device answers "cpu", so the tensors it puts "on the GPU" stay on the CPU. No
 CUDA call is made; nothing here allocates on a device. `rm_host` rewrites only host:port of the parsed --rm-url
 (the release Service's DNS name -> the loopback server); the scheme and path miles posts to stay as emitted.
 """
@@ -40,6 +53,7 @@ CUDA call is made; nothing here allocates on a device. `rm_host` rewrites only h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -165,24 +179,24 @@ def run_case(case: dict) -> dict:
         result = {**error_json("reward", exc), "args": parsed, "datasets": result["datasets"]}
     if case.get("metrics") and result.get("ok"):
         try:
-            result["metrics_pages"] = track_steps(args, case["metrics"]["rollouts"])
+            tracked = track_steps(args, datasets, case["metrics"]["rollouts"])
+            result["metrics_pages"], result["rollouts_fed"] = tracked["pages"], tracked["fed"]
         except BaseException as exc:  # noqa: BLE001
             result = {**error_json("metrics", exc), "args": parsed}
     return result
 
 
-def track_steps(args, rollouts: int) -> list[str]:
-    """miles' tracking with its Prometheus backend, fed as its training loop feeds it; the collector's page after
-    each rollout (once it shows that rollout, and reads the same twice: a page read while the collector sets a
-    rollout's gauges mixes two rollouts)."""
+def track_steps(args, datasets: dict[str, list], batches: list[list[dict]]) -> dict:
+    """miles' tracking with its Prometheus backend, fed as its training loop feeds it, one rollout per batch: the
+    collector's page after each rollout (once it shows that rollout, whole, and reads the same twice: a page read
+    while the collector sets a rollout's gauges mixes two rollouts), and what each rollout's training data held."""
     import time
-    import urllib.request
 
     import ray
-    from miles.backends.training_utils.log_utils import log_train_step
+    from miles.backends.training_utils.data import get_rollout_data
+    from miles.backends.training_utils.log_utils import log_perf_data, log_rollout_data, log_train_step
     from miles.utils import tracking_utils
-    from miles.utils.timer import timer
-    from miles.utils.train_metric_utils import log_perf_data_raw
+    from miles.utils.timer import Timer, timer
 
     # Ray 2.60's ray.init() turns token authentication on for a new local cluster and writes ~/.ray/auth_token,
     # which every later `ray start` on the machine then picks up: this local collector needs no authentication.
@@ -190,38 +204,156 @@ def track_steps(args, rollouts: int) -> list[str]:
     ray.init(num_cpus=1, num_gpus=0, include_dashboard=False, log_to_driver=False)
     try:
         tracking_utils.init_tracking(args, primary=True)
-        pages = []
-        for rollout_id in range(rollouts):
-            with timer("train_wait"):
-                time.sleep(0.2)
-            with timer("train"):
-                with timer("log_probs"):
-                    time.sleep(0.1)
-                with timer("actor_train"):
-                    time.sleep(0.3)
-            log_train_step(args, {"loss": 0.5 / (rollout_id + 1), "pg_loss": 0.1}, 1.5, rollout_id, 0, 1,
-                           should_log=True)
-            log_perf_data_raw(rollout_id, args, True, None)
-            url = f"http://127.0.0.1:{args.prometheus_port}/metrics"
-            deadline = time.monotonic() + 60
-            page, numbers = None, None
-            while True:  # the collector's update is a Ray call: wait until its page shows this rollout, whole
-                previous = numbers
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    page = response.read().decode()
-                numbers = [line for line in page.splitlines() if line.startswith("miles_metric_")]  # not its CPU time
-                if numbers == previous and any(
-                        line.startswith("miles_metric_rollout_step{") and float(line.split()[-1]) == rollout_id
-                        for line in page.splitlines()):
-                    break
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"the collector never showed rollout {rollout_id}:\n{page[-2000:]}")
-                time.sleep(0.2)
-            pages.append(page)
-        return pages
+        pages, fed = [], []
+        with one_process_group(args):
+            rollout = Rollouts(args, datasets)
+            for rollout_id, batch in enumerate(batches):
+                with timer("train_wait"):  # the driver waits for the rollout: generated, scored, converted
+                    refs, train_data = rollout.train_data(batch)
+                    with timer("data_preprocess"):  # miles' actor.train: the data this rank trains on
+                        rollout_data = rollout_data_on_cpu(get_rollout_data, args, refs)
+                    time.sleep(0.2)
+                with timer("train"):
+                    with timer("log_probs"):
+                        time.sleep(0.1)
+                    log_rollout_data(rollout_id, args, rollout_data)  # where miles' train_actor calls it
+                    with timer("actor_train"):
+                        time.sleep(0.3)
+                log_train_step(args, {"loss": 0.5 / (rollout_id + 1), "pg_loss": 0.1}, 1.5, rollout_id, 0, 1,
+                               should_log=True)
+                timings = {f"{PREFIX}perf_{name}_time": v for name, v in Timer().log_dict().items()}
+                log_perf_data(rollout_id, args)  # logs those timings and resets the timer
+                fed.append({k: train_data[k] for k in ("raw_reward", "response_lengths", "total_lengths")})
+                pages.append(whole_page(args, rollout_id, timings))
+        return {"pages": pages, "fed": fed}
     finally:
         tracking_utils.finish_tracking()
         ray.shutdown()
+
+
+PREFIX = "miles_metric_"
+ROLLOUT_GAUGES = (PREFIX + "rollout_raw_reward", PREFIX + "rollout_response_lengths")  # log_rollout_data's
+
+
+def whole_page(args, rollout_id: int, timings: dict[str, float]) -> str:
+    """The collector's page once it shows `rollout_id`, log_rollout_data's gauges and this rollout's own timings
+    (log_perf_data, the rollout's last call), and reads the same twice."""
+    import time
+    import urllib.request
+
+    url = f"http://127.0.0.1:{args.prometheus_port}/metrics"
+    deadline = time.monotonic() + 60
+    numbers = None
+    while True:  # the collector's updates are Ray calls: wait until its page shows this rollout, whole
+        previous = numbers
+        with urllib.request.urlopen(url, timeout=5) as response:
+            page = response.read().decode()
+        numbers = [line for line in page.splitlines() if line.startswith(PREFIX)]  # not the collector's CPU time
+        values = {line.split("{", 1)[0]: float(line.split()[-1]) for line in numbers}
+        if (numbers == previous and values.get(PREFIX + "rollout_step") == rollout_id
+                and set(ROLLOUT_GAUGES) <= set(values) and all(values.get(k) == v for k, v in timings.items())):
+            return page
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the collector never showed rollout {rollout_id}:\n{page[-2000:]}")
+        time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def one_process_group(args):
+    """torch.distributed on gloo with one process (rank 0 of 1, a FileStore in a temporary directory); miles'
+    Megatron backend's own set-up of Megatron's process groups (`_initialize_distributed`) on the parsed args with
+    every parallel size 1, and its `create_megatron_parallel_state()` from them, set as miles' ParallelState."""
+    import copy
+    import tempfile
+
+    import torch.distributed as dist
+    from megatron.core import mpu
+    from megatron.training.global_vars import set_args, unset_global_variables
+    from miles.backends.megatron_utils.initialize import _initialize_distributed
+    from miles.backends.megatron_utils.parallel import create_megatron_parallel_state
+    from miles.backends.training_utils.parallel import set_parallel_state
+
+    one = copy.copy(args)
+    one.tensor_model_parallel_size = one.pipeline_model_parallel_size = one.context_parallel_size = 1
+    one.expert_model_parallel_size = one.expert_tensor_parallel_size = 1
+    one.virtual_pipeline_model_parallel_size = None
+    with tempfile.TemporaryDirectory() as tmp:
+        dist.init_process_group("gloo", store=dist.FileStore(os.path.join(tmp, "store"), 1), rank=0, world_size=1)
+        try:
+            _initialize_distributed(one)
+            set_args(one)  # Megatron's global args, which create_megatron_parallel_state reads (as miles' init sets)
+            state = create_megatron_parallel_state()
+            assert (state.tp.size, state.pp.size, state.cp.size, state.intra_dp.size) == (1, 1, 1, 1), state
+            set_parallel_state(state)
+            yield state
+        finally:
+            set_parallel_state(None)
+            unset_global_variables()
+            mpu.destroy_model_parallel()
+            dist.destroy_process_group()
+
+
+class Rollouts:
+    """A rollout's samples as miles' SGLang rollout leaves them (`generate`: the prompt's token ids and the
+    response's, its length, a log-probability per response token, here -0.5, the finish status; `generate_and_rm`:
+    the reward from miles' reward entry), turned into training data by miles' RolloutManager's own methods."""
+
+    def __init__(self, args, datasets: dict[str, list]):
+        from miles.ray.rollout import RolloutManager
+        from miles.utils.processing_utils import load_tokenizer
+
+        self.args, self.train_rows = args, datasets["train"]
+        self.tokenizer = load_tokenizer(args.hf_checkpoint, chat_template_path=args.chat_template_path,
+                                        trust_remote_code=True)
+        # The manager's conversion (_convert_samples_to_train_data: rewards after GRPO's group normalisation, raw
+        # rewards, loss masks) and its split per data-parallel rank (_split_train_data_by_dp: into Ray's object
+        # store), on an instance made without the actor's constructor, which starts SGLang servers.
+        manager = object.__new__(RolloutManager.__ray_actor_class__)
+        manager.args = args
+        manager.custom_reward_post_process_func = manager.custom_convert_samples_to_train_data_func = None
+        self.manager = manager
+        self.index = self.group = 0
+
+    def samples(self, batch: list[dict]) -> list:
+        import copy
+
+        from miles.rollout.rm_hub import batched_async_rm
+        from miles.utils.types import Sample
+
+        out = []
+        for item in batch:
+            s = copy.deepcopy(self.train_rows[item["index"]])
+            s.group_index, s.index = self.group + item["index"], self.index
+            self.index += 1
+            prompt_ids = self.tokenizer.encode(s.prompt, add_special_tokens=False)
+            response_ids = self.tokenizer.encode(item["response"], add_special_tokens=False)
+            s.tokens, s.response, s.response_length = prompt_ids + response_ids, item["response"], len(response_ids)
+            s.rollout_log_probs = [-0.5] * len(response_ids)
+            s.status = Sample.Status.COMPLETED
+            out.append(s)
+        self.group += len(self.train_rows)
+        rewards = asyncio.run(batched_async_rm(self.args, out))
+        for s, reward in zip(out, rewards, strict=True):
+            s.reward = reward
+        return out
+
+    def train_data(self, batch: list[dict]) -> tuple[list, dict]:
+        data = self.manager._convert_samples_to_train_data(self.samples(batch))
+        refs = self.manager._split_train_data_by_dp(data, 1)  # adds total_lengths to data
+        return refs, data
+
+
+def rollout_data_on_cpu(get_rollout_data, args, refs) -> dict:
+    """miles' get_rollout_data (the rank's share from Ray's object store, its tensors made on
+    `torch.cuda.current_device()`), with that query answering "cpu" for the call: the tensors stay on the CPU."""
+    import torch
+
+    device = torch.cuda.current_device
+    torch.cuda.current_device = lambda: "cpu"
+    try:
+        return get_rollout_data(args, refs)
+    finally:
+        torch.cuda.current_device = device
 
 
 def main() -> int:
