@@ -50,6 +50,7 @@ from . import (
     node_selector_contradiction,
     not_ready_addresses,
     partial_node,
+    peer_pod_hostname,
     pipeline_status,
     pod_hardening,
     pod_seccomp,
@@ -189,6 +190,7 @@ _MODULES: list[ModuleType] = [
     host_namespaces,
     state_ephemeral,
     accelerator_backend_readiness,
+    peer_pod_hostname,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

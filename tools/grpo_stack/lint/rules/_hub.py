@@ -164,7 +164,8 @@ CANONICAL = re.compile(r"^[A-Za-z][\w-]{1,95}(\.\d+)?$")
 
 def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pull]]:
     """(offset, pull) for each hub call in Python source (an inline `python -c`, a heredoc, a ConfigMap script)
-    whose repository is a literal hub id (`snapshot_download` always downloads: a variable counts too). With
+    whose repository is a literal hub id, or a variable the source assigns one once (`snapshot_download` always
+    downloads: any variable counts too). With
     `canonical`, a name with no owner (`from_pretrained("bert-base-cased")`) counts too, marked as an assumption,
     unless the same source also writes it (a directory it saves or creates)."""
     for m in PY_CALL.finditer(source):
@@ -172,7 +173,7 @@ def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pu
         args = _call_args(source, m.end())
         first = re.match(r"\s*(?:repo_id\s*=\s*|pretrained_model_name_or_path\s*=\s*|path\s*=\s*)?(['\"])([^'\"]+)\1",
                          args)
-        repo = first.group(2) if first else None
+        repo = first.group(2) if first else _assigned_once(source, args)
         if repo is None and call not in ("snapshot_download", "hf_hub_download"):
             continue
         bare = canonical and repo is not None and _canonical(repo, source)
@@ -180,6 +181,21 @@ def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pu
             continue
         rev = re.search(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1", args)
         yield m.start(), Pull(repo or "a repository", call, rev.group(2) if rev else None, canonical=bare)
+
+
+FIRST_NAME = re.compile(r"\s*(?:repo_id\s*=\s*|pretrained_model_name_or_path\s*=\s*|path\s*=\s*)?"
+                        r"([A-Za-z_]\w*)\s*(?:,|$)")
+
+
+def _assigned_once(source: str, args: str) -> str | None:
+    """The string a call's first argument names when it is a variable the same source assigns exactly once, from a
+    string literal (`model_name = "google/gemma-2-27b-it"` ... `from_pretrained(model_name)`)."""
+    name = FIRST_NAME.match(args)
+    if not name:
+        return None
+    found = re.findall(rf"^[ \t]*{name.group(1)}[ \t]*=[ \t]*(.*?)[ \t]*(?:#.*)?$", source, re.MULTILINE)
+    literal = re.fullmatch(r"(['\"])([^'\"]+)\1", found[0]) if len(found) == 1 else None
+    return literal.group(2) if literal else None
 
 
 def _canonical(name: str, source: str) -> bool:

@@ -22,6 +22,17 @@ def pod_label(o, pod_path: str) -> str:
     return f"RayCluster {o.name} ({'head' if '.headGroupSpec.' in pod_path else 'worker group'})"
 
 
+# Kinds that hold a Ray cluster's head and worker groups: KubeRay makes a RayCluster of a RayJob's rayClusterSpec
+# and a RayService's rayClusterConfig.
+RAY_CLUSTER_KINDS = frozenset({"RayCluster", "RayJob", "RayService"})
+
+
+def is_ray_pod(o, pod_path: str) -> bool:
+    """Whether the pod template is a Ray cluster's head or a worker group (a RayJob's submitter is not)."""
+    return o.kind in RAY_CLUSTER_KINDS and any(f".{g}." in f".{pod_path}." for g in ("headGroupSpec",
+                                                                                     "workerGroupSpecs"))
+
+
 def is_privileged(c: dict[str, Any]) -> bool:
     return bool((c.get("securityContext") or {}).get("privileged"))
 

@@ -374,7 +374,11 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
         limited = o.kind not in PUBLIC_ROUTES or _internal(annotations) or any(k in annotations for k in ALLOW_LIST)
         ns = namespace_of(o, ctx.namespace)
         clear = "" if _has_tls(o) else ", in the clear (no tls),"
+        routed: set[tuple[str, str]] = set()  # several paths to one Service port are one exposure, told once
         for path, name, port in _route_backends(o):
+            if (name, str(port)) in routed:
+                continue
+            routed.add((name, str(port)))
             found = [b for b in all_backends if b.name == name and b.namespace == ns]
             if not found:
                 unknown = _unknown_ray_head(name, port)

@@ -82,7 +82,8 @@ TOKEN_PATTERNS = {
 }
 # Values that say "fill me in": templates never rendered, angle-bracket hints, conventional stand-ins.
 PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|x{3,}|\*{3,}"
-                         r"|(change|replace|fill)[-_ ]?(me|it|this)|todo|tbd|placeholder|your[-_ ].*[-_ ]here"
+                         r"|(change|replace|fill)[-_ ]?(me|it|this)([-_ ][\w-]*)?|todo|tbd|placeholder"
+                         r"|your[-_ ].*[-_ ]here"
                          r"|(replace|change|fill|insert|enter|put|paste)[-_ ]+((with|in)[-_ ]+)?your[-_ ][\w-]*"
                          r"|your[-_ ][\w-]*(token|key|password|secret|credentials?)"
                          r"|dummy)\s*$", re.IGNORECASE)

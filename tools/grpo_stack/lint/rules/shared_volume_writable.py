@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._cache_paths import download_mounts, mount_index
 from ._objects import replica_spec, runs_to_completion
-from ._podsecurity import all_containers, pod_label, where
+from ._podsecurity import all_containers, is_ray_pod, pod_label, where
 
 CODE = "GRPO818"
 NAME = "shared-volume-writable"
@@ -28,13 +28,13 @@ it is judged only where something says it is shared: several pod templates of th
 runs several pods (`replicas`, `parallelism` above 1, a DaemonSet), or its name says a shared file system (`fsx`,
 `efs`, `nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`, `shared`, `rwx`); an error when the files declare the
 claim, a warning naming the assumption when they do not. A pod that runs to completion (a Job's, one under
-restartPolicy Never or OnFailure, a training replica restarted only on failure) is reported on other manifests
-only for a claim the files show to be shared: with one they do not show, a download, training or export job
-writing its results to its own volume is the likelier reading. Nor is a mount of such a claim that holds what the
-container writes by its own configuration: its model download directory (the Hub cache its env or flags set, an
-Ollama server's model store) or its `workingDir` (a notebook's workspace), or, for an init container, a volume a
-regular container of the pod keeps such state on: a server filling its own model cache, or the init step that
-fills it, writes there by design.
+restartPolicy Never or OnFailure, a training replica restarted only on failure, a RayJob's head and workers) is
+reported on other manifests only for a claim the files show to be shared: with one they do not show, a download,
+training or export job writing its results to its own volume is the likelier reading. Nor is a mount of such a
+claim that holds what the container writes by its own configuration: its model download directory (the Hub cache
+its env or flags set, an Ollama server's model store) or its `workingDir` (a notebook's workspace), or, for an
+init container, a volume a regular container of the pod keeps such state on: a server filling its own model
+cache, or the init step that fills it, writes there by design.
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A utility pod that
@@ -75,7 +75,9 @@ def check(ctx) -> Iterator[Hit]:
         shared: dict[str, bool] = {}  # volume name -> known to be shared (else assumed)
         # A job's own output volume (a download, training or export job writes its results there) is the likelier
         # reading of a claim these files do not show: only a claim known to be shared is judged on such pods.
-        finite = not ctx.has_values and runs_to_completion(o, pod_path, pod)
+        # A RayJob's cluster exists for its one job, a training or batch run, as a Job's pod does.
+        finite = not ctx.has_values and (runs_to_completion(o, pod_path, pod)
+                                         or (o.kind == "RayJob" and is_ray_pod(o, pod_path)))
         for v in pod.get("volumes") or []:
             source = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
             claim = str(source.get("claimName")) if isinstance(source, dict) else ""

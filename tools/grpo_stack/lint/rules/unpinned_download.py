@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from ...errors import InputError
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
+from ._accelerators import asked
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
-from ._objects import containers, literal_env
+from ._objects import containers, literal_env, runs_to_completion
 
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
@@ -26,9 +27,15 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   `--model_name_or_path` (Transformers scripts), in `command`/`args` or in the commands of an inline script;
   `$(VAR)` and `$VAR` are read from the container's literal env;
 - TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
+- a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`,
+  ...; a RayJob's `runtimeEnvYAML` env_vars too), where the program loads models (its pod holds an accelerator or
+  runs to completion, or it is a RayJob's entrypoint) and its command does not name the model itself: a warning,
+  since only the program's code shows that it loads that id from the Hub; a `*REVISION` or `*COMMIT` variable
+  beside it pins it;
 - `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts;
 - Python's `snapshot_download`, `hf_hub_download`, `from_pretrained` and `load_dataset` in inline code
-  (`python -c`, heredocs) and in ConfigMap scripts; a name there with no owner (`from_pretrained("gpt2")`,
+  (`python -c`, heredocs) and in ConfigMap scripts, naming the repository literally or through a variable the code
+  assigns once; a name there with no owner (`from_pretrained("gpt2")`,
   `load_dataset("imdb")`) is the Hub's canonical repository unless a directory of that name exists: a warning
   naming that assumption, and none where the same code writes that name (`save_pretrained("gpt2")`);
 - `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`;
@@ -65,6 +72,12 @@ only `hf`.
 
 # Env a container reads its model from, by the images that read it, and the env that pins it.
 MODEL_ENV = {"MODEL_ID": "REVISION", "HF_MODEL_ID": "HF_MODEL_REVISION"}
+# Env names a program of the project's own reads a model id from (`os.environ["MODEL_ID"]` in a training or
+# download script). Whether the program loads it from the Hub the files cannot show: a warning naming that, and only
+# where the program loads models (its pod holds an accelerator, runs to completion, or is a RayJob's entrypoint);
+# a web app's MODEL_NAME is usually the name it asks a model server for.
+PROGRAM_MODEL_ENV = frozenset({"MODEL_ID", "MODEL_NAME", "MODEL", "BASE_MODEL", "HF_MODEL", "MODEL_REPO",
+                               "MODEL_REPO_ID", "PRETRAINED_MODEL", "MODEL_NAME_OR_PATH"})
 TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
 
 
@@ -102,11 +115,38 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
                         yield Hit(_index_path(base, command, k), _message(o, f"container {name}", pull), obj=o,
                                   severity=_severity(pull))
         yield from _env_pulls(o, base, name, c, env, argv)
+        if not _tgi(c, argv) and (asked(c) or runs_to_completion(o, pod_path, pod)):
+            named = {p.repo for p in argv_pulls(argv, env)} if not any(w.startswith("--revision") for w in argv) \
+                else set(env.values())
+            for var, pull in _program_env_pulls(env, named):
+                index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
+                yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull, PROGRAM_ASSUMED), obj=o,
+                          severity=Severity.WARNING)
+
+
+PROGRAM_ASSUMED = " (assumed: the program loads the model its env names from the Hub)"
+
+
+def _program_env_pulls(env: dict[str, str], named: set[str]) -> Iterator[tuple[str, Pull]]:
+    """(variable, pull) for each model-naming variable whose value is a hub id that the container's own command
+    does not already pull (`--model $(MODEL_ID)` is the command's finding), pinned by any `*REVISION` or `*COMMIT`
+    variable beside it."""
+    pins = [v for k, v in env.items() if "REVISION" in k.upper() or k.upper().endswith("COMMIT")]
+    for var in sorted(env.keys() & PROGRAM_MODEL_ENV):
+        repo = env[var]
+        if hub_repo(repo) and repo not in named:
+            pull = Pull(repo.strip(), f"env {var}", pins[0] if pins else None)
+            if not pull.pinned:
+                yield var, pull
+
+
+def _tgi(c: dict, argv: list[str]) -> bool:
+    return any(t in str(c.get("image", "")) for t in TGI) or any(
+        posixpath.basename(w) == "text-generation-launcher" for w in argv[:1])
 
 
 def _env_pulls(o, base: str, name, c: dict, env: dict[str, str], argv: list[str]) -> Iterator[Hit]:
-    image = str(c.get("image", ""))
-    tgi = any(t in image for t in TGI) or any(posixpath.basename(w) == "text-generation-launcher" for w in argv[:1])
+    tgi = _tgi(c, argv)
     for var, pin in MODEL_ENV.items():
         if var == "MODEL_ID" and not tgi:
             continue  # only TGI's launcher reads MODEL_ID
@@ -245,6 +285,26 @@ def _serve_llm_pulls(ctx) -> Iterator[Hit]:
                                                              " (engine_kwargs.revision pins it)"), obj=o)
 
 
+def _runtime_env_pulls(ctx) -> Iterator[Hit]:
+    """A RayJob's `runtimeEnvYAML` env_vars: the environment of its entrypoint, a program that loads models."""
+    for o in ctx.of_kind("RayJob"):
+        text = (o.obj.get("spec") or {}).get("runtimeEnvYAML") if isinstance(o.obj.get("spec"), dict) else None
+        if not isinstance(text, str):
+            continue
+        from ...safeyaml import load_documents  # lazily: see _serve_llm_pulls
+
+        try:
+            docs = load_documents(text, o.name)
+        except InputError:
+            continue
+        env_vars = docs[0].get("env_vars") if docs and isinstance(docs[0], dict) else None
+        if isinstance(env_vars, dict):
+            env = {str(k): str(v) for k, v in env_vars.items() if isinstance(v, str | int | float)}
+            for var, pull in _program_env_pulls(env, set()):
+                yield Hit("spec.runtimeEnvYAML", _message(o, f"runtimeEnvYAML env_vars {var}", pull, PROGRAM_ASSUMED),
+                          obj=o, severity=Severity.WARNING)
+
+
 def _llm_configs(node) -> Iterator[dict]:
     if isinstance(node, dict):
         if isinstance(node.get("model_loading_config"), dict):
@@ -260,7 +320,7 @@ def check(ctx) -> Iterator[Hit]:
     seen: set[tuple] = set()
     hits = [*(h for o, pod_path, pod in ctx.pod_templates() for h in _container_pulls(o, pod_path, pod)),
             *_script_pulls(ctx), *_configmap_pulls(ctx), *_uri_pulls(ctx), *_serve_llm_pulls(ctx),
-            *_custom_resource_models(ctx)]
+            *_runtime_env_pulls(ctx), *_custom_resource_models(ctx)]
     for hit in hits:
         key = (id(hit.obj), hit.key_path, hit.message)
         if key not in seen:

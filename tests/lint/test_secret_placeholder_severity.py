@@ -1,0 +1,33 @@
+"""GRPO201 on a Secret of the set: a value that says "fill me in" is a warning to act on (create the Secret out of
+band), not a leaked credential; a real-looking value is an error."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from grpo_stack.lint.release import lint_manifests
+
+
+def _severities(tmp_path, value: str) -> list[str]:
+    path = tmp_path / "secret.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        apiVersion: v1
+        kind: Secret
+        metadata: {{name: hf}}
+        type: Opaque
+        stringData:
+          hf_token: "{value}"
+        """))
+    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == "GRPO201"]
+
+
+@pytest.mark.parametrize("value", ["REPLACE_ME_WITH_YOUR_HUGGINGFACE_TOKEN", "change-me", "<your-token>",
+                                   "REPLACE_WITH_YOUR_NGC_API_KEY", "xxxxxxxx"])
+def test_a_placeholder_is_a_warning(tmp_path, value):
+    assert _severities(tmp_path, value) == ["warning"]
+
+
+@pytest.mark.parametrize("value", ["hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "replacemewithsomething9"])
+def test_a_real_looking_value_is_an_error(tmp_path, value):
+    assert _severities(tmp_path, value) == ["error"]
