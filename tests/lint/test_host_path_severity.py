@@ -37,3 +37,12 @@ def test_node_local_model_cache_is_a_warning(tmp_path):
 
 def test_other_writable_host_directories_stay_errors(tmp_path):
     assert [f.severity.value for f in _findings(tmp_path, "", "/scratch")] == ["error"]
+
+
+def test_the_default_hub_cache_of_the_images_user_is_a_model_cache(tmp_path):
+    """Ray's images run as `ray`: the Hub's default cache is /home/ray/.cache/huggingface, whichever home the env
+    does not name."""
+    assert [f.severity.value for f in _findings(tmp_path, "", "/home/ray/.cache/huggingface")] == ["warning"]
+    # a HOME the env names is the one that counts
+    assert [f.severity.value for f in _findings(tmp_path, "{name: HOME, value: /work}",
+                                                "/home/ray/.cache/huggingface")] == ["error"]

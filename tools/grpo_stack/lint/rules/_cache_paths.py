@@ -130,9 +130,20 @@ def download_dirs(c: dict) -> list[str]:
     return [d for d in (cache_dir(c, argv, env), ollama_models_dir(c, env), vllm_cache_root(c, env)) if d]
 
 
+# The Hub's default cache under a user's home (`~/.cache/huggingface`), when the env does not say whose home it is:
+# the image's user decides (root's, or `ray` in Ray's images), so a mount at any home's default cache is that cache.
+HOME_HUB_CACHE = re.compile(r"^(?:/root|/home/[^/]+)/\.cache/huggingface(?:/hub)?/?$")
+
+
 def download_mounts(c: dict) -> set[int]:
-    """Indices of the container's volumeMounts that hold one of its `download_dirs`."""
-    return {j for j in (mount_index(c, d) for d in download_dirs(c)) if j is not None}
+    """Indices of the container's volumeMounts that hold one of its `download_dirs`, or the Hub's default cache of
+    a home the env does not name."""
+    found = {j for j in (mount_index(c, d) for d in download_dirs(c)) if j is not None}
+    env = literal_env(c)
+    if not any(env.get(v) for v in (*CACHE_ENV, "HF_HOME", "XDG_CACHE_HOME", "HOME")):
+        found |= {j for j, m in enumerate(c.get("volumeMounts") or [])
+                  if isinstance(m, dict) and HOME_HUB_CACHE.match(str(m.get("mountPath", "")))}
+    return found
 
 
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")

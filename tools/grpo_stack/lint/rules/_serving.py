@@ -58,6 +58,32 @@ def is_model_server(c: dict[str, Any]) -> bool:
     return not c.get("command") or _runs_image_server(c)
 
 
+PORT_FLAG = re.compile(r"^--(?:http-|server-)?port(?:=(\d+))?$")
+
+
+def stated_ports(c: dict[str, Any]) -> set[int]:
+    """`--port N` / `--port=N` (and `--http-port`, `--server-port`) in the container's command and args: where
+    the server says it listens, whatever its container lists."""
+    words = [part for w in argv_of(c) for part in w.split()]
+    out = set()
+    for i, w in enumerate(words):
+        m = PORT_FLAG.match(w)
+        value = m.group(1) if m and m.group(1) else (words[i + 1] if m and i + 1 < len(words) else None)
+        if value and value.strip("'\"").isdigit():
+            out.add(int(value.strip("'\"")))
+    return out
+
+
+# Servers whose HTTP API, health and metrics all answer on the one port `--port` names (vLLM's OpenAI server,
+# SGLang's launch_server): a probe of any other port of the container checks nothing they open.
+ONE_PORT_SERVERS = re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(openai\.)?api_server\b"
+                              r"|\bsglang\.launch_server\b|\bsglang\s+serve\b")
+
+
+def one_port_server(c: dict[str, Any]) -> bool:
+    return bool(ONE_PORT_SERVERS.search(argv(c)))
+
+
 # Arguments only a model engine's server takes: what a server image's own entrypoint is started with.
 ENGINE_FLAGS = frozenset({"--model", "--model-path", "--model-id", "--tensor-parallel-size", "--max-model-len",
                           "--gpu-memory-utilization", "--served-model-name"})

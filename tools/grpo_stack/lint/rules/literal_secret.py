@@ -88,7 +88,9 @@ PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}
                          r"|your[-_ ][\w-]*(token|key|password|secret|credentials?)"
                          r"|dummy)\s*$", re.IGNORECASE)
 # TOKENS as a word is a count (TGI's MAX_INPUT_TOKENS, MAX_TOTAL_TOKENS, a TOKENS_PER_STEP), never a credential.
-SENSITIVE_ENV = re.compile(r"TOKEN(?!S(?![A-Z0-9])|IZ)|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.IGNORECASE)
+# PASS as a word of its own is a password (RABBITMQ_DEFAULT_PASS, DB_PASS), not BYPASS or PASSTHROUGH.
+SENSITIVE_ENV = re.compile(r"TOKEN(?!S(?![A-Z0-9])|IZ)|SECRET|PASSWORD|PASSWD|(?<![A-Z])PASS(?![A-Z])|KEY|CREDENTIAL",
+                           re.IGNORECASE)
 # Env names that contain KEY but hold no secret.
 # Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`) or an absolute file
 # path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key).

@@ -8,7 +8,7 @@ from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
 from ._objects import RUNTIME_TEMPLATE_KINDS, containers
 from ._one_shot import idles_only
-from ._serving import is_model_server
+from ._serving import is_model_server, one_port_server, stated_ports
 
 CODE = "GRPO854"
 NAME = "probe-port"
@@ -21,6 +21,8 @@ Reads every container's `readinessProbe`, `livenessProbe` and `startupProbe` (`h
 in every pod template, whatever the workload kind:
 - **error**: the probe names a port by name (`port: http`) that none of the container's `ports` is called: the
   kubelet cannot resolve it and the probe fails every time;
+- **error**: a vLLM or SGLang server, whose API, health and metrics all answer on the one port its `--port` names,
+  is probed on another port number (one its container may even declare, named `metrics`);
 - **warning**: the probe checks a port number the container does not list while it lists others (ports are
   informational, so the process may still listen there: the finding names what is declared);
 - **error**: the container's command only waits (`sleep infinity`, `tail -f /dev/null`) and a probe checks a
@@ -90,6 +92,10 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(where, f"{who} checks port {port!r}, which the container does not declare "
                               f"({_listed(names, numbers)}): the kubelet cannot resolve it and the probe always "
                               "fails", obj=o)
+                elif one_port_server(c) and stated_ports(c) and _number(port) not in stated_ports(c) | {None}:
+                    yield Hit(where, f"{who} checks port {_number(port)}, but the server listens only on "
+                              f"{_listed_ports(stated_ports(c))} (its --port): nothing answers the probe there",
+                              obj=o, remediation="probe the port the server's --port names")
                 elif numbers and _number(port) is not None and _number(port) not in numbers:
                     yield Hit(where, f"{who} checks port {_number(port)}, which the container does not list "
                               f"({_listed(names, numbers)})", severity=Severity.WARNING, obj=o,
@@ -119,6 +125,10 @@ def _number(port) -> int | None:
     if isinstance(port, int):
         return port
     return int(port) if isinstance(port, str) and port.isdigit() else None
+
+
+def _listed_ports(numbers: set[int]) -> str:
+    return ", ".join(str(n) for n in sorted(numbers))
 
 
 def _listed(names: set[str], numbers: set[int]) -> str:

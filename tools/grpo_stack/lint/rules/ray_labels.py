@@ -27,7 +27,9 @@ A Service whose selector names a custom resource of the set that has no pod temp
 cluster: its operator labels the pods it makes with the resource's name) is not reported as matching nothing; in a
 set with no pod template, one that selects by such an operator's label (`prometheus: <name>`) naming no resource of
 the set is.
-A selector that adds any label of its own to the Ray keys is taken as scoped.
+A selector that adds any label of its own to the Ray keys is taken as scoped. A legacy key (`ray-node-type`) that
+a pod template of the set sets itself is an ordinary label; with no pod template in the set, selecting on one is a
+warning that names the assumption.
 
 ## Why is this bad?
 The predecessor's anti-affinity selected `ray-node-type: head`. KubeRay labels pods `ray.io/node-type`, so the
@@ -109,10 +111,15 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
     keys = selector_keys(selector)
     if not keys:
         return
-    legacy = [k for k in keys if k in LEGACY]
+    # a pod template may set such a label itself (KubeRay copies template labels to the pods): only a label no pod
+    # of the set carries is KubeRay's missing one, and with no pod in the set that is an assumption
+    legacy = [k for k in keys if k in LEGACY and not any(k in labels for labels in all_labels or [])]
     if legacy:
+        unseen = all_labels is None
         yield Hit(path, f"{o.kind} {o.name}: selects on {', '.join(legacy)}, a label KubeRay never sets "
-                  "(it sets ray.io/node-type, ray.io/cluster, ray.io/group)", obj=o)
+                  "(it sets ray.io/node-type, ray.io/cluster, ray.io/group)"
+                  + (" (assumed: no pod template applied apart from these files sets it itself)" if unseen else ""),
+                  obj=o, severity=Severity.WARNING if unseen else None)
         return
     if any(k in RAY_KEYS for k in keys) and all(k in KUBERAY_COMMON for k in keys):
         yield Hit(path, f"{o.kind} {o.name}: selects Ray pods without ray.io/cluster, so it also matches other "

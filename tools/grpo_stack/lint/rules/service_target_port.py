@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import argv_of, containers
+from ._objects import containers
 from ._services import backends
+from ._serving import stated_ports
 
 CODE = "GRPO857"
 NAME = "service-target-port"
@@ -67,7 +67,7 @@ def check(ctx) -> Iterator[Hit]:
                 declared = [p for p in c.get("ports") or [] if isinstance(p, dict)]
                 names |= {str(p["name"]) for p in declared if p.get("name")}
                 mine = {p["containerPort"] for p in declared if isinstance(p.get("containerPort"), int)}
-                mine |= _port_flags(c)
+                mine |= stated_ports(c)
                 known = known and bool(mine)
                 numbers |= mine
         pods = ", ".join(sorted({f"{o.kind} {o.name}" for o, _path, _pod in b.pods}))
@@ -80,22 +80,6 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit(where, f"Service {b.name} targets port {target}, which no container of {pods} lists "
                           f"({_listed(names, numbers)})", obj=b.obj, severity=Severity.WARNING,
                           remediation="target the port the server listens on, and declare it")
-
-
-PORT_FLAG = re.compile(r"^--(?:http-|server-)?port(?:=(\d+))?$")
-
-
-def _port_flags(c: dict) -> set[int]:
-    """`--port N` / `--port=N` (and `--http-port`, `--server-port`) in the container's command and args: where
-    the server says it listens when its container lists no port."""
-    words = [part for w in argv_of(c) for part in w.split()]
-    out = set()
-    for i, w in enumerate(words):
-        m = PORT_FLAG.match(w)
-        value = m.group(1) if m and m.group(1) else (words[i + 1] if m and i + 1 < len(words) else None)
-        if value and value.strip("'\"").isdigit():
-            out.add(int(value.strip("'\"")))
-    return out
 
 
 def _listed(names: set[str], numbers: set[int]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ...catalog.models import MODELS
@@ -31,7 +32,9 @@ reads the volume mounted at that path:
 Either is reported unless the container states `ephemeral-storage` (request or limit), or the emptyDir has a
 `sizeLimit`. Where the catalogue knows the model's size (parameters x 2 bytes for bf16), a `sizeLimit` or
 `ephemeral-storage` smaller than the weights is an error (the eviction is certain); no room stated at all is a
-warning that names the size where it is known. A PersistentVolumeClaim, `hostPath`, CSI, NFS or any other
+warning that names the size where it is known. Weights under 4 GB (under 2B parameters, by the catalogue or by the
+count the model's name states, `Qwen2.5-0.5B`, `opt-125m`, unless the name says it is quantized) are not
+reported without room stated: no node's disk notices them. A PersistentVolumeClaim, `hostPath`, CSI, NFS or any other
 persistent volume at the cache path is fine, and so is a local model path (no pull) or a memory-backed emptyDir
 (it counts against the memory limit, not the node's disk).
 
@@ -74,11 +77,31 @@ def _stated_storage(c: dict) -> float | None:
     return min(stated) if stated else None
 
 
+# A model whose 16-bit weights are under this is no disk-pressure risk worth a request on any node that runs pods
+# (reviewers of two labelled corpora read a 0.5B-1B model in the writable layer as fine): under 2B parameters.
+SMALL_WEIGHTS = 4e9
+# A parameter count in a model's name (`Qwen2.5-0.5B-Instruct`, `opt-125m`, `Llama-3.2-1B`): one `-`/`_`-separated
+# word of digits and a unit.
+NAMED_SIZE = re.compile(r"(\d+(?:\.\d+)?)([bBmM])")
+QUANTIZED = re.compile(r"awq|gptq|gguf|ggml|exl2|int4|int8|fp8|fp4|nvfp4|[48]-?bit|bnb|q[2-8]_", re.IGNORECASE)
+
+
 def weight_bytes(repo: str) -> float | None:
     for m in MODELS.values():
         if m.hf_id.lower() == repo.lower():
             return m.parameters * BYTES_PER_PARAM
     return None
+
+
+def named_weight_bytes(repo: str) -> float | None:
+    """16-bit weights from the largest parameter count the model's name states; None for a quantized build (its
+    files are a fraction of that) or a name that states none."""
+    name = repo.rsplit("/", 1)[-1]
+    if QUANTIZED.search(name):
+        return None
+    counts = [float(m.group(1)) * (1e9 if m.group(2) in "bB" else 1e6)
+              for word in re.split(r"[-_]", name) for m in [NAMED_SIZE.fullmatch(word)] if m]
+    return max(counts) * BYTES_PER_PARAM if counts else None
 
 
 def _gb(n: float) -> str:
@@ -120,6 +143,9 @@ def _judge(o, base: str, c: dict, pulls: list[Pull], cache: str, volumes: dict) 
                   "kubelet evicts the pod part-way through the download", obj=o, severity=Severity.ERROR)
         return
     missing = "no ephemeral-storage request" if volume is None else "no sizeLimit and no ephemeral-storage request"
+    small = [b for b in (need, *(named_weight_bytes(p.repo) for p in pulls)) if b is not None]
+    if small and max(small) < SMALL_WEIGHTS:
+        return
     if need is not None:
         yield Hit(path, f"{head}, with {missing} for about {_gb(need)} of weights: a node with less free disk "
                   "evicts the pod (DiskPressure), and the scheduler does not know it needs that disk", obj=o)

@@ -1,0 +1,45 @@
+"""GRPO401 on a legacy Ray label (`ray-node-type`): an error where the set's pods show that none carries it, a
+warning naming the assumption where the set has no pod (the Service file applied apart from its RayCluster, whose
+head template may set the label itself)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from grpo_stack.lint.release import lint_manifests
+
+SERVICE = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Service
+    metadata: {name: api}
+    spec:
+      selector: {ray-node-type: head}
+      ports: [{port: 8000}]
+    """)
+CLUSTER = textwrap.dedent("""\
+    ---
+    apiVersion: ray.io/v1
+    kind: RayCluster
+    metadata: {name: batch}
+    spec:
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            containers: [{name: ray-head, image: rayproject/ray:2.46.0-py310}]
+      workerGroupSpecs: []
+    """)
+
+
+def _severities(tmp_path, text: str) -> list[str]:
+    path = tmp_path / "set.yaml"
+    path.write_text(text)
+    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == "GRPO401"]
+
+
+def test_a_service_alone_is_a_warning(tmp_path):
+    assert _severities(tmp_path, SERVICE) == ["warning"]
+
+
+def test_beside_a_cluster_whose_pods_lack_it_it_is_an_error(tmp_path):
+    assert _severities(tmp_path, SERVICE + CLUSTER) == ["error"]
