@@ -46,3 +46,31 @@ def test_the_default_hub_cache_of_the_images_user_is_a_model_cache(tmp_path):
     # a HOME the env names is the one that counts
     assert [f.severity.value for f in _findings(tmp_path, "{name: HOME, value: /work}",
                                                 "/home/ray/.cache/huggingface")] == ["error"]
+
+
+def _mount(tmp_path, host: str):
+    path = tmp_path / "job.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {{name: p}}
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: c
+              image: nvcr.io/nvidia/pytorch:24.07-py3
+              volumeMounts: [{{name: host, mountPath: /mnt/x}}]
+          volumes:
+            - {{name: host, hostPath: {{path: {host}}}}}
+        """))
+    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == "GRPO847"]
+
+
+def test_device_directories_are_not_data(tmp_path):
+    assert _mount(tmp_path, "/dev/infiniband") == []
+    assert _mount(tmp_path, "/dev/shm") == ["error"]  # a shared tree, not a device
+
+
+def test_a_node_installed_driver_directory_is_a_warning(tmp_path):
+    assert _mount(tmp_path, "/home/kubernetes/bin/nvidia") == ["warning"]
+    assert _mount(tmp_path, "/home/kubernetes") == ["error"]

@@ -9,7 +9,7 @@ from ._accelerators import asked
 from ._objects import containers, runs_to_completion
 from ._one_shot import idles_only
 from ._services import backends
-from ._serving import is_model_server
+from ._serving import SERVING_KINDS, is_model_server
 
 CODE = "GRPO862"
 NAME = "accelerator-backend-readiness"
@@ -22,9 +22,11 @@ For every Service in the set, finds the long-running pods its selector matches (
 DaemonSets, ReplicaSets, Pods that restart, the pods of custom resources) that ask for an accelerator (a GPU, MIG
 slice, TPU, Neuron device, Gaudi, ...) and in which no container has a `readinessProbe`. This is GRPO503 for
 servers no rule can name: a speech or vision model's own image, a project's app. Model servers GRPO503 knows are
-its, and containers that only sleep are GRPO849's and GRPO854's. A warning: it assumes that a pod holding an
-accelerator behind a Service serves a model, which loads before it answers; a notebook or a dashboard on a GPU
-node listens within seconds.
+its, and containers that only sleep are GRPO849's and GRPO854's. In a set with no Service at all (a Deployment
+file applied apart from its Service), such a pod of a serving workload whose container declares a port is
+reported too, naming the assumption that a Service elsewhere routes to it. A warning: it assumes that a pod
+holding an accelerator behind a Service serves a model, which loads before it answers; a notebook or a dashboard
+on a GPU node listens within seconds.
 
 ## Why is this bad?
 A pod with no readiness probe is Ready as soon as its containers start, so the Service's endpoints include it
@@ -73,26 +75,47 @@ def check(ctx) -> Iterator[Hit]:
         if b.obj.kind != "Service":
             continue  # a head Service KubeRay creates: its head's readiness is KubeRay's
         for o, pod_path, pod in b.pods:
-            if (id(o), pod_path) in seen or runs_to_completion(o, pod_path, pod):
+            if (id(o), pod_path) in seen:
                 continue
             seen.add((id(o), pod_path))
-            mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
-            if not mains or any(c.get("readinessProbe") for _i, c in mains):
-                continue
-            if any(is_model_server(c) or idles_only(c) for _i, c in mains):
-                continue  # GRPO503's, or GRPO849's and GRPO854's
-            if not any(asked(c) for _i, c in mains):
-                continue  # no accelerator: nothing says the server loads for minutes
-            i, c = _serving(mains, b)
-            yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
-                      f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it starts, "
-                      "before the model it holds an accelerator for has loaded (assumed: the pod serves a model)",
-                      obj=o)
+            mains = _unprobed_model_pod(o, pod_path, pod)
+            if mains:
+                i, c = _serving(mains, b.ports)
+                yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
+                          f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
+                          "starts, before the model it holds an accelerator for has loaded (assumed: the pod serves "
+                          "a model)", obj=o)
+    if ctx.of_kind("Service"):
+        return
+    # a set with no Service at all: the Service in front of a server that declares its port is applied apart
+    for o, pod_path, pod in ctx.pod_templates():
+        mains = _unprobed_model_pod(o, pod_path, pod) if o.kind in SERVING_KINDS else []
+        declared = [(i, c) for i, c in mains if any(isinstance(p, dict) and p.get("containerPort")
+                                                    for p in c.get("ports") or [])]
+        if declared:
+            i, c = declared[0]
+            yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: container {c.get('name', i)} holds an "
+                      "accelerator, declares a port and has no readinessProbe; a Service in front of it sends "
+                      "requests as soon as it starts, before its model has loaded (assumed: a Service applied apart "
+                      "from these files routes to it)", obj=o)
 
 
-def _serving(mains, backend) -> tuple[int, dict]:
+def _unprobed_model_pod(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
+    """The regular containers of a long-running pod that holds an accelerator, has no readiness probe and runs no
+    server another rule names (GRPO503's) and nothing that only sleeps (GRPO849's, GRPO854's); else []."""
+    if runs_to_completion(o, pod_path, pod):
+        return []
+    mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
+    if not mains or any(c.get("readinessProbe") for _i, c in mains):
+        return []
+    if any(is_model_server(c) or idles_only(c) for _i, c in mains):
+        return []
+    return mains if any(asked(c) for _i, c in mains) else []  # no accelerator: no sign of a load that takes minutes
+
+
+def _serving(mains, ports) -> tuple[int, dict]:
     """The container that declares a port the Service targets (by number or name); else the first."""
-    targets = {str(p.target) for p in backend.ports}
+    targets = {str(p.target) for p in ports}
     for i, c in mains:
         for p in c.get("ports") or []:
             if isinstance(p, dict) and (str(p.get("containerPort")) in targets or str(p.get("name")) in targets):

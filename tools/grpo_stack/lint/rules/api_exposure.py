@@ -40,7 +40,7 @@ behind it, in any controller. Reported when that container is:
 A `LoadBalancer` / `NodePort` Service whose pods are applied from another file is judged by its own name,
 selector and ports: one that names a model server (Triton, TensorFlow Serving, vLLM, TGI, SGLang, Gradio, a Ray
 head) on that server's default port is a warning; so is one, whatever its name, that targets the default port of
-a server without authentication of its own (8000, 8001, 8500, 8501, 30000, 23333, 11434, 7860, 8888, 8265,
+a server without authentication of its own (8000, 8001, 8500, 8501, 30000, 23333, 11434, 7860, 8888, 5555, 8265,
 10001), the assumption named.
 
 Recognised by shape as well, each a warning (what authenticates may be outside these files):
@@ -310,7 +310,7 @@ def _named_server(b: Backend) -> str | None:
 DEFAULT_PORTS = {8000: "vLLM's and Triton's HTTP APIs", 8001: "Triton's gRPC API",
                  8500: "TensorFlow Serving's gRPC API", 8501: "TensorFlow Serving's REST API",
                  30000: "SGLang's API", 23333: "LMDeploy's API", 11434: "Ollama's API", 7860: "a Gradio app",
-                 8888: "a Jupyter server", **RAY_HEAD_PORTS}
+                 8888: "a Jupyter server", 5555: "Celery Flower's dashboard", **RAY_HEAD_PORTS}
 
 
 def _default_port(b: Backend) -> tuple[int | None, str]:

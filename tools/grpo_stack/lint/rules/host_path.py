@@ -21,8 +21,11 @@ is common and deliberate, and the risk is that every pod mounting the cache load
 Not reported: a DaemonSet's node agent writing where the kubelet's plugin APIs make it write (its device-plugin
 and plugin-registration directories, `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`,
 `/var/lib/kubelet/plugins_registry`, and node-feature-discovery's `features.d`), and a DaemonSet's privileged
-container, which owns the node with or without the mount (GRPO815 and Pod Security judge the privilege). Other
-node agents' writes belong to DaemonSets that manage the node; suppress with the reason there.
+container, which owns the node with or without the mount (GRPO815 and Pod Security judge the privilege), and a
+host device directory under `/dev` other than `/dev/shm` (`/dev/infiniband` for RDMA: opening its devices is what
+the mount is for). A node-installed driver directory (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB
+manifests mount at `/usr/local/nvidia` and `/usr/local/gib`) is a warning: mount it `readOnly`. Other node
+agents' writes belong to DaemonSets that manage the node; suppress with the reason there.
 
 ## Why is this bad?
 A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet
@@ -65,6 +68,23 @@ def _node_agent_write(o, c: dict, path: str | None) -> bool:
     return any(p == d or p.startswith(d + "/") for d in NODE_AGENT_DIRS)
 
 
+# Node-installed driver directories a GPU pod mounts as its vendor documents it (GKE installs the NVIDIA driver
+# and the gIB RDMA plugin under /home/kubernetes/bin and mounts them at /usr/local/nvidia, /usr/local/gib).
+DRIVER_DIRS = ("/home/kubernetes/bin",)
+
+
+def _under(path: str | None, dirs: tuple[str, ...]) -> bool:
+    p = str(path or "").rstrip("/")
+    return any(p == d or p.startswith(d + "/") for d in dirs)
+
+
+def _device_dir(path: str | None) -> bool:
+    """A host device directory (`/dev/infiniband`, `/dev/fuse`): opening its devices is what the mount is for, and
+    device access is the privilege rules' question. `/dev/shm` is a shared tree, not a device."""
+    p = str(path or "").rstrip("/")
+    return p.startswith("/dev/") and not _under(p, ("/dev/shm",))
+
+
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         host = {v.get("name"): (v.get("hostPath") or {}).get("path") for v in pod.get("volumes") or []
@@ -75,10 +95,12 @@ def check(ctx) -> Iterator[Hit]:
             caches = download_mounts(c)
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if (isinstance(m, dict) and m.get("name") in host and not m.get("readOnly")
-                        and not _node_agent_write(o, c, host[m["name"]])):
-                    cache = j in caches
+                        and not _node_agent_write(o, c, host[m["name"]]) and not _device_dir(host[m["name"]])):
+                    cache, driver = j in caches, _under(host[m["name"]], DRIVER_DIRS)
+                    note = (" (a node-local model cache: every pod that mounts it loads what this one writes)" if cache
+                            else " (the node's installed driver, mounted as its vendor documents; it reads it only)"
+                            if driver else "")
                     yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{o.kind} {o.name}: container "
                               f"{c.get('name', i)} mounts host path {host[m['name']]} writable at "
-                              f"{m.get('mountPath')}" + (" (a node-local model cache: every pod that mounts it "
-                                                        "loads what this one writes)" if cache else ""),
-                              obj=o, severity=Severity.WARNING if cache else None)
+                              f"{m.get('mountPath')}{note}",
+                              obj=o, severity=Severity.WARNING if cache or driver else None)

@@ -28,10 +28,12 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   `$(VAR)` and `$VAR` are read from the container's literal env;
 - TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
 - a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`,
-  ...; a RayJob's `runtimeEnvYAML` env_vars too), where the program loads models (its pod holds an accelerator or
-  runs to completion, or it is a RayJob's entrypoint) and its command does not name the model itself: a warning,
-  since only the program's code shows that it loads that id from the Hub; a `*REVISION` or `*COMMIT` variable
-  beside it pins it;
+  ...; a RayJob's `runtimeEnvYAML` and a RayService application's `runtime_env` env_vars, and a ConfigMap of env
+  too) that its command does not name itself, where the program loads models: its pod holds an accelerator or runs
+  to completion, it is a Ray job's or Serve application's, or a revision variable sits beside the name (a web
+  app's `MODEL_ID` is usually the name it asks a model server for). A warning, since only the program's code shows
+  that it loads that id from the Hub. A `*REVISION` or `*COMMIT` variable beside it pins it, unless it names a
+  branch (`MODEL_REVISION: main`);
 - `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts;
 - Python's `snapshot_download`, `hf_hub_download`, `from_pretrained` and `load_dataset` in inline code
   (`python -c`, heredocs) and in ConfigMap scripts, naming the repository literally or through a variable the code
@@ -74,8 +76,9 @@ only `hf`.
 MODEL_ENV = {"MODEL_ID": "REVISION", "HF_MODEL_ID": "HF_MODEL_REVISION"}
 # Env names a program of the project's own reads a model id from (`os.environ["MODEL_ID"]` in a training or
 # download script). Whether the program loads it from the Hub the files cannot show: a warning naming that, and only
-# where the program loads models (its pod holds an accelerator, runs to completion, or is a RayJob's entrypoint);
-# a web app's MODEL_NAME is usually the name it asks a model server for.
+# where the program loads models: its pod holds an accelerator or runs to completion, it is a Ray job's or Serve
+# application's, or a revision variable sits beside the name. A web app's MODEL_ID or MODEL_NAME is usually the name
+# it asks a model server for.
 PROGRAM_MODEL_ENV = frozenset({"MODEL_ID", "MODEL_NAME", "MODEL", "BASE_MODEL", "HF_MODEL", "MODEL_REPO",
                                "MODEL_REPO_ID", "PRETRAINED_MODEL", "MODEL_NAME_OR_PATH"})
 TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
@@ -115,10 +118,11 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
                         yield Hit(_index_path(base, command, k), _message(o, f"container {name}", pull), obj=o,
                                   severity=_severity(pull))
         yield from _env_pulls(o, base, name, c, env, argv)
-        if not _tgi(c, argv) and (asked(c) or runs_to_completion(o, pod_path, pod)):
+        if not _tgi(c, argv):
             named = {p.repo for p in argv_pulls(argv, env)} if not any(w.startswith("--revision") for w in argv) \
                 else set(env.values())
-            for var, pull in _program_env_pulls(env, named):
+            loads = bool(asked(c)) or runs_to_completion(o, pod_path, pod)
+            for var, pull in _program_env_pulls(env, named, loads):
                 index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
                 yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull, PROGRAM_ASSUMED), obj=o,
                           severity=Severity.WARNING)
@@ -127,13 +131,15 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
 PROGRAM_ASSUMED = " (assumed: the program loads the model its env names from the Hub)"
 
 
-def _program_env_pulls(env: dict[str, str], named: set[str]) -> Iterator[tuple[str, Pull]]:
+def _program_env_pulls(env: dict[str, str], named: set[str], loads: bool) -> Iterator[tuple[str, Pull]]:
     """(variable, pull) for each model-naming variable whose value is a hub id that the container's own command
     does not already pull (`--model $(MODEL_ID)` is the command's finding), pinned by any `*REVISION` or `*COMMIT`
-    variable beside it."""
+    variable beside it; only where the program `loads` models or a revision variable says it does."""
     pins = [v for k, v in env.items() if "REVISION" in k.upper() or k.upper().endswith("COMMIT")]
     for var in sorted(env.keys() & PROGRAM_MODEL_ENV):
         repo = env[var]
+        if not (loads or pins):
+            continue
         if hub_repo(repo) and repo not in named:
             pull = Pull(repo.strip(), f"env {var}", pins[0] if pins else None)
             if not pull.pinned:
@@ -286,9 +292,12 @@ def _serve_llm_pulls(ctx) -> Iterator[Hit]:
 
 
 def _runtime_env_pulls(ctx) -> Iterator[Hit]:
-    """A RayJob's `runtimeEnvYAML` env_vars: the environment of its entrypoint, a program that loads models."""
-    for o in ctx.of_kind("RayJob"):
-        text = (o.obj.get("spec") or {}).get("runtimeEnvYAML") if isinstance(o.obj.get("spec"), dict) else None
+    """The env_vars of a RayJob's `runtimeEnvYAML` (its entrypoint's environment) and of each Serve application's
+    `runtime_env` in a RayService's `serveConfigV2`: programs that load models."""
+    for o in ctx.of_kind("RayJob", "RayService"):
+        spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+        field = "runtimeEnvYAML" if o.kind == "RayJob" else "serveConfigV2"
+        text = spec.get(field)
         if not isinstance(text, str):
             continue
         from ...safeyaml import load_documents  # lazily: see _serve_llm_pulls
@@ -297,12 +306,27 @@ def _runtime_env_pulls(ctx) -> Iterator[Hit]:
             docs = load_documents(text, o.name)
         except InputError:
             continue
-        env_vars = docs[0].get("env_vars") if docs and isinstance(docs[0], dict) else None
-        if isinstance(env_vars, dict):
+        doc = docs[0] if docs and isinstance(docs[0], dict) else {}
+        apps = doc.get("applications") if o.kind == "RayService" else [{"runtime_env": doc}]
+        for app in apps if isinstance(apps, list) else []:
+            runtime = app.get("runtime_env") if isinstance(app, dict) else None
+            env_vars = runtime.get("env_vars") if isinstance(runtime, dict) else None
+            if not isinstance(env_vars, dict):
+                continue
             env = {str(k): str(v) for k, v in env_vars.items() if isinstance(v, str | int | float)}
-            for var, pull in _program_env_pulls(env, set()):
-                yield Hit("spec.runtimeEnvYAML", _message(o, f"runtimeEnvYAML env_vars {var}", pull, PROGRAM_ASSUMED),
-                          obj=o, severity=Severity.WARNING)
+            for var, pull in _program_env_pulls(env, set(), loads=True):
+                yield Hit(f"spec.{field}", _message(o, f"{field} env_vars {var}", pull, PROGRAM_ASSUMED), obj=o,
+                          severity=Severity.WARNING)
+
+
+def _configmap_env_pulls(ctx) -> Iterator[Hit]:
+    """A ConfigMap of env (what `envFrom` loads) that names a model the way a program's env does."""
+    for o in ctx.of_kind("ConfigMap"):
+        data = o.obj.get("data") if isinstance(o.obj.get("data"), dict) else {}
+        env = {str(k): str(v) for k, v in data.items() if isinstance(v, str | int | float)}
+        for var, pull in _program_env_pulls(env, set(), loads=False):
+            yield Hit(f"data.{var}", _message(o, f"key {var}", pull, PROGRAM_ASSUMED), obj=o,
+                      severity=Severity.WARNING)
 
 
 def _llm_configs(node) -> Iterator[dict]:
@@ -320,7 +344,7 @@ def check(ctx) -> Iterator[Hit]:
     seen: set[tuple] = set()
     hits = [*(h for o, pod_path, pod in ctx.pod_templates() for h in _container_pulls(o, pod_path, pod)),
             *_script_pulls(ctx), *_configmap_pulls(ctx), *_uri_pulls(ctx), *_serve_llm_pulls(ctx),
-            *_runtime_env_pulls(ctx), *_custom_resource_models(ctx)]
+            *_runtime_env_pulls(ctx), *_configmap_env_pulls(ctx), *_custom_resource_models(ctx)]
     for hit in hits:
         key = (id(hit.obj), hit.key_path, hit.message)
         if key not in seen:
