@@ -18,14 +18,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from grpo_stack.localcluster.ports import free_port
+
 OWN_PORTS = ("ray-client-server-port", "dashboard-agent-listen-port", "dashboard-agent-grpc-port",
              "metrics-export-port", "runtime-env-agent-port", "node-manager-port", "object-manager-port")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class RayHead:

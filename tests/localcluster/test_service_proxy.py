@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from grpo_stack.localcluster import serviceproxy
-from grpo_stack.localcluster.cluster import free_port
+from grpo_stack.localcluster.ports import free_port
 
 NAME = "grpo-ray-x7k2p-head-svc.team.svc.cluster.local:8265"
 

@@ -97,11 +97,16 @@ def stop_and_continue(world: World, launch: Launch) -> dict:
     if step is None:
         raise AssertionError(f"{launch.name}: step {STOP_AFTER_STEP} never logged:\n{launch.tail()}")
     out["pids"] = world.signal_training(roots, signal.SIGSTOP)
-    if max(world.step_records(launch)) != STOP_AFTER_STEP:
-        world.signal_training(roots, signal.SIGCONT)
-        raise AssertionError(f"{launch.name}: step {STOP_AFTER_STEP + 1} ended before the stop landed")
-    out["bound"] = max(stall["floorSeconds"], stall["factor"] * step["timing_s/step"])
     try:
+        # Actors verl starts after the first ask (its agent-loop workers and their load balancer come up during the
+        # validation) are asked for now, with the first set already stopped, and stopped too: left running beside
+        # a stopped rollout server they time out, and the resumed run waits for them forever.
+        late = [pid for pid in world.training_roots(launch) if pid not in roots]
+        roots = roots + late
+        out["pids"] = sorted(set(out["pids"]) | set(world.signal_training(late, signal.SIGSTOP)))
+        if max(world.step_records(launch)) != STOP_AFTER_STEP:
+            raise AssertionError(f"{launch.name}: step {STOP_AFTER_STEP + 1} ended before the stop landed")
+        out["bound"] = max(stall["floorSeconds"], stall["factor"] * step["timing_s/step"])
         out["reported_after"] = world.wait_for_text(launch, "submit: stall: ", out["bound"] + POLL_SLACK_S)
         out["scrape_stalled"] = world.scraper.scrape()
     finally:

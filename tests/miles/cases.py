@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grpo_stack.job import BuiltJob, build
+from grpo_stack.localcluster.ports import free_port
 from grpo_stack.render import Rendered, job_spec, render
 from grpo_stack.values import load_values_file
 
@@ -43,15 +44,9 @@ _SANDBOX = {"global.components.rewardService": True, "global.components.sandboxF
 EXTERNAL_URL = "http://team-scorer.grpo.svc.cluster.local:9000/score"
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-# miles' Prometheus collector listens here in the step-metrics case (free when the module is imported).
-STEP_METRICS_PORT = _free_port()
+# miles' Prometheus collector listens here in the step-metrics case (free when the module is imported, and outside
+# the ephemeral range no other socket is given meanwhile).
+STEP_METRICS_PORT = free_port()
 STEP_METRICS_CASE = "4b-step-metrics"
 
 # name -> (shipped file, values overrides). Each reward kind, colocated and disaggregated, every resume mode,

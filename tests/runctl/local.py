@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from grpo_stack.localcluster.cluster import free_port
+from grpo_stack.localcluster.ports import free_port
 
 
 class LocalExecutor:

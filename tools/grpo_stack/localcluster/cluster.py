@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from . import kueue as kueue_setup
 from . import nodes, serviceproxy
 from .certs import Certs, make_certs
 from .crds import kuberay_crds
+from .ports import free_port
 
 HERE = Path(__file__).resolve().parent
 SERVICE_CIDR = "10.96.0.0/16"
@@ -56,12 +56,6 @@ def condition_true(obj: dict[str, Any], condition: str) -> bool:
     """`obj` has `condition` with status True; a missing or null `status.conditions` is not yet."""
     conditions = (obj.get("status") or {}).get("conditions") or []
     return any(c.get("type") == condition and c.get("status") == "True" for c in conditions)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -104,16 +98,31 @@ class ControlPlane:
         self.workdir = workdir
         self.start_timeout = start_timeout
         self.components: list[Component] = []
-        self.api_port = free_port()
-        self.server = f"https://127.0.0.1:{self.api_port}"
         self.kubeconfig = workdir / "kubeconfig"
         self.certs: Certs | None = None
         self._node_count = 0
-        self.proxy_port = free_port()
         self.routes = workdir / "service-routes.json"
+        self._choose_ports()
+
+    def _choose_ports(self) -> None:
+        self.api_port = free_port()
+        self.server = f"https://127.0.0.1:{self.api_port}"
+        self.proxy_port = free_port()
 
     # --- lifecycle --------------------------------------------------------------------------------------------
     def start(self) -> ControlPlane:
+        """Start every component; once more, on new ports, if one found its port taken (another program bound it
+        between the choice and the component's own bind)."""
+        try:
+            return self._start()
+        except ControlPlaneError as exc:
+            if "address already in use" not in str(exc):
+                raise
+        self.components = []
+        self._choose_ports()
+        return self._start()
+
+    def _start(self) -> ControlPlane:
         (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
         self.certs = make_certs(self.workdir / "pki", SERVICE_IP)
         self._write_kubeconfig()
