@@ -19,7 +19,8 @@ SUMMARY = ("A distributed launcher (torchrun, mpirun) starts more ranks per pod 
            "or a node count that is not the workload's pod count.")
 DOC = """## What it does
 Reads the launcher in every pod template's containers (`command`/`args`, and the commands of an inline script):
-`torchrun`, `python -m torch.distributed.run` / `torch.distributed.launch` and `mpirun`/`mpiexec`, and compares it
+`torchrun`, `python -m torch.distributed.run` / `torch.distributed.launch`, `accelerate launch` and
+`mpirun`/`mpiexec`, and compares it
 with the workload that runs it, whatever its kind, from the pod counts written in the object (a Job's
 `parallelism`, a Volcano Job's `tasks[].replicas`, a Kubeflow PyTorchJob's or MPIJob's replica specs, a JobSet's
 `replicatedJobs`, a LeaderWorkerSet's `size`, a Deployment's or StatefulSet's `replicas`):
@@ -31,6 +32,9 @@ with the workload that runs it, whatever its kind, from the pod counts written i
 - **warning**: a workload of several pods whose torchrun names no `--nnodes` and is not `--standalone`, where no
   operator supplies the count (a Kubeflow PyTorchJob or TrainJob sets `PET_NNODES`, which torchrun reads; so does
   an explicit `PET_NNODES` in the container's env): torchrun then takes 1, and every pod trains alone;
+- **error**: `accelerate launch --num_processes N --num_machines M` (N is the total over the machines) with more
+  processes per machine than the container's accelerators, or `--num_machines` where the workload runs another
+  number of pods;
 - **error**: `mpirun -np N` in an MPIJob with more ranks than `slotsPerWorker` x workers (mpirun refuses to start
   without `--oversubscribe`); fewer is a warning (slots, and their GPUs, sit idle).
 
@@ -60,6 +64,7 @@ leave both to the operator's `PET_*` environment), and `-np` the MPIJob's slots 
 
 TORCHRUN = re.compile(r"(?:^|[\s;&|(])(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\b(.*)")
 MPIRUN = re.compile(r"(?:^|[\s;&|(])(?:mpirun|mpiexec)\b(.*)")
+ACCELERATE = re.compile(r"(?:^|[\s;&|(])accelerate\s+launch\b(.*)")
 OPERATOR_COUNTS = ("PyTorchJob", "TrainJob", "ElasticJob")  # operators that set PET_NNODES for torchrun
 
 
@@ -127,6 +132,10 @@ def check(ctx) -> Iterator[Hit]:
             if m:
                 where = _key(c, f"{pod_path}.{field}.{i}", "torch")
                 yield from _torchrun(o, where, who, _flags(m.group(1)), env, c, pods)
+            m = ACCELERATE.search(text)
+            if m:
+                where = _key(c, f"{pod_path}.{field}.{i}", "accelerate")
+                yield from _accelerate(o, where, who, _flags(m.group(1)), env, c, pods)
             m = MPIRUN.search(text)
             if m and o.kind == "MPIJob":
                 where = _key(c, f"{pod_path}.{field}.{i}", "mpi")
@@ -156,6 +165,21 @@ def _torchrun(o, where: str, who: str, flags: dict, env: dict, c: dict, pods: in
             and o.kind not in OPERATOR_COUNTS and "PET_NNODES" not in env:
         yield Hit(where, f"{who} starts torchrun without --nnodes in a workload of {pods} pods, and no operator sets "
                   "PET_NNODES: torchrun takes 1 node, so every pod trains alone", obj=o, severity=Severity.WARNING)
+
+
+def _accelerate(o, where: str, who: str, flags: dict, env: dict, c: dict, pods: int | None) -> Iterator[Hit]:
+    """`accelerate launch`: --num_processes is the total over all machines (--num_machines, default 1)."""
+    devices = sum(accelerators_asked(c).values())
+    total = _int(_resolve(flags.get("num-processes", ""), env))
+    machines = _int(_resolve(flags.get("num-machines", "1") or "1", env))
+    if total and machines and devices and total > machines * devices:
+        yield Hit(where, f"{who} runs accelerate launch with --num_processes {total} on {machines} machine(s), "
+                  f"{-(-total // machines)} per machine, but the container gets {devices:g} accelerator(s): each "
+                  "process takes one, and the extra ones fail", obj=o)
+    if "num-machines" in flags and machines and pods is not None and machines != pods:
+        yield Hit(where, f"{who} runs accelerate launch with --num_machines {machines}, but {o.kind} {o.name} runs "
+                  f"{pods} pod(s): the launch waits for machines that never come, or the extra pods join no group",
+                  obj=o)
 
 
 def _mpirun(o, where: str, who: str, flags: dict, env: dict) -> Iterator[Hit]:

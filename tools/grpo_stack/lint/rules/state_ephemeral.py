@@ -18,8 +18,10 @@ SUMMARY = "A training or batch job writes its checkpoints or outputs to the cont
 DOC = """## What it does
 Reads the arguments of every container of a batch workload (a Job, CronJob, or any `*Job` custom resource: a
 PyTorchJob, MPIJob, Volcano Job, JobSet, RayJob; or a bare Pod that does not restart) for the flags by which
-training and evaluation scripts name where they keep their state: `--checkpoint*`, `--ckpt*`, `--resume`,
-`--output-dir`/`--output_dir`, `--save-dir`, `--save-path`, `--results-dir`. Reported when that path is on no
+training and evaluation scripts name where they keep their state: `--checkpoint*`, `--ckpt*`, a checkpoint's
+directory, folder, path or root under a prefix (`--dist_checkpoint_root_folder`, but not a pretrained or initial
+checkpoint to load), `--resume`, `--output-dir`/`--output_dir` (or folder), `--save-dir`, `--save-path`,
+`--results-dir`. Reported when that path is on no
 volume the container mounts, or on an `emptyDir` (the pod's own scratch): a relative path lands in the image's
 working directory unless `workingDir` is on a volume. Nothing is reported when the job copies its results to an
 object store (`s3://`, `gs://`, `az://` in its arguments).
@@ -46,8 +48,10 @@ Mount persistent storage (a PersistentVolumeClaim: FSx, EFS, a disk) and point t
 results to an object store before the job ends.
 """
 
-STATE_FLAG = re.compile(r"^--?(checkpoint[\w-]*|ckpt[\w-]*|resume(?:[-_]from[\w-]*)?|output[-_]dir|"
-                        r"save[-_](?:dir|path)|results?[-_]dir)$", re.IGNORECASE)
+STATE_FLAG = re.compile(r"^--?(checkpoint[\w-]*|ckpt[\w-]*|(?![\w-]*(?:pretrained|load|init|base))"
+                        r"[\w-]*(?:checkpoint|ckpt)[\w-]*(?:dir|folder|path|root)[\w-]*"
+                        r"|resume(?:[-_]from[\w-]*)?|output[-_](?:dir|folder)|save[-_](?:dir|path|folder)"
+                        r"|results?[-_](?:dir|folder))$", re.IGNORECASE)
 OBJECT_STORE = re.compile(r"\b(?:s3|gs|az|abfss?)://")
 
 
