@@ -181,6 +181,22 @@ def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pu
             continue
         rev = re.search(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1", args)
         yield m.start(), Pull(repo or "a repository", call, rev.group(2) if rev else None, canonical=bare)
+    yield from config_pulls(source)
+
+
+# Transformers' and TRL's model arguments written as a mapping (a YAML recipe, a JSON or Python dict passed to the
+# script): `model_name_or_path: ORG/NAME` beside an optional `model_revision`.
+CONFIG_MODEL = re.compile(r"""(?<![-\w])['"]?model_name_or_path['"]?\s*[:=]\s*['"]?([\w.-]+/[\w.-]+)['"]?""")
+CONFIG_REVISION = re.compile(r"""['"]?model_revision['"]?\s*[:=]\s*['"]?([\w./-]+)['"]?""")
+
+
+def config_pulls(source: str) -> Iterator[tuple[int, Pull]]:
+    """(offset, pull) for each `model_name_or_path` naming a hub id in a mapping of model arguments, pinned by the
+    `model_revision` the same text gives (a branch such as `main` pins nothing)."""
+    revision = CONFIG_REVISION.search(source)
+    for m in CONFIG_MODEL.finditer(source):
+        if hub_repo(m.group(1)):
+            yield m.start(), Pull(m.group(1), "model_name_or_path", revision.group(1) if revision else None)
 
 
 FIRST_NAME = re.compile(r"\s*(?:repo_id\s*=\s*|pretrained_model_name_or_path\s*=\s*|path\s*=\s*)?"

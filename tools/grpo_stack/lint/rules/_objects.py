@@ -119,6 +119,27 @@ def inline_containers(o) -> Iterator[tuple[str, dict[str, Any], bool]]:
             stack += [(f"{path}.{i}", v) for i, v in enumerate(node)]
 
 
+def inline_commands(o) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(path, mapping) for each container a custom resource describes inline, outside any pod template, with the
+    command it runs: a mapping under its spec with an `image` and a `command` or `args` list (Dynamo's
+    `extraPodSpec.mainContainer`, whose resources sit beside it rather than in it)."""
+    spec = o.obj.get("spec")
+    if not custom_resource(o.obj) or not isinstance(spec, dict):
+        return
+    stack: list[tuple[str, Any]] = [("spec", spec)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            if is_pod_spec(node):
+                continue
+            if "image" in node and any(isinstance(node.get(k), list) for k in ("command", "args")):
+                yield path, node
+                continue
+            stack += [(f"{path}.{k}", v) for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [(f"{path}.{i}", v) for i, v in enumerate(node)]
+
+
 def _has_key(node: Any, keys: frozenset[str], depth: int = 0) -> bool:
     if depth > 12:
         return False

@@ -10,7 +10,7 @@ from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
 from ._accelerators import asked
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
-from ._objects import containers, literal_env, runs_to_completion
+from ._objects import containers, inline_commands, literal_env, runs_to_completion
 
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
@@ -40,6 +40,8 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   assigns once; a name there with no owner (`from_pretrained("gpt2")`,
   `load_dataset("imdb")`) is the Hub's canonical repository unless a directory of that name exists: a warning
   naming that assumption, and none where the same code writes that name (`save_pretrained("gpt2")`);
+- the same in the command of a container a custom resource describes inline, outside any pod template (Dynamo's
+  `extraPodSpec.mainContainer`);
 - `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`;
 - a custom resource that describes a model (its kind, or the field's path, says `model`) naming a hub id in a
   model-naming field (`model`, `modelId`, `name`, `repo`, `source`...) with no `revision`/`commit`/`ref` beside
@@ -149,6 +151,22 @@ def _program_env_pulls(env: dict[str, str], named: set[str], loads: bool) -> Ite
 def _tgi(c: dict, argv: list[str]) -> bool:
     return any(t in str(c.get("image", "")) for t in TGI) or any(
         posixpath.basename(w) == "text-generation-launcher" for w in argv[:1])
+
+
+def _inline_container_pulls(ctx) -> Iterator[Hit]:
+    """The commands of containers a custom resource describes inline (Dynamo's `mainContainer`): a server's
+    `--model ORG/NAME` there is the same pull as in a pod template."""
+    for o in ctx.objects:
+        for base, c in inline_commands(o):
+            env = literal_env(c)
+            command = c.get("command") if isinstance(c.get("command"), list) else []
+            argv = [str(w) for w in (*command, *(c.get("args") if isinstance(c.get("args"), list) else []))]
+            if script_in(argv) is not None:
+                continue
+            for pull in argv_pulls(argv, env):
+                if not pull.pinned:
+                    yield Hit(_word_path(base, command, argv, pull.repo, env),
+                              _message(o, f"container {c.get('name') or base.removeprefix('spec.')}", pull), obj=o)
 
 
 def _env_pulls(o, base: str, name, c: dict, env: dict[str, str], argv: list[str]) -> Iterator[Hit]:
@@ -344,7 +362,8 @@ def check(ctx) -> Iterator[Hit]:
     seen: set[tuple] = set()
     hits = [*(h for o, pod_path, pod in ctx.pod_templates() for h in _container_pulls(o, pod_path, pod)),
             *_script_pulls(ctx), *_configmap_pulls(ctx), *_uri_pulls(ctx), *_serve_llm_pulls(ctx),
-            *_runtime_env_pulls(ctx), *_configmap_env_pulls(ctx), *_custom_resource_models(ctx)]
+            *_runtime_env_pulls(ctx), *_configmap_env_pulls(ctx), *_inline_container_pulls(ctx),
+            *_custom_resource_models(ctx)]
     for hit in hits:
         key = (id(hit.obj), hit.key_path, hit.message)
         if key not in seen:
