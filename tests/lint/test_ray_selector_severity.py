@@ -43,3 +43,25 @@ def test_a_service_alone_is_a_warning(tmp_path):
 
 def test_beside_a_cluster_whose_pods_lack_it_it_is_an_error(tmp_path):
     assert _severities(tmp_path, SERVICE + CLUSTER) == ["error"]
+
+
+AFFINITY = textwrap.dedent("""\
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: bench}
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          affinity:
+            podAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                - labelSelector: {matchLabels: {app.kubernetes.io/name: raw-vllm}}
+                  topologyKey: kubernetes.io/hostname
+          containers: [{name: bench, image: "vllm/vllm-openai:v0.11.0"}]
+    """)
+
+
+def test_an_affinity_term_for_pods_of_another_file_is_a_warning(tmp_path):
+    """A benchmark placed beside the server it measures names pods applied from the server's own file."""
+    assert _severities(tmp_path, AFFINITY) == ["warning"]

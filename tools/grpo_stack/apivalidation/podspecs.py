@@ -13,6 +13,15 @@ def is_pod_spec(node: Any) -> bool:
             and all(isinstance(c, dict) and ("image" in c or "name" in c) for c in items))
 
 
+def containers(pod_spec: dict[str, Any]):
+    """(list name, index, container) for init and regular containers."""
+    for field in ("initContainers", "containers"):
+        items = pod_spec.get(field) if isinstance(pod_spec, dict) else None
+        for i, c in enumerate(items if isinstance(items, list) else []):
+            if isinstance(c, dict):  # anything else is the object schema's finding, not a rule's crash
+                yield field, i, c
+
+
 def find_pod_specs(node: Any, path: str = "") -> list[tuple[str, dict]]:
     """(dotted path, pod spec) for every PodSpec under `node`, outermost first, never looking inside one."""
     if is_pod_spec(node):

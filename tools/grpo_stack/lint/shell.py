@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .rules._objects import containers
+from ..apivalidation.podspecs import containers
 
 if TYPE_CHECKING:  # imported where a script is parsed: the in-pod job gate loads the rules without tree-sitter
     from tree_sitter import Node, Parser, Tree

@@ -77,9 +77,22 @@ def resolve(word: str, env: dict[str, str]) -> str:
     return ENV_REF.sub(sub, word)
 
 
+# Words that run the command after them (`exec vllm serve ...`, `env HF_HOME=/x hf download ...`).
+LAUNCH_PREFIXES = frozenset({"exec", "nohup", "time", "command", "env"})
+
+
+def _unwrapped(words: list[str]) -> list[str]:
+    """The command a launcher prefix runs: `exec`, `nohup`, `time`, `command` and `env` (with its assignments)."""
+    while words and posixpath.basename(words[0]) in LAUNCH_PREFIXES:
+        words = words[1:]
+        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            words = words[1:]
+    return words
+
+
 def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
     """Pulls one command line makes (a container's command + args, or one command of a script)."""
-    words = [resolve(str(w).strip("'\""), env) for w in argv]
+    words = _unwrapped([resolve(str(w).strip("'\""), env) for w in argv])
     if not words:
         return
     program = posixpath.basename(words[0])

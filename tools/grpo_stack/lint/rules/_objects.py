@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...apivalidation.objects import custom_group
+from ...apivalidation.podspecs import containers as containers  # the rules' reader of a pod's containers
 from ...apivalidation.podspecs import is_pod_spec, node_at
 from ..controllers import label_matches
 
@@ -44,15 +45,6 @@ def literal_env(c: dict) -> dict[str, str]:
     items = c.get("env") if isinstance(c.get("env"), list) else []
     return {str(e["name"]): str(e["value"]) for e in items
             if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
-
-
-def containers(pod_spec: dict[str, Any]):
-    """(list name, index, container) for init and regular containers."""
-    for field in ("initContainers", "containers"):
-        items = pod_spec.get(field) if isinstance(pod_spec, dict) else None
-        for i, c in enumerate(items if isinstance(items, list) else []):
-            if isinstance(c, dict):  # anything else is the object schema's finding, not a rule's crash
-                yield field, i, c
 
 
 # Restart policies under which a pod's work ends: a pod's own, or a replica spec's (Kubeflow's training jobs'

@@ -308,7 +308,7 @@ def _named_server(b: Backend) -> str | None:
 # Servers that authenticate no caller by default, by the port they listen on unless told otherwise: what a public
 # Service whose pods are applied from another file most likely fronts when it targets that port.
 DEFAULT_PORTS = {8000: "vLLM's and Triton's HTTP APIs", 8001: "Triton's gRPC API",
-                 8500: "TensorFlow Serving's gRPC API", 8501: "TensorFlow Serving's REST API",
+                 8500: "TensorFlow Serving's gRPC API", 8501: "TensorFlow Serving's REST API or a Streamlit app",
                  30000: "SGLang's API", 23333: "LMDeploy's API", 11434: "Ollama's API", 7860: "a Gradio app",
                  8888: "a Jupyter server", 5555: "Celery Flower's dashboard", **RAY_HEAD_PORTS}
 

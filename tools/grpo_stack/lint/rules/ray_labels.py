@@ -29,7 +29,9 @@ set with no pod template, one that selects by such an operator's label (`prometh
 the set is.
 A selector that adds any label of its own to the Ray keys is taken as scoped. A legacy key (`ray-node-type`) that
 a pod template of the set sets itself is an ordinary label; with no pod template in the set, selecting on one is a
-warning that names the assumption.
+warning that names the assumption. On manifests (not the chart), an affinity term that matches no pod of the set is
+a warning naming its assumption too: such a term often names a workload applied from its own file (a benchmark
+placed beside the server it measures).
 
 ## Why is this bad?
 The predecessor's anti-affinity selected `ray-node-type: head`. KubeRay labels pods `ray.io/node-type`, so the
@@ -81,10 +83,11 @@ def check(ctx) -> Iterator[Hit]:
             rules = affinity.get(kind) or {}
             for i, term in enumerate(rules.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
                 yield from _term(o, f"{pod_path}.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution.{i}",
-                                 term, all_labels, clusters, generated)
+                                 term, all_labels, clusters, generated, apart=not ctx.has_values)
             for i, weighted in enumerate(rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
                 path = f"{pod_path}.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution.{i}.podAffinityTerm"
-                yield from _term(o, path, weighted.get("podAffinityTerm") or {}, all_labels, clusters, generated)
+                yield from _term(o, path, weighted.get("podAffinityTerm") or {}, all_labels, clusters, generated,
+                                 apart=not ctx.has_values)
     for o in ctx.of_kind("NetworkPolicy"):
         spec = o.obj.get("spec") or {}
         yield from _selector(o, "spec.podSelector", spec.get("podSelector") or {}, all_labels, clusters, generated)
@@ -103,11 +106,15 @@ def check(ctx) -> Iterator[Hit]:
             yield from _selector(o, "spec.selector", {"matchLabels": sel}, judged, clusters, generated, operated)
 
 
-def _term(o, path, term, all_labels, clusters, generated) -> Iterator[Hit]:
-    yield from _selector(o, f"{path}.labelSelector", term.get("labelSelector") or {}, all_labels, clusters, generated)
+def _term(o, path, term, all_labels, clusters, generated, apart: bool) -> Iterator[Hit]:
+    """An affinity term; `apart`: the files may not be the whole release (manifests, not the chart), and a term
+    often names the pods of a workload applied from its own file (a benchmark beside the server it measures)."""
+    yield from _selector(o, f"{path}.labelSelector", term.get("labelSelector") or {}, all_labels, clusters, generated,
+                         apart=apart)
 
 
-def _selector(o, path, selector, all_labels, clusters, generated, operated=frozenset()) -> Iterator[Hit]:
+def _selector(o, path, selector, all_labels, clusters, generated, operated=frozenset(),
+              apart: bool = False) -> Iterator[Hit]:
     keys = selector_keys(selector)
     if not keys:
         return
@@ -144,5 +151,7 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
         return  # manifests that make no pod at all: the pods come from files applied apart, unseen here
     if not any(selector_matches(selector, labels) for labels in all_labels):
         yield Hit(path, f"{o.kind} {o.name}: selector {selector.get('matchLabels') or selector} matches no pod "
-                  "this release creates", obj=o)
+                  "this release creates" + (" (assumed: these files are the whole release; an affinity term may name "
+                                            "the pods of a workload applied from its own file)" if apart else ""),
+                  obj=o, severity=Severity.WARNING if apart else None)
 
