@@ -51,3 +51,10 @@ def lint_fixture(path: Path):
     # manifests they report through GRPO809 (its fixtures use the default).
     return lint_manifests(str(path), config=LintConfig(settings={"pod-hardening": {"each": True}})) \
         if path.parent.name in FOLDED_CODES else lint_manifests(str(path))
+
+
+def severities(tmp_path: Path, manifests: str, code: str) -> list[str]:
+    """The severities of `code`'s findings on `manifests` (YAML text) written to a file and linted as manifests."""
+    path = tmp_path / "manifests.yaml"
+    path.write_text(manifests)
+    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == code]

@@ -8,6 +8,8 @@ import textwrap
 
 from grpo_stack.lint.release import lint_manifests
 
+from tests.lint.fixtures import severities
+
 
 def _findings(tmp_path, env: str, mount: str):
     path = tmp_path / "pod.yaml"
@@ -49,8 +51,7 @@ def test_the_default_hub_cache_of_the_images_user_is_a_model_cache(tmp_path):
 
 
 def _mount(tmp_path, host: str):
-    path = tmp_path / "job.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    return severities(tmp_path, textwrap.dedent(f"""\
         apiVersion: v1
         kind: Pod
         metadata: {{name: p}}
@@ -62,8 +63,7 @@ def _mount(tmp_path, host: str):
               volumeMounts: [{{name: host, mountPath: /mnt/x}}]
           volumes:
             - {{name: host, hostPath: {{path: {host}}}}}
-        """))
-    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == "GRPO847"]
+        """), "GRPO847")
 
 
 def test_device_directories_are_not_data(tmp_path):

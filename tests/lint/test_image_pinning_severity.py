@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import textwrap
 
-from grpo_stack.lint.release import lint_manifests
+from tests.lint.fixtures import severities
 
 
 def _severities(tmp_path, image: str) -> list[str]:
-    path = tmp_path / "pod.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    return severities(tmp_path, textwrap.dedent(f"""\
         apiVersion: v1
         kind: Pod
         metadata: {{name: p}}
         spec:
           containers:
             - {{name: c, image: "{image}"}}
-        """))
-    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == "GRPO701"]
+        """), "GRPO701")
 
 
 def test_official_images_moving_version_is_an_error(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from grpo_stack.lint.release import lint_manifests
+from tests.lint.fixtures import severities
 
 SERVICE = textwrap.dedent("""\
     apiVersion: v1
@@ -32,9 +32,7 @@ CLUSTER = textwrap.dedent("""\
 
 
 def _severities(tmp_path, text: str) -> list[str]:
-    path = tmp_path / "set.yaml"
-    path.write_text(text)
-    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == "GRPO401"]
+    return severities(tmp_path, text, "GRPO401")
 
 
 def test_a_service_alone_is_a_warning(tmp_path):

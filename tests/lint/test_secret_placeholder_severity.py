@@ -6,20 +6,19 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from grpo_stack.lint.release import lint_manifests
+
+from tests.lint.fixtures import severities
 
 
 def _severities(tmp_path, value: str) -> list[str]:
-    path = tmp_path / "secret.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    return severities(tmp_path, textwrap.dedent(f"""\
         apiVersion: v1
         kind: Secret
         metadata: {{name: hf}}
         type: Opaque
         stringData:
           hf_token: "{value}"
-        """))
-    return [f.severity.value for f in lint_manifests(str(path)).findings if f.code == "GRPO201"]
+        """), "GRPO201")
 
 
 @pytest.mark.parametrize("value", ["REPLACE_ME_WITH_YOUR_HUGGINGFACE_TOKEN", "change-me", "<your-token>",

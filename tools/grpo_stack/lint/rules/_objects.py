@@ -97,18 +97,8 @@ def inline_containers(o) -> Iterator[tuple[str, dict[str, Any], bool]]:
     if not custom_resource(o.obj) or not isinstance(spec, dict):
         return
     serves = _has_key(spec, SERVING_KEYS)
-    stack: list[tuple[str, Any]] = [("spec", spec)]
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, dict):
-            if is_pod_spec(node):
-                continue
-            if "image" in node and isinstance(node.get("resources"), dict):
-                yield path, node, serves or _has_key(node, SERVING_KEYS)
-                continue
-            stack += [(f"{path}.{k}", v) for k, v in node.items() if k not in ("containers", "initContainers")]
-        elif isinstance(node, list):
-            stack += [(f"{path}.{i}", v) for i, v in enumerate(node)]
+    for path, node in _inline(spec, lambda n: "image" in n and isinstance(n.get("resources"), dict)):
+        yield path, node, serves or _has_key(node, SERVING_KEYS)
 
 
 def inline_commands(o) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -116,18 +106,24 @@ def inline_commands(o) -> Iterator[tuple[str, dict[str, Any]]]:
     command it runs: a mapping under its spec with an `image` and a `command` or `args` list (Dynamo's
     `extraPodSpec.mainContainer`, whose resources sit beside it rather than in it)."""
     spec = o.obj.get("spec")
-    if not custom_resource(o.obj) or not isinstance(spec, dict):
-        return
+    if custom_resource(o.obj) and isinstance(spec, dict):
+        yield from _inline(spec, lambda n: "image" in n and any(isinstance(n.get(k), list)
+                                                                for k in ("command", "args")))
+
+
+def _inline(spec: dict[str, Any], is_container) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(path, mapping) for each mapping under `spec`, outside any pod spec and any container list, that
+    `is_container` accepts; not looking inside one it accepted."""
     stack: list[tuple[str, Any]] = [("spec", spec)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, dict):
             if is_pod_spec(node):
                 continue
-            if "image" in node and any(isinstance(node.get(k), list) for k in ("command", "args")):
+            if is_container(node):
                 yield path, node
                 continue
-            stack += [(f"{path}.{k}", v) for k, v in node.items()]
+            stack += [(f"{path}.{k}", v) for k, v in node.items() if k not in ("containers", "initContainers")]
         elif isinstance(node, list):
             stack += [(f"{path}.{i}", v) for i, v in enumerate(node)]
 
