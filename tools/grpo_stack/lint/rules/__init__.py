@@ -15,6 +15,7 @@ from . import (
     builtin_code_reward,
     capabilities,
     capacity,
+    claim_never_binds,
     code_execution_identity,
     code_isolation,
     component_endpoints,
@@ -191,6 +192,7 @@ _MODULES: list[ModuleType] = [
     state_ephemeral,
     accelerator_backend_readiness,
     peer_pod_hostname,
+    claim_never_binds,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
