@@ -95,7 +95,12 @@ def _backends(ctx) -> list[Backend]:
         name = str(cmeta.get("name") or f"{t.name}-head-svc")
         kind = str(cspec.get("type") or head.get("serviceType") or "ClusterIP")
         ports = _ports(cspec.get("ports")) or _head_ports(pod)
-        out.append(Backend(t, head_path, name, namespace_of(t, ctx.namespace), kind, cmeta.get("annotations") or {},
+        # The operator writes the cluster spec's headServiceAnnotations onto the head Service it builds, beside
+        # the custom headService's own (KubeRay raycluster_controller.go, reconcileHeadService).
+        cluster = _at(t.obj, head_path.rpartition(".")[0]) if "." in head_path else {}
+        given = cluster.get("headServiceAnnotations") if isinstance(cluster, dict) else None
+        annotations = {**(given if isinstance(given, dict) else {}), **(cmeta.get("annotations") or {})}
+        out.append(Backend(t, head_path, name, namespace_of(t, ctx.namespace), kind, annotations,
                            bool(cspec.get("loadBalancerSourceRanges")), ports, [(t, path, pod)]))
     return out
 

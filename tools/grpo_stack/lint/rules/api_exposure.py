@@ -24,7 +24,8 @@ DOC = """## What it does
 Follows every way traffic from outside the cluster reaches a pod: a Service of `type: LoadBalancer` or
 `NodePort`, an Ingress, an OpenShift `Route` (public on the cluster's router like an Ingress; plain HTTP where
 `tls` is absent or `insecureEdgeTerminationPolicy: Allow`) or a Gateway API `HTTPRoute` / `GRPCRoute` backend, and
-KubeRay's own head Service (`headGroupSpec.serviceType`, `headService`) and Ingress (`enableIngress: true`). Each
+KubeRay's own head Service (`headGroupSpec.serviceType`, `headService`, with the cluster's
+`headServiceAnnotations`) and Ingress (`enableIngress: true`). Each
 is followed through the Service's selector (and the labels controllers add) and its target port to the container
 behind it, in any controller. Reported when that container is:
 
@@ -51,7 +52,12 @@ Recognised by shape as well, each a warning (what authenticates may be outside t
 - a Gateway API `Gateway` whose every listener is plain (`HTTP`, `TCP`) and whose class does not say `internal`:
   the routes attached to it are served unencrypted;
 - `serviceType: LoadBalancer` or `NodePort` anywhere in a custom resource: its operator creates that Service for
-  what the resource runs (KubeRay's head Service is followed to the head pod instead).
+  what the resource runs (KubeRay's head Service is followed to the head pod instead);
+- a Knative Service (`serving.knative.dev`) whose container serves an API named above, without the
+  `networking.knative.dev/visibility: cluster-local` label: Knative publishes it on the cluster's external domain.
+
+A Traefik `IngressRoute` is read as an Ingress (its `tls`, its routes' Services); one whose routes pass through
+middlewares (which may authenticate) is not reported.
 
 An internal load balancer (the AWS, GCP and Azure internal annotations, an `internal` ALB scheme), a
 `loadBalancerSourceRanges` / allow-list, a `NodePort` and an HTTPRoute (whose Gateway may authenticate) are
@@ -92,10 +98,12 @@ INTERNAL_KEYS = ("service.beta.kubernetes.io/aws-load-balancer-internal",
                  "alb.ingress.kubernetes.io/scheme", "kubernetes.io/ingress.class",
                  "service.beta.kubernetes.io/oci-load-balancer-internal")
 # The API groups of the routes read, and the routes that are public by default (an Ingress, an OpenShift Route on
-# the cluster's router); a Gateway API route's exposure is its Gateway's.
-ROUTE_GROUPS = {"Ingress": "", "HTTPRoute": "gateway.networking.k8s.io/", "GRPCRoute": "gateway.networking.k8s.io/",
-                "Route": "route.openshift.io/"}
-PUBLIC_ROUTES = frozenset({"Ingress", "Route"})
+# the cluster's router, a Traefik IngressRoute on Traefik's entry points); a Gateway API route's exposure is its
+# Gateway's.
+ROUTE_GROUPS = {"Ingress": ("",), "HTTPRoute": ("gateway.networking.k8s.io/",),
+                "GRPCRoute": ("gateway.networking.k8s.io/",), "Route": ("route.openshift.io/",),
+                "IngressRoute": ("traefik.io/", "traefik.containo.us/")}
+PUBLIC_ROUTES = frozenset({"Ingress", "Route", "IngressRoute"})
 ALLOW_LIST = ("haproxy.router.openshift.io/ip_whitelist", "haproxy.router.openshift.io/ip_allowlist",
               "nginx.ingress.kubernetes.io/whitelist-source-range",
               "nginx.ingress.kubernetes.io/allowlist-source-range", "alb.ingress.kubernetes.io/inbound-cidrs")
@@ -356,6 +364,11 @@ def _route_backends(o) -> Iterator[tuple[str, str, object]]:
         for path, target in targets:
             if isinstance(target, dict) and target.get("kind", "Service") == "Service" and target.get("name"):
                 yield path, str(target["name"]), port
+    elif o.kind == "IngressRoute":  # Traefik's: each route's `services` name Services (kind Service by default)
+        for i, route in enumerate(spec.get("routes") or []):
+            for j, svc in enumerate((route or {}).get("services") or [] if isinstance(route, dict) else []):
+                if isinstance(svc, dict) and svc.get("kind", "Service") == "Service" and svc.get("name"):
+                    yield f"spec.routes.{i}.services.{j}", str(svc["name"]), svc.get("port")
     else:
         for i, rule in enumerate(spec.get("rules") or []):
             for j, ref in enumerate((rule or {}).get("backendRefs") or [] if isinstance(rule, dict) else []):
@@ -369,7 +382,7 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
     for o in routes:
         meta = o.obj.get("metadata") if isinstance(o.obj.get("metadata"), dict) else {}
         annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
-        if any(k in annotations for k in AUTH_ANNOTATIONS):
+        if any(k in annotations for k in AUTH_ANNOTATIONS) or _route_middlewares(o):
             continue
         limited = o.kind not in PUBLIC_ROUTES or _internal(annotations) or any(k in annotations for k in ALLOW_LIST)
         ns = namespace_of(o, ctx.namespace)
@@ -405,12 +418,21 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                               severity=Severity.WARNING)
 
 
+def _route_middlewares(o) -> bool:
+    """A Traefik IngressRoute whose routes pass through middlewares: one may authenticate (basicAuth,
+    forwardAuth), which the route does not show."""
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    return o.kind == "IngressRoute" and any(isinstance(r, dict) and r.get("middlewares")
+                                            for r in spec.get("routes") or [])
+
+
 def _has_tls(o) -> bool:
     spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
     if o.kind == "Route":  # edge TLS that still admits plain HTTP (`insecureEdgeTerminationPolicy: Allow`) is not
         tls = spec.get("tls") if isinstance(spec.get("tls"), dict) else None
         return bool(tls) and tls.get("insecureEdgeTerminationPolicy") != "Allow"
-    return bool(spec.get("tls")) or o.kind != "Ingress"  # a Gateway API route's TLS is its Gateway's listener
+    # a Gateway API route's TLS is its Gateway's listener
+    return bool(spec.get("tls")) or o.kind not in ("Ingress", "IngressRoute")
 
 
 def _unknown_ray_head(name: str, port) -> str | None:
@@ -454,6 +476,27 @@ def _gateway_listeners(ctx) -> Iterator[Hit]:
                   severity=Severity.WARNING)
 
 
+KNATIVE_VISIBILITY = ("networking.knative.dev/visibility", "serving.knative.dev/visibility")
+
+
+def _knative_services(ctx) -> Iterator[Hit]:
+    """A Knative Service is published on the cluster's external domain through Knative's ingress unless labelled
+    `cluster-local` (Knative Serving's default visibility); its container's server answers there."""
+    for o, pod_path, pod in ctx.pod_templates():
+        if o.kind != "Service" or not str(o.obj.get("apiVersion", "")).startswith("serving.knative.dev/"):
+            continue
+        labels = (o.obj.get("metadata") or {}).get("labels")
+        if isinstance(labels, dict) and any(labels.get(k) == "cluster-local" for k in KNATIVE_VISIBILITY):
+            continue
+        for field, i, c in containers(pod):
+            api = unauthenticated_api(c, ray_head=False, ray_token_auth=False)
+            if api:
+                yield Hit(f"{pod_path}.{field}.{i}", f"Knative Service {o.name} publishes {api.what} of container "
+                          f"{c.get('name', i)} through Knative's ingress with no authentication: it has no "
+                          "networking.knative.dev/visibility: cluster-local label (assumed: the cluster's Knative "
+                          "domain is reachable from outside, Knative's default)", obj=o, severity=Severity.WARNING)
+
+
 def _operator_services(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
     """`serviceType: LoadBalancer` (or NodePort) anywhere in a custom resource: the operator creates that Service
     for what the resource runs (KubeRay's head Service is followed as a backend above)."""
@@ -476,3 +519,4 @@ def check(ctx) -> Iterator[Hit]:
     yield from _kuberay_ingress(ctx)
     yield from _gateway_listeners(ctx)
     yield from _operator_services(ctx, all_backends)
+    yield from _knative_services(ctx)

@@ -22,9 +22,10 @@ a volume of `emptyDir: {medium: Memory}` must be mounted at `/dev/shm`. Missing 
 `sizeLimit` of 64 MiB or less (the container runtime's default it is there to replace); below 2 GiB is a
 warning. In values the same is read from the rendered chart and reported at `raycluster.worker.shmSize`.
 The node's own `/dev/shm` mounted there (`hostPath: {path: /dev/shm}`) is memory-backed too and not reported
-here (GRPO847 reports the sharing). The Ray container of a RayCluster, RayJob or RayService group with no
-`/dev/shm` mount of its own is not reported: KubeRay adds one (`emptyDir: {medium: Memory}`, sized to the
-container's memory limit).
+here (GRPO847 reports the sharing), nor is a pod with `hostIPC: true`, whose containers the runtime gives
+the node's `/dev/shm` (containerd's CRI mounts it for a pod on the host's IPC namespace). The Ray container of
+a RayCluster, RayJob or RayService group with no `/dev/shm` mount of its own is not reported: KubeRay adds one
+(`emptyDir: {medium: Memory}`, sized to the container's memory limit).
 Not judged: a container whose stated command runs only tools that start no GPU peers (`nvidia-smi`, `sleep`,
 CUDA's `deviceQuery` or `vectorAdd`, `echo`: a smoke test holding GPUs), and a vLLM server on one node whose
 stated tensor x pipeline x data parallel product is 1 (it drives one GPU; GRPO904 reports the idle ones).
@@ -90,6 +91,8 @@ def _inspects_only(c: dict) -> bool:
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
+        if pod.get("hostIPC") is True:
+            continue  # the runtime mounts the node's /dev/shm in a pod on the host's IPC namespace (containerd CRI)
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
         for field, i, c in containers(pod):
             gpus = _gpus(c)

@@ -46,7 +46,8 @@ moves in the config. Any tag of a registry that never moves a published tag (`re
 image promoter refuses to retag, so `registry.k8s.io/pause:3.9` is one build) is pinned unless the config lists it
 as floating. An image no registry holds is not judged for its tag: a one-segment name (or
 `docker.io/library/X`) that is none of Docker's official images (catalog/docker_official_images.json), the only
-images published there, is a build loaded on the node (`kind load`); it is an error only when its pull policy
+images published there, is a build loaded on the node (`kind load`), as is a name under `local/`, `ko.local`,
+`kind.local` or `dev.local` (never pushed, by ko's and Knative's convention); it is an error only when its pull policy
 (`Always`, or the default for `latest` and no tag) makes the kubelet pull it, which fails. A tag that is still a
 placeholder (`<tag>`, `${TAG}`) is not judged, nor an image file on the node
 (`/images/trainer_v1.2.sif`, run by an Apptainer or Slurm virtual kubelet): it has no tag. A container without an
@@ -150,13 +151,20 @@ def read_config(section: object, file: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
+# Names that say an image was never pushed: ko's and Knative's `ko.local`, `kind.local`, `dev.local` (images that
+# skip tag resolution, loaded on the node) and a `local/` namespace (`local/batch-api:dev` after `kind load`).
+LOCAL_PREFIXES = frozenset({"local", "ko.local", "kind.local", "dev.local"})
+
+
 def local_build(image: str) -> bool:
-    """The image resolves to Docker Hub's `library/` namespace (one segment, or docker.io/library/X) and is none of
-    Docker's official images, the only ones published there: no registry holds it, so it is a build loaded on the
-    node (`kind load`, `minikube image load`)."""
+    """The image is named as never pushed (LOCAL_PREFIXES), or resolves to Docker Hub's `library/` namespace (one
+    segment, or docker.io/library/X) and is none of Docker's official images, the only ones published there: no
+    registry holds it, so it is a build loaded on the node (`kind load`, `minikube image load`)."""
     repo = split(image)[0]
     if not repo or is_image_file(image) or PLACEHOLDER.search(repo):
         return False
+    if repo.split("/")[0] in LOCAL_PREFIXES and "/" in repo:
+        return True
     name = _library_name(repo)
     return name is not None and "." not in name and name not in official_images.names()
 
