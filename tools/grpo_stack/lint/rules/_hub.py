@@ -3,8 +3,9 @@
 A pull is found in the forms model servers and tools accept: a server's model flag (`vllm serve ORG/NAME`,
 `--model`, `--model-path`, `--model-id`, `--tokenizer`, ...), TGI's `MODEL_ID` environment, `hf download` /
 `huggingface-cli download`, `git clone https://huggingface.co/...`, Python's `snapshot_download` /
-`hf_hub_download` / `from_pretrained` / `load_dataset`, and `hf://` URIs in any field (KServe `storageUri`,
-Kubeflow Trainer initializers). A local path (`/models/x`, `./ckpt`) is not a hub pull.
+`hf_hub_download` / `from_pretrained` / `load_dataset`, the model of `pipeline(model=...)`, `SentenceTransformer`,
+`CrossEncoder` and LangChain's `HuggingFaceEmbeddings(model_name=...)`, and `hf://` URIs in any field (KServe
+`storageUri`, Kubeflow Trainer initializers). A local path (`/models/x`, `./ckpt`) is not a hub pull.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ POSITIONAL = {("vllm", "serve"): 0, ("lmdeploy", "serve"): 1}
 # revision`); `--served-model-name` and the like are not pulls.
 REVISION_FLAG = re.compile(r"^--(?:[\w-]*[-_])?revision(?:=(.*))?$")
 PY_CALL = re.compile(r"\b(snapshot_download|hf_hub_download|from_pretrained|load_dataset)\s*\(")
+# Python constructors that load a hub model named by a keyword (Transformers' `pipeline(task, model=...)`,
+# LangChain's `HuggingFaceEmbeddings(model_name=...)`) or first (sentence-transformers' `SentenceTransformer`,
+# `CrossEncoder`), each with the keyword that names it.
+PY_MODEL_CALL = re.compile(r"\b(pipeline|HuggingFaceEmbeddings|SentenceTransformer|CrossEncoder)\s*\(")
+MODEL_KEYWORD = {"pipeline": "model", "HuggingFaceEmbeddings": "model_name",
+                 "SentenceTransformer": "model_name_or_path", "CrossEncoder": "model_name"}
 HF_URI = re.compile(r"\bhf://([\w.-]+/[\w.-]+(?:/[\w.-]+)?)([:@][\w./-]+)?")
 HUB_GIT = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/((?:datasets/|spaces/)?[\w.-]+/[\w.-]+?)"
                      r"(?:\.git)?/?$")
@@ -194,7 +201,22 @@ def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pu
             continue
         rev = re.search(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1", args)
         yield m.start(), Pull(repo or "a repository", call, rev.group(2) if rev else None, canonical=bare)
+    yield from _constructor_pulls(source)
     yield from config_pulls(source)
+
+
+def _constructor_pulls(source: str) -> Iterator[tuple[int, Pull]]:
+    """(offset, pull) for each PY_MODEL_CALL whose model is a literal hub id (an `org/name`: a bare name is a task or
+    a local model more often than not)."""
+    for m in PY_MODEL_CALL.finditer(source):
+        call, args = m.group(1), _call_args(source, m.end())
+        named = re.search(rf"\b{MODEL_KEYWORD[call]}\s*=\s*(['\"])([^'\"]+)\1", args)
+        first = None if call in ("pipeline", "HuggingFaceEmbeddings") else re.match(r"\s*(['\"])([^'\"]+)\1", args)
+        repo = (named or first).group(2) if (named or first) else None
+        if repo is None or not hub_repo(repo):
+            continue
+        rev = re.search(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1", args)
+        yield m.start(), Pull(repo, call, rev.group(2) if rev else None)
 
 
 # Transformers' and TRL's model arguments written as a mapping (a YAML recipe, a JSON or Python dict passed to the

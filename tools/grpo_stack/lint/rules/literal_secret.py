@@ -39,11 +39,12 @@ digits, `-` and `.` only), a path or URL, a placeholder or a switch.
 ConfigMaps are read key by key and line by line: a credential-named key or config line (`password: …`,
 `api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error.
 Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential
-is in the manifest), except a settings document (a JSON or YAML mapping, e.g. a connection's endpoints and prefix)
-with no credential in it: no key named for one with a real value, no token-shaped string, no URL with a password;
-an empty value is an error in the chart's own output (a warning on other manifests, where it is a blank to fill
-in); a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`, `xxx`)
-is a warning to fill it in out of band, not a leak.
+is in the manifest), except a connection setting kept beside it (a key naming a database, host, port, region,
+bucket, endpoint or schema: `POSTGRES_DB`, `REDIS_HOST`), and a settings document (a JSON or YAML mapping, e.g.
+a connection's endpoints and prefix) with no credential in it: no key named for one with a real value, no
+token-shaped string, no URL with a password; an empty value is an error in the chart's own output (a warning on
+other manifests, where it is a blank to fill in); a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`,
+`xxx`) is a warning to fill it in out of band, not a leak.
 A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
 (`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
 name is written: `global.secrets.*.name` and any `secretKeyRef` in the values; a Secret's own name,
@@ -317,6 +318,8 @@ def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
                 continue
             elif _settings_without_credential(value):
                 continue  # a settings document (JSON or YAML) with no credential in it: an endpoint, a prefix
+            elif SETTING_KEY.search(str(key)) and not _token_kind(value) and not URL_PASSWORD.search(value):
+                continue  # a connection setting kept beside the credential (POSTGRES_DB, REDIS_HOST, S3_REGION)
             elif PLACEHOLDER.match(value):
                 yield Hit(path, f"Secret {o.name}: {key} is a placeholder ({_mask(value)}); create the Secret out of "
                           "band with the real value and drop it from the manifests", obj=o, severity=Severity.WARNING)
@@ -326,6 +329,9 @@ def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
                           + f" ({_mask(value)}) in the manifests", obj=o)
 
 
+# Keys of a Secret that name a connection setting, not a credential: a database's name, a host, a port, a region.
+SETTING_KEY = re.compile(r"(?:^|[_.-])(?:DB|DATABASE|DB_?NAME|HOST|HOSTNAME|PORT|REGION|BUCKET|ENDPOINT|SCHEMA)$",
+                         re.IGNORECASE)
 # A URL that carries a password (`scheme://user:password@host`).
 URL_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
 
