@@ -24,8 +24,8 @@ CASES = sorted(p for p in (FIXTURES / CODE).glob("*.yaml") if "default" not in p
 
 
 def _objects(path: Path, tag: str, namespace: str) -> tuple[list[dict], list[dict]]:
-    """The fixture's volumes and claims, volumes renamed per test (they are cluster-wide) and claims put in the
-    test's namespace, references rewritten to match."""
+    """The fixture's volumes and the claims that name one, volumes renamed per test (they are cluster-wide) and
+    claims put in the test's namespace, references rewritten to match."""
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
     volumes = [d for d in docs if d["kind"] == "PersistentVolume"]
     claims = [d for d in docs if d["kind"] == "PersistentVolumeClaim"]
@@ -34,6 +34,7 @@ def _objects(path: Path, tag: str, namespace: str) -> tuple[list[dict], list[dic
         ref = v["spec"].get("claimRef")
         if ref:
             ref["namespace"] = namespace
+    claims = [c for c in claims if c["spec"].get("volumeName")]
     for c in claims:
         c["metadata"]["namespace"] = namespace
         c["spec"]["volumeName"] = f"{tag}-{c['spec']['volumeName']}"

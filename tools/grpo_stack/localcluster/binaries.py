@@ -191,11 +191,19 @@ def _ldflags(tool: Tool, vers: dict[str, str]) -> str:
     return " ".join(flags)
 
 
-def _go_env() -> dict[str, str]:
+def go_env(scratch: Path) -> dict[str, str]:
+    """The environment `go build` runs in: flags, and caches under `scratch` unless the environment names its own."""
     env = dict(os.environ)
     # Two cores shared with other work: two packages at a time; the module graph is what go.sum pins.
-    env["GOFLAGS"] = " ".join(filter(None, [env.get("GOFLAGS", ""), "-mod=readonly", "-trimpath", "-p=2"]))
+    # -modcacherw: the scratch module cache can be deleted after the build (Go makes it read-only otherwise).
+    env["GOFLAGS"] = " ".join(filter(None, [env.get("GOFLAGS", ""), "-mod=readonly", "-trimpath", "-p=2",
+                                            "-modcacherw"]))
     env.setdefault("CGO_ENABLED", "0")
+    # The binaries are what is kept (by version, above); the ~9 GB of module sources and compiled packages a build
+    # leaves in Go's default caches would only speed a rebuild of another version. A build uses caches of its own,
+    # deleted with it, unless the environment names its own GOCACHE / GOMODCACHE.
+    env.setdefault("GOCACHE", str(scratch / "build"))
+    env.setdefault("GOMODCACHE", str(scratch / "mod"))
     return env
 
 
@@ -213,13 +221,15 @@ def build(log=sys.stderr, name: str = CONTROL_PLANE.name) -> Path:
     target, chosen = tools_dir(name), toolset(name)
     if verified(target, name):
         return target
-    vers, env = versions(name), _go_env()
+    vers = versions(name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f".{target.name}.*"):  # left by a build that was killed
-        if time.time() - stale.stat().st_mtime > STALE_WORK_S:
+    for stale in [*target.parent.glob(f".{target.name}.*"), *target.parent.glob(f".go-{target.name}.*")]:
+        if time.time() - stale.stat().st_mtime > STALE_WORK_S:  # left by a build that was killed
             shutil.rmtree(stale, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     work.chmod(0o755)
+    scratch = Path(tempfile.mkdtemp(prefix=f".go-{target.name}.", dir=target.parent))
+    env = go_env(scratch)
     try:
         for tool in chosen.tools:
             started = time.monotonic()
@@ -244,6 +254,7 @@ def build(log=sys.stderr, name: str = CONTROL_PLANE.name) -> Path:
     finally:
         if work.exists():
             shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     return target
 
 
