@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from difflib import get_close_matches
 
 from ..controllers import controller_services
 from ..finding import Hit, Severity
@@ -22,10 +23,11 @@ the release namespace and name a Service the release renders (or the KubeRay hea
 the PVC declared in `global.storage.claimName`. In plain manifests (not rendered from values), a name in another
 namespace is reported only when the manifests define a Service of that name themselves — the predecessor's bug —
 since a shared service (monitoring, another team's gateway) legitimately lives elsewhere, and a name in the
-namespace that no file defines is an error when several files are linted together (they are the set applied)
-and a warning for a file linted alone (the Service may be applied from another file). When nothing states the
-namespace the files go into (no `--namespace`, and the Service itself names none), a name in another namespace is
-a warning naming that assumption: the files work if applied there (`kubectl apply -n`);
+namespace that no file defines is an error when several files are linted together (they are the set applied);
+a file linted alone may name a Service another file applies, so there it is only a warning, and only where the
+file declares a Service of a near name (`sandbox-fusoin` beside `sandbox-fusion`: a misspelling). When nothing
+states the namespace the files go into (no `--namespace`, and the Service itself names none), a name in another
+namespace is a warning naming that assumption: the files work if applied there (`kubectl apply -n`);
 `kubernetes.default.svc` is the API server and is never reported.
 
 A shared service in another namespace is declared as a flow in `global.network.egress` (docs/security.md): a name
@@ -119,6 +121,10 @@ def _names(text: str, services: set[str]):
         yield from (m for m in SHORT.finditer(text) if m.group(1) in services)
 
 
+# How alike a URL's Service name and a declared one must be (difflib's ratio) to read the first as a misspelling.
+NEAR_NAME = 0.8
+
+
 def _check_text(ctx, text: str, services: set[str], flows: list[dict],
                 sources: set[str] | None) -> Iterator[tuple[str, Severity | None]]:
     for m in _names(text, services):
@@ -150,9 +156,11 @@ def _check_text(ctx, text: str, services: set[str], flows: list[dict],
         elif services and svc not in services and (ctx.has_values or len({o.template for o in ctx.objects}) > 1):
             yield (f"{m.group(0)}: the release renders no Service named {svc!r} "
                    f"(has: {', '.join(sorted(services))})", None)
-        elif services and svc not in services:  # one manifest file: the Service may be applied from another file
-            yield (f"{m.group(0)}: these files declare no Service named {svc!r} (has: {', '.join(sorted(services))}"
-                   "; assumed not applied from another file)", Severity.WARNING)
+        elif services and svc not in services:  # one manifest file: the Service may be applied from another file,
+            near = get_close_matches(svc, services, n=1, cutoff=NEAR_NAME)  # unless the file names it misspelt
+            if near:
+                yield (f"{m.group(0)}: this file declares no Service named {svc!r} but one named {near[0]!r}: a "
+                       f"misspelling? (assumed: no other file applies a Service {svc!r})", Severity.WARNING)
 
 
 def _namespace_unstated(ctx, svc: str) -> bool:
