@@ -45,6 +45,8 @@ PY_CALL = re.compile(r"\b(snapshot_download|hf_hub_download|from_pretrained|load
 PY_MODEL_CALL = re.compile(r"\b(pipeline|HuggingFaceEmbeddings|SentenceTransformer|CrossEncoder)\s*\(")
 MODEL_KEYWORD = {"pipeline": "model", "HuggingFaceEmbeddings": "model_name",
                  "SentenceTransformer": "model_name_or_path", "CrossEncoder": "model_name"}
+# `revision="..."` among a Python call's arguments.
+REVISION_KEYWORD = re.compile(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1")
 HF_URI = re.compile(r"\bhf://([\w.-]+/[\w.-]+(?:/[\w.-]+)?)([:@][\w./-]+)?")
 HUB_GIT = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/((?:datasets/|spaces/)?[\w.-]+/[\w.-]+?)"
                      r"(?:\.git)?/?$")
@@ -199,7 +201,7 @@ def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pu
         bare = canonical and repo is not None and _canonical(repo, source)
         if repo is not None and not hub_repo(repo) and not bare:
             continue
-        rev = re.search(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1", args)
+        rev = REVISION_KEYWORD.search(args)
         yield m.start(), Pull(repo or "a repository", call, rev.group(2) if rev else None, canonical=bare)
     yield from _constructor_pulls(source)
     yield from config_pulls(source)
@@ -215,7 +217,7 @@ def _constructor_pulls(source: str) -> Iterator[tuple[int, Pull]]:
         repo = (named or first).group(2) if (named or first) else None
         if repo is None or not hub_repo(repo):
             continue
-        rev = re.search(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1", args)
+        rev = REVISION_KEYWORD.search(args)
         yield m.start(), Pull(repo, call, rev.group(2) if rev else None)
 
 

@@ -18,3 +18,9 @@ def quantity(value: object) -> float | None:
     except (ValueError, OverflowError):
         return None
     return number if number is not None and math.isfinite(number) else None
+
+
+def whole(value: object, default: int) -> int:
+    """A count field (`replicas`, `parallelism`, `numOfHosts`) as written, or `default` where it is not an integer
+    (a template, a string, a boolean)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

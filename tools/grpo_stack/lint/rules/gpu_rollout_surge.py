@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers
+from ._quantity import whole
 from ._rollout import replicas, rolling_update, scaled
 
 CODE = "GRPO625"
@@ -112,8 +113,6 @@ def _cluster_gpus(cluster: dict) -> float:
         if not isinstance(group, dict) or not isinstance(group.get("template"), dict):
             continue
         pod = group["template"].get("spec") if isinstance(group["template"].get("spec"), dict) else {}
-        count = next((n for n in (group.get("replicas"), group.get("minReplicas"))
-                      if isinstance(n, int) and not isinstance(n, bool)), 1)
-        hosts = group.get("numOfHosts") if isinstance(group.get("numOfHosts"), int) else 1
-        total += _gpus(pod) * max(count, 0) * max(hosts, 1)
+        count = whole(group.get("replicas"), whole(group.get("minReplicas"), 1))
+        total += _gpus(pod) * max(count, 0) * max(whole(group.get("numOfHosts"), 1), 1)
     return total

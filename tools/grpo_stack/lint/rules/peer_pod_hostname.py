@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._objects import argv_of, containers, literal_env
 from ._podsecurity import namespace_of
+from ._quantity import whole
 
 CODE = "GRPO863"
 NAME = "peer-pod-hostname"
@@ -98,15 +99,11 @@ def _pod_names(o, pod: dict) -> tuple[str, int]:
     spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
     if o.kind == "Job" and str(o.obj.get("apiVersion", "")).startswith("batch/") \
             and spec.get("completionMode") == "Indexed":
-        count = max(_int(spec.get("completions"), 1), _int(spec.get("parallelism"), 1))
+        count = max(whole(spec.get("completions"), 1), whole(spec.get("parallelism"), 1))
         return str(pod.get("subdomain") or ""), count
     if o.kind == "StatefulSet":
-        return str(spec.get("serviceName") or ""), _int(spec.get("replicas"), 1)
+        return str(spec.get("serviceName") or ""), whole(spec.get("replicas"), 1)
     return "", 0
-
-
-def _int(value, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def _addresses(c: dict) -> Iterator[tuple[str, str]]:

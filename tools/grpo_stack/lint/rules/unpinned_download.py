@@ -284,19 +284,28 @@ def _uri_pin(o) -> str:
     return " (this field names no revision: stage the repository at a fixed commit and point the field at the copy)"
 
 
+def _embedded_yaml(o, field: str) -> list | None:
+    """The YAML documents a Ray resource's spec holds as text (`serveConfigV2`, `runtimeEnvYAML`), or None where
+    the field is absent or not YAML."""
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    text = spec.get(field)
+    if not isinstance(text, str):
+        return None
+    # Imported here: the in-pod job gate imports every rule with only the standard library (no PyYAML).
+    from ...safeyaml import load_documents
+
+    try:
+        return load_documents(text, o.name)
+    except InputError:
+        return None
+
+
 def _serve_llm_pulls(ctx) -> Iterator[Hit]:
     """Ray Serve LLM (`ray.serve.llm`): each llm_config loads `model_loading_config.model_source` (or, without
     it, `model_id`); `engine_kwargs.revision` pins it."""
     for o in ctx.of_kind("RayService"):
-        config = (o.obj.get("spec") or {}).get("serveConfigV2") if isinstance(o.obj.get("spec"), dict) else None
-        if not isinstance(config, str):
-            continue
-        # Imported here: the in-pod job gate imports every rule with only the standard library (no PyYAML).
-        from ...safeyaml import load_documents
-
-        try:
-            docs = load_documents(config, o.name)
-        except InputError:
+        docs = _embedded_yaml(o, "serveConfigV2")
+        if docs is None:
             continue
         for llm in _llm_configs(docs):
             loading = llm.get("model_loading_config")
@@ -313,16 +322,9 @@ def _runtime_env_pulls(ctx) -> Iterator[Hit]:
     """The env_vars of a RayJob's `runtimeEnvYAML` (its entrypoint's environment) and of each Serve application's
     `runtime_env` in a RayService's `serveConfigV2`: programs that load models."""
     for o in ctx.of_kind("RayJob", "RayService"):
-        spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
         field = "runtimeEnvYAML" if o.kind == "RayJob" else "serveConfigV2"
-        text = spec.get(field)
-        if not isinstance(text, str):
-            continue
-        from ...safeyaml import load_documents  # lazily: see _serve_llm_pulls
-
-        try:
-            docs = load_documents(text, o.name)
-        except InputError:
+        docs = _embedded_yaml(o, field)
+        if docs is None:
             continue
         doc = docs[0] if docs and isinstance(docs[0], dict) else {}
         apps = doc.get("applications") if o.kind == "RayService" else [{"runtime_env": doc}]
