@@ -179,8 +179,18 @@ def validate_object(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
     if key not in _MEMO:
         if len(_MEMO) >= _MEMO_LIMIT:
             _MEMO.clear()
-        _MEMO[key] = _validate(obj, kuberay_crd)
+        _MEMO[key] = _validate(obj, kuberay_crd, key[0])
     return list(_MEMO[key])
+
+
+# What the JSON text of an object must contain for a null list item (`[null`, `, null`: a mapping's value follows
+# `": "`) or a placeholder (PLACEHOLDER's alternatives) to be in it; without it the walks below are skipped.
+_NULL_ITEM_TEXT = ("[null", ", null")
+_PLACEHOLDER_TEXT = ("$", "{{", "PLACEHOLDER", "<")
+
+
+def _may_hold(text: str | None, needles: tuple[str, ...]) -> bool:
+    return text is None or any(n in text for n in needles)
 
 
 def _null_items(node: Any, path: str = "") -> list[ObjectError]:
@@ -197,21 +207,22 @@ def _null_items(node: Any, path: str = "") -> list[ObjectError]:
     return out
 
 
-def _validate(obj: Any, kuberay_crd: str | None) -> list[ObjectError]:
-    shape = _errors(shape_validator(), obj) or _null_items(obj)
+def _validate(obj: Any, kuberay_crd: str | None, text: str | None = None) -> list[ObjectError]:
+    """`text`: the object as JSON, when known (the walks for nulls and placeholders run only where it has them)."""
+    shape = _errors(shape_validator(), obj) or (_null_items(obj) if _may_hold(text, _NULL_ITEM_TEXT) else [])
     if shape:
         return shape
     kind, api_version = obj["kind"], obj["apiVersion"]
     validator = own_validator(obj, kuberay_crd)
     if is_raycluster(obj):
-        return _errors(validator, obj) or _api_errors(obj)
+        return _errors(validator, obj) or _api_errors(obj, text)
     if validator is None:
         from .errors import excerpt
 
         message = f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} {excerpt(kind)}"
         unknown = not _kubernetes_api(kind, api_version) or _newer_than_bundled(kind, api_version)
         return [ObjectError("apiVersion", message, no_schema=unknown)]
-    return _errors(validator, obj) or _api_errors(obj)
+    return _errors(validator, obj) or _api_errors(obj, text)
 
 
 def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> SchemaCheck | None:
@@ -222,12 +233,13 @@ def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> SchemaCheck |
     return _kube_validator(obj["kind"], obj["apiVersion"]) or _monitoring_validator(obj["kind"], obj["apiVersion"])
 
 
-def _api_errors(obj: dict[str, Any]) -> list[ObjectError]:
+def _api_errors(obj: dict[str, Any], text: str | None = None) -> list[ObjectError]:
     """What the API server refuses beyond the schema (apivalidation), once the shape is right."""
     from .apivalidation.objects import errors
 
     # A template linted before it was rendered: its placeholders are reported by their own rule (GRPO851).
-    return [ObjectError(path, message) for path, message in errors(_without_placeholders(obj))]
+    checked = _without_placeholders(obj) if _may_hold(text, _PLACEHOLDER_TEXT) else obj
+    return [ObjectError(path, message) for path, message in errors(checked)]
 
 
 def _without_placeholders(node: Any) -> Any:

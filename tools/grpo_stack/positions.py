@@ -17,8 +17,23 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-# No implicit resolution: positions need no types, and the resolver is Python code called once per scalar.
-_Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+_BaseLoader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+
+class _Loader(_BaseLoader):
+    """No implicit resolution (positions need no types) and no path resolvers: the composer calls these Python
+    methods once per node, and they answer without looking."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        return self.DEFAULT_SCALAR_TAG if kind is ScalarNode else (
+            self.DEFAULT_SEQUENCE_TAG if kind is SequenceNode else self.DEFAULT_MAPPING_TAG)
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
 _MERGE = "tag:yaml.org,2002:merge"
 
 
@@ -60,6 +75,51 @@ def load(text: str) -> Documents | None:
     return Documents([n for n in nodes if not (isinstance(n, ScalarNode) and n.value == "")])
 
 
+def documents_at(text: str, spans: Sequence[tuple[int, int, int]]) -> Sequence[Any]:
+    """The position documents of `text` whose documents lie at `spans` (safeyaml.load_documents: first line, the
+    index its line starts at, the index after the document), each composed alone when first read: a finding in one
+    object of a 10,000-object stream composes that object. A slice that does not compose to one document (a
+    %TAG directive above it) falls back to the whole text."""
+    return _Sliced(text, spans)
+
+
+class _Sliced(Sequence):
+    def __init__(self, text: str, spans: Sequence[tuple[int, int, int]]):
+        self._text, self._spans = text, spans
+        self._converted: dict[int, Any] = {}
+        self._whole: Documents | None = None
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = range(len(self._spans))[index]
+        if index not in self._converted:
+            line, start, end = self._spans[index]
+            node = _only_node(self._text[start:end])
+            if node is None:
+                if self._whole is None:
+                    self._whole = load(self._text) or Documents([])
+                return self._whole[index] if index < len(self._whole) else None
+            self._converted[index] = _convert(node, {}, line)
+        return self._converted[index]
+
+
+def _only_node(text: str) -> Any:
+    loader = _Loader(text)
+    try:
+        nodes = []
+        while loader.check_node():
+            nodes.append(loader.get_node())
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return nodes[0] if len(nodes) == 1 else None
+
+
 class Documents(Sequence):
     """Position documents, each converted from libyaml's nodes when first read (anchors live in one document, so
     each is converted on its own)."""
@@ -80,7 +140,8 @@ class Documents(Sequence):
         return self._converted[index]
 
 
-def _convert(node: Any, memo: dict[int, Any]) -> Any:
+def _convert(node: Any, memo: dict[int, Any], line: int = 0) -> Any:
+    """`line`: the text's first line in the file it was cut from (documents_at)."""
     if id(node) in memo:  # an alias: the anchored node, converted once
         return memo[id(node)]
     if isinstance(node, ScalarNode):
@@ -89,22 +150,22 @@ def _convert(node: Any, memo: dict[int, Any]) -> Any:
         seq = PosSeq()
         memo[id(node)] = seq
         for i, item in enumerate(node.value):
-            at = (item.start_mark.line, item.start_mark.column)
-            seq.append(_used(item, at, memo))
+            at = (item.start_mark.line + line, item.start_mark.column)
+            seq.append(_used(item, at, memo, line))
             seq.lc.data[i] = at
         return seq
     out = PosMap()
     memo[id(node)] = out
     merged: list[tuple[Any, tuple[int, int]]] = []
     for key_node, value_node in node.value if isinstance(node, MappingNode) else []:
-        at = (key_node.start_mark.line, key_node.start_mark.column)
+        at = (key_node.start_mark.line + line, key_node.start_mark.column)
         if key_node.tag == _MERGE or (isinstance(key_node, ScalarNode) and key_node.value == "<<"
                                       and key_node.style in ("", None)):
-            sources = _convert(value_node, memo)
+            sources = _convert(value_node, memo, line)
             merged += [(s, at) for s in (sources if isinstance(sources, PosSeq) else [sources])]
             continue
         key = key_node.value if isinstance(key_node, ScalarNode) else repr(id(key_node))
-        out[key] = _used(value_node, at, memo)
+        out[key] = _used(value_node, at, memo, line)
         out.lc.data[key] = at
     for source, at in merged:
         if isinstance(source, PosMap):
@@ -115,10 +176,10 @@ def _convert(node: Any, memo: dict[int, Any]) -> Any:
     return out
 
 
-def _used(node: Any, at: tuple[int, int], memo: dict[int, Any]) -> Any:
+def _used(node: Any, at: tuple[int, int], memo: dict[int, Any], line: int = 0) -> Any:
     """The converted value of `node` placed at `at`; an alias's anchored container is located there too."""
     alias = id(node) in memo
-    value = _convert(node, memo)
+    value = _convert(node, memo, line)
     return _relocated(value, at, set()) if alias else value
 
 

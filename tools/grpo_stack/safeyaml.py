@@ -45,17 +45,51 @@ MAX_INT = 2**53
 _T = "tag:yaml.org,2002:"
 SCALAR_TAGS = frozenset(_T + t for t in ("str", "int", "float", "bool", "null"))
 MAP_TAG, SEQ_TAG, MERGE_TAG, TIMESTAMP_TAG = _T + "map", _T + "seq", _T + "merge", _T + "timestamp"
+_STR_TAG = _T + "str"
 # Tab, newline and carriage return are ordinary text; every other C0/C1 control character and DEL is refused.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
-BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+_LibLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+_RESOLVED: dict[str, str] = {}  # plain scalar -> its core-schema tag (the answer depends on the text alone)
+_RESOLVED_LIMIT = 1 << 16
 
 
-def load_documents(text: str, name: str, helm: bool = True) -> list[Any]:
+class BaseLoader(_LibLoader):
+    """The core-schema loader with the resolver's answer remembered per plain scalar: the composer asks the
+    (Python) resolver once per node, and a manifest stream repeats the same keys and words thousands of times."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode and implicit[0]:
+            tag = _RESOLVED.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(_RESOLVED) < _RESOLVED_LIMIT:
+                    _RESOLVED[value] = tag
+            return tag
+        if kind is MappingNode:
+            return MAP_TAG
+        if kind is SequenceNode:
+            return SEQ_TAG
+        return super().resolve(kind, value, implicit)
+
+    # The composer calls these around every node for path resolvers, which the core schema has none of.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+
+Span = tuple[int, int, int]  # a document's first line (0-based), the index its line starts at, the index after it
+
+
+def load_documents(text: str, name: str, helm: bool = True, spans: list[Span] | None = None) -> list[Any]:
     """Every non-empty YAML document of `text` as plain JSON-safe Python values (see the module docstring).
     `helm=False` for manifest streams, which kubectl and the API server read with sigs.k8s.io/yaml (go-yaml v2):
     a plain octal integer (`defaultMode: 0777`) reads as the same number there and in PyYAML, so it is accepted;
-    every other scalar some reader takes otherwise (`y`, `08`, `1e3`, `1:30`) is still refused."""
+    every other scalar some reader takes otherwise (`y`, `08`, `1e3`, `1:30`) is still refused.
+    `spans`, when given, receives where each returned document lies in `text` (positions.documents_at reads one
+    document of a long stream alone)."""
     loader = BaseLoader(text)
     try:
         nodes = []
@@ -63,7 +97,11 @@ def load_documents(text: str, name: str, helm: bool = True) -> list[Any]:
             nodes.append(loader.get_node())
         budget = [MAX_NODES]
         converter = _Converter(loader, name, budget, text, helm)
-        return [v for v in (converter.plain(n, "", 0) for n in nodes) if v is not None]
+        read = [(n, converter.plain(n, "", 0)) for n in nodes]
+        if spans is not None:
+            spans[:] = [(n.start_mark.line, n.start_mark.index - n.start_mark.column, n.end_mark.index)
+                        for n, v in read if v is not None]
+        return [v for _n, v in read if v is not None]
     except yaml.YAMLError as exc:
         _raise_if_too_deep(text, name)  # libyaml's own depth limit has no key path: find it here
         raise _located(exc, name) from None
@@ -79,15 +117,15 @@ _UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow mapping", "
              "while scanning a block scalar", "while parsing a flow node")
 
 
-def load_input(text: str, name: str, is_manifest: Any) -> list[Any]:
+def load_input(text: str, name: str, is_manifest: Any, spans: list[Span] | None = None) -> list[Any]:
     """A file of unknown kind as its reader reads it: values files as Helm does; a stream that `is_manifest`
     (its documents are Kubernetes objects) as kubectl does, so the octal `defaultMode: 0777` of every Kubernetes
-    example is no error there."""
+    example is no error there. `spans` as load_documents fills it."""
     try:
-        return load_documents(text, name)
+        return load_documents(text, name, spans=spans)
     except InputError as exc:
         try:
-            docs = load_documents(text, name, helm=False)
+            docs = load_documents(text, name, helm=False, spans=spans)
         except InputError:
             raise exc from None
         if is_manifest(docs):
@@ -210,8 +248,11 @@ class _Converter:
     def __init__(self, loader: Any, name: str, budget: list[int], text: str = "", helm: bool = True):
         self.loader, self.name, self.budget, self.text, self.helm = loader, name, budget, text, helm
         self._tags: dict[tuple[int, int], str] | None = None
-        if _NON_SPECIFIC_TAG.search(text):
+        if "!" in text and _NON_SPECIFIC_TAG.search(text):
             self._tags = _explicit_tags(text)
+        # Plain, single-quoted and block scalars hold only characters of the text: without a control character
+        # there, only double-quoted scalars (escapes such as "\x01") need checking.
+        self._text_clean = _CONTROL.search(text) is None if text else False
 
     def explicit_tag(self, node: Any) -> str | None:
         if self._tags is None:
@@ -222,13 +263,15 @@ class _Converter:
         """The value of a plain scalar as Helm reads it: PyYAML's where both agree, Helm's number where only
         Helm reads one (`1e-6`, `1E6`, `+.5`, `0o17`: YAML 1.1 reads a string); refuse every other disagreement
         (`y`, `1:30`, `! 8`, a number key) and every leading-zero integer."""
-        if node.style not in ("", None) or (not self.helm and _OCTAL.fullmatch(node.value or "")):
+        if node.style not in ("", None):
             return value  # quoted or block scalars are strings to both readers
         text = node.value
         if self._tags is None and text and (
                 (text[0] not in _HELM_HINTS and isinstance(value, str))
                 or (type(value) is int and text.isdigit() and (text[0] != "0" or text == "0"))):
             return value  # the common cases, decided without the restated resolver: a word, a plain decimal
+        if not self.helm and _OCTAL.fullmatch(text or ""):
+            return value  # a plain octal integer reads alike in kubectl's reader and PyYAML
         if self._tags is not None and self.explicit_tag(node) == "!":
             if isinstance(value, str) and value == text:
                 return value
@@ -298,14 +341,14 @@ class _Converter:
                 shown = excerpt(key_node.value) if isinstance(key_node, ScalarNode) else "a collection"
                 raise self.error(key_node, f"key {shown} is not a string (quote it)", path)
             key = key_node.value
-            self.check_text(key_node, key, _join(path, key), "key")
-            self.check_helm_reading(key_node, key, _join(path, key), "key")
+            child = _join(path, key)
+            self.check_text(key_node, key, child, "key")
+            self.check_helm_reading(key_node, key, child, "key")
             line = key_node.start_mark.line + 1
             if key in lines:
-                raise self.error(key_node, f"duplicate key {excerpt(key)} (first at line {lines[key]})",
-                                 _join(path, key))
+                raise self.error(key_node, f"duplicate key {excerpt(key)} (first at line {lines[key]})", child)
             lines[key] = line
-            out[key] = self.plain(value_node, _join(path, key), depth + 1)
+            out[key] = self.plain(value_node, child, depth + 1)
         for source in merged:  # explicit keys win over merged ones, earlier merge sources over later ones
             for k, v in source.items():
                 out.setdefault(k, v)
@@ -317,8 +360,8 @@ class _Converter:
         if node.tag not in SCALAR_TAGS:
             raise self.error(node, f"YAML tag {_short(node.tag)} is not allowed (core schema only: str, int, float, "
                              "bool, null, map, seq)", path)
-        try:
-            value = self.loader.construct_object(node, deep=True)
+        try:  # the tag's constructor directly: construct_object's bookkeeping serves aliases, which plain() expands
+            value = node.value if node.tag == _STR_TAG else self.loader.yaml_constructors[node.tag](self.loader, node)
         except (ValueError, KeyError, TypeError, OverflowError, yaml.YAMLError):
             raise self.error(node, f"{excerpt(node.value)} is not a valid {_short(node.tag)}", path) from None
         value = self.check_helm_reading(node, value, path)
@@ -338,6 +381,8 @@ class _Converter:
         return value
 
     def check_text(self, node: Any, text: str, path: str, what: str) -> None:
+        if self._text_clean and node.style != '"':
+            return
         found = _CONTROL.search(text)
         if found is not None:
             bad = found.group()

@@ -90,11 +90,7 @@ class _Compiler:
                               self._enum(schema), self._const(schema), self._one_of(schema), self._any_of(schema),
                               self._all_of(schema), self._not(schema), self._if(schema), self._ref(schema),
                               *self._bounds(schema)) if c is not None]
-        if not checks:
-            return lambda _v: True
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(c(v) for c in checks)
+        return _every(checks)
 
     def _type(self, schema: dict) -> Check | None:
         if "type" not in schema:
@@ -103,6 +99,9 @@ class _Compiler:
         if not names or any(n not in _TYPES for n in names):
             raise Unsupported(f"type {names}")
         tests = [_TYPES[n] for n in names]
+        if len(tests) == 2:
+            first, second = tests
+            return lambda v: first(v) or second(v)
         return tests[0] if len(tests) == 1 else (lambda v: any(t(v) for t in tests))
 
     def _object(self, schema: dict) -> Check | None:
@@ -165,7 +164,15 @@ class _Compiler:
         if not isinstance(schema["items"], (dict, bool)):
             raise Unsupported("items as a list")
         item = self.compile(schema["items"])
-        return lambda v: not isinstance(v, list) or all(item(x) for x in v)
+
+        def check(v: Any) -> bool:
+            if isinstance(v, list):
+                for x in v:
+                    if not item(x):
+                        return False
+            return True
+
+        return check
 
     def _enum(self, schema: dict) -> Check | None:
         if "enum" not in schema:
@@ -243,7 +250,23 @@ class _Compiler:
             except Unsupported:
                 del self.refs[ref]  # no half-made entry for a later, deferred compile to find
                 raise
+            self.refs[ref] = slot[0]  # later references call it directly; recursive ones keep the slot
         return self.refs[ref]
+
+
+def _every(checks: list[Check]) -> Check:
+    """All of `checks` (the usual one to three without a generator per call)."""
+    if not checks:
+        return lambda _v: True
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+    if len(checks) == 3:
+        first, second, third = checks
+        return lambda v: first(v) and second(v) and third(v)
+    return lambda v: all(c(v) for c in checks)
 
 
 def _bound(limit: Any, applies: Check, measure: Callable[[Any], Any], upper: bool, exclusive: bool = False) -> Check:

@@ -111,7 +111,7 @@ class LintContext:
         walked = self.derived("object-strings", dict)
         key = id(o)
         if key not in walked:
-            walked[key] = list(walk_strings(o.obj))
+            walked[key] = walk_strings(o.obj)
         return walked[key]
 
     def strings_under(self, o: RenderedObject, path: str) -> list[tuple[str, str]]:
@@ -178,15 +178,23 @@ def _global_copy(path: str) -> bool:
     return "global" in parts[1:] or parts[0] == "grpo-common"
 
 
-def walk_strings(node: Any, path: str = ""):
-    """Every string leaf with its dotted path, depth first in document order (a stack, not nested generators:
-    rules walk every rendered object)."""
-    stack = [(path, node)]
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, dict):
-            stack += reversed([(f"{path}.{k}" if path else str(k), v) for k, v in node.items()])
-        elif isinstance(node, list):
-            stack += reversed([(f"{path}.{i}" if path else str(i), v) for i, v in enumerate(node)])
-        elif isinstance(node, str):
-            yield path, node
+def walk_strings(node: Any, path: str = "") -> list[tuple[str, str]]:
+    """Every string leaf with its dotted path, depth first in document order. Rules walk every rendered object:
+    one list is filled by plain recursion (the readers bound nesting to 64 levels), and a path is made only for
+    a string or a collection, never for a number or a boolean."""
+    if isinstance(node, str):
+        return [(path, node)]
+    out: list[tuple[str, str]] = []
+    if isinstance(node, (dict, list)):
+        _strings_into(out, node, f"{path}." if path else "")
+    return out
+
+
+def _strings_into(out: list[tuple[str, str]], node: Any, prefix: str) -> None:
+    items = node.items() if isinstance(node, dict) else enumerate(node)
+    for k, v in items:
+        if isinstance(v, str):
+            out.append((f"{prefix}{k}", v))
+        elif isinstance(v, (dict, list)):
+            path = f"{prefix}{k}"
+            _strings_into(out, v, f"{path}." if path else "")  # (an empty key adds no level, as before)

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..filereader import read_text
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderedObject
-from ..safeyaml import load_documents, load_input
+from ..safeyaml import Span, load_documents, load_input
 from .context import LintContext
 from .engine import lint_values_many
 from .locator import Locator
@@ -39,14 +39,16 @@ class ManifestFile:
     path: str
     text: str
     docs: list[Any]
+    spans: list[Span] | None = None  # where each document lies in `text`, when the reader noted it
 
 
 def read_input(path: str) -> ManifestFile | None:
     """The file read once: a ManifestFile when its first document is a Kubernetes object, else None (values).
     An unreadable file raises InputError."""
     text = read_text(path)
-    docs = load_input(text, path, is_manifest_docs)
-    return ManifestFile(path, text, docs) if is_manifest_docs(docs) else None
+    spans: list[Span] = []
+    docs = load_input(text, path, is_manifest_docs, spans)
+    return ManifestFile(path, text, docs, spans) if is_manifest_docs(docs) else None
 
 
 def looks_like_manifests(path: str) -> bool:
@@ -121,7 +123,7 @@ class LazyPositions:
     def get(self, path: str) -> Sequence[Any] | None:
         if path not in self._done:
             f = self._files.get(path)
-            rt = positions(f.text) if f is not None else None
+            rt = positions(f.text, f.spans) if f is not None else None
             if f is None or rt is None:
                 self._done[path] = None
             elif any(_is_list(doc) for doc in f.docs):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -66,7 +67,11 @@ def _at(node, *keys):
 
 def scripts(ctx) -> Iterator[Script]:
     """Every shell script a pod template runs: entrypoints, exec probes and lifecycle hooks; and every RayJob
-    entrypoint."""
+    entrypoint. Found and parsed once per object list: a dozen rules read them."""
+    return iter(ctx.derived("shell-scripts", lambda: list(_find_scripts(ctx))))
+
+
+def _find_scripts(ctx) -> Iterator[Script]:
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
             base = f"{pod_path}.{field}.{i}"
@@ -103,6 +108,23 @@ def scripts(ctx) -> Iterator[Script]:
 
 def _script(obj, path: str, where: str, source: str, opts: frozenset[str], container: dict | None = None) -> Script:
     return Script(obj, path, where, source, opts, parse(source), container)
+
+
+def split_words(text: str) -> list[str]:
+    """`shlex.split(text)` (ValueError on an unbalanced quote), remembered per text: several rules split the same
+    container arguments, and shlex reads a character at a time in Python."""
+    words = _split(text) if len(text) <= 4096 else _split.__wrapped__(text)  # (the cache holds short texts)
+    if words is None:
+        raise ValueError(f"unbalanced quotes in {text[:40]!r}")
+    return list(words)
+
+
+@lru_cache(maxsize=4096)
+def _split(text: str) -> tuple[str, ...] | None:
+    try:
+        return tuple(shlex.split(text))
+    except ValueError:
+        return None
 
 
 # Programs that run the rest of their argv (`/usr/bin/env bash -c`, `tini -- sh -c`): the shell comes after them.

@@ -30,11 +30,12 @@ def unchecked_rayclusters(objects: list[RenderedObject], opts: Options) -> int:
     return sum(1 for o in objects if isinstance(o.obj, dict) and is_raycluster(o.obj))
 
 
-def positions(text: str) -> Sequence[Any] | None:
-    """Position documents (positions.py), for line numbers only: the values were already read by safeyaml."""
-    from ..positions import load
+def positions(text: str, spans: Sequence[tuple[int, int, int]] | None = None) -> Sequence[Any] | None:
+    """Position documents (positions.py), for line numbers only: the values were already read by safeyaml, which
+    noted where each document lies (`spans`) where it read them."""
+    from ..positions import documents_at, load
 
-    return load(text)
+    return documents_at(text, spans) if spans is not None else load(text)
 
 
 def object_schema_hits(objects: list[RenderedObject], opts: Options, unchecked_kinds: Counter) -> list[tuple]:

@@ -5,6 +5,7 @@ what is "not a real value"."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Words of a flag or key name that make it a credential (`--api-key`, `redis-password`, `HF_TOKEN`, `secretKey`).
 SECRET_WORDS = frozenset({"token", "password", "passwd", "pwd", "secret", "apikey", "credential", "credentials",
@@ -27,13 +28,20 @@ CONFIG_LINE = re.compile(r"^\s*[\"']?([A-Za-z][\w.-]*)[\"']?\s*(?:[:=]\s*|\s+(?=
 SPACE_DIRECTIVES = frozenset({"requirepass", "masterauth"})
 
 
+_ACRONYM_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_CAMEL_WORD = re.compile(r"([a-z0-9])([A-Z])")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_KEY_THEN_SEPARATOR = re.compile(r"^\s*[\"']?[A-Za-z][\w.-]*[\"']?\s*[:=]")
+
+
 def name_words(name: str) -> list[str]:
     """`--redis-password` -> [redis, password]; `secretAccessKey` -> [secret, access, key]."""
-    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", name.lstrip("-"))  # IDName -> ID Name
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", spaced)
-    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+    spaced = _ACRONYM_WORD.sub(r"\1 \2", name.lstrip("-"))  # IDName -> ID Name
+    spaced = _CAMEL_WORD.sub(r"\1 \2", spaced)
+    return [w for w in _NOT_ALNUM.split(spaced.lower()) if w]
 
 
+@lru_cache(maxsize=8192)  # the same keys and flags recur in every object of a release
 def secret_name(name: str) -> bool:
     words = name_words(name)
     if not words or any(w in NOT_SECRET_WORDS for w in words):
@@ -79,7 +87,7 @@ def config_lines(text: str) -> list[tuple[int, str, str]]:
         if not m:
             continue
         key, value = m.group(1), m.group(2).split(" #", 1)[0].strip().rstrip(",")
-        spaced = not re.match(r"^\s*[\"']?[A-Za-z][\w.-]*[\"']?\s*[:=]", line)
+        spaced = not _KEY_THEN_SEPARATOR.match(line)
         if spaced and key.lower() not in SPACE_DIRECTIVES:
             continue
         if secret_name(key) and value and not value.startswith(("{", "[", "|", ">")):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
+from ..shell import split_words
 from ._objects import argv_of
 
 # Image repositories of model servers (the last path segment, any registry, any tag).
@@ -92,7 +92,7 @@ ENGINE_FLAGS = frozenset({"--model", "--model-path", "--model-id", "--tensor-par
 def _runs_image_server(c: dict[str, Any]) -> bool:
     words = [str(w) for w in c.get("command") or []]
     try:
-        words = [*words, *shlex.split(" ".join(str(a) for a in c.get("args") or []))]
+        words = [*words, *split_words(" ".join(str(a) for a in c.get("args") or []))]
     except ValueError:
         pass
     # another program of the image (LMCache's cache server in a vLLM image, a benchmark client) is no model server

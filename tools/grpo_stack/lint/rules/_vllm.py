@@ -4,7 +4,8 @@ CODE). Shared by the rules that compare a server's workers with its GPUs (GRPO90
 from __future__ import annotations
 
 import re
-import shlex
+
+from ..shell import split_words
 
 FLAGS = {"--tensor-parallel-size": "tp", "-tp": "tp", "--pipeline-parallel-size": "pp", "-pp": "pp",
          "--data-parallel-size": "dp", "-dp": "dp"}
@@ -19,7 +20,7 @@ def _tokens(items: object) -> list[str]:
             out += [_unquote(w) for w in SHELL_WORD.findall(text)]
             continue
         try:
-            out += shlex.split(text)
+            out += split_words(text)
         except ValueError:  # an unbalanced quote in a shell string: read it word by word
             out += text.split()
     return out

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ..shell import split_words
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers, literal_env
 from ._serving import argv
@@ -71,7 +71,7 @@ OPERATOR_COUNTS = ("PyTorchJob", "TrainJob", "ElasticJob")  # operators that set
 def _flags(rest: str) -> dict[str, str]:
     """--name value / --name=value / -np value of one launcher line (up to its script)."""
     try:
-        words = shlex.split(rest.split("\n")[0], comments=False)
+        words = split_words(rest.split("\n")[0])
     except ValueError:
         words = rest.split()
     out: dict[str, str] = {}

@@ -112,16 +112,20 @@ def token_like_name(name: str) -> bool:
     return bool(TOKEN_LIKE_NAME.search(name))
 
 
+def _names_a_secret(path: str) -> bool:
+    return path.endswith(("name", "Name")) and SECRET_NAME_PATH.search(path) is not None  # every branch ends so
+
+
 def _secret_names(ctx) -> Iterator[Hit]:
     if ctx.has_values:
         for path, text in ctx.value_strings():
-            if SECRET_NAME_PATH.search(path) and token_like_name(text):
+            if _names_a_secret(path) and token_like_name(text):
                 yield Hit(path, f"the Secret name {_mask(text)} looks like a token, not a name: the credential is "
                           "written in the values (and in every pod spec that references it)")
         return  # the rendered objects repeat the values' names
     for o in ctx.objects:
         for path, text in ctx.object_strings(o):
-            named = (o.kind == "Secret" and path == "metadata.name") or SECRET_NAME_PATH.search(path)
+            named = (o.kind == "Secret" and path == "metadata.name") or _names_a_secret(path)
             if named and token_like_name(text):
                 yield Hit(path, f"{o.kind} {o.name}: the Secret name {_mask(text)} looks like a token, not a name "
                           "(stored in clear in the object)", obj=o)
@@ -368,7 +372,13 @@ def _decoded(raw) -> str | None:
         return None
 
 
+# One search finds whether any token shape is present; which one is asked only then (most strings hold none).
+_ANY_TOKEN = re.compile("|".join(f"(?:{rx.pattern})" for rx in TOKEN_PATTERNS.values()))
+
+
 def _token_kind(text: str) -> str | None:
+    if not _ANY_TOKEN.search(text):
+        return None
     return next((kind for kind, rx in TOKEN_PATTERNS.items() if rx.search(text)), None)
 
 

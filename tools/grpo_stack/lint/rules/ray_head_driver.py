@@ -92,6 +92,8 @@ def _head_pinning(ctx, templates) -> Iterator[Hit]:
         return  # the job builder refuses these flags for the chart's driver-less head (GRPO350)
     for o in ctx.objects:
         for path, text in ctx.object_strings(o):
+            if not any(f in text for f in HEAD_PINNING_FLAGS):
+                continue  # (a word equal to a flag, or `flag=...`, contains it)
             for f in _pinning_flags(text.split()):
                 yield Hit(path, f"{o.kind} {o.name}: the job passes {f}, which pins {HEAD_PINNING_FLAGS[f]} to the "
                           f"Ray head, and the head of {heads[0].kind} {heads[0].name} has no CUDA driver", obj=o)

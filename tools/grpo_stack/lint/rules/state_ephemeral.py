@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ..shell import split_words
 from ._objects import argv_of, containers
 
 CODE = "GRPO860"
@@ -65,7 +65,7 @@ def _words(c: dict) -> list[str]:
     out = []
     for w in argv_of(c):
         try:
-            out += shlex.split(w.replace("\\\n", " "))
+            out += split_words(w.replace("\\\n", " "))
         except ValueError:
             out += w.split()
     return out

@@ -77,7 +77,8 @@ def check(ctx) -> Iterator[Hit]:
     for o in ctx.objects:
         for path, text in ctx.object_strings(o):
             if "$" not in text and "{{" not in text:
-                if not _free_text(o.kind, path) and (id(o), path) not in shell:
+                if ("://" in text or path.endswith("image")) and not _free_text(o.kind, path) \
+                        and (id(o), path) not in shell:  # (what _expanded_empty can flag: an image or a URL)
                     yield from _expanded_empty(o, path, text)
                 continue
             m = HELM.search(text)

@@ -54,6 +54,8 @@ LONG_USER = 20
 
 def credential_in(text: str) -> str | None:
     """What credential a URL in `text` carries in its user-info ('a password', 'a token'), or None."""
+    if "@" not in text or "://" not in text:
+        return None  # no URL with user-info (most strings: the regex is not run)
     for m in URL_USERINFO.finditer(text):
         user, sep, password = m.group(2).partition(":")
         user, password = unquote(user), unquote(password)
