@@ -327,8 +327,10 @@ class _Converter:
 
     def mapping(self, node: MappingNode, path: str, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        lines: dict[str, int] = {}
+        first: dict[str, Any] = {}  # key -> its node (where a duplicate's first occurrence is)
         merged: list[dict[str, Any]] = []
+        prefix = f"{path}." if path else ""
+        clean, untagged, budget = self._text_clean, self._tags is None, self.budget
         for key_node, value_node in node.value:
             if key_node.tag == MERGE_TAG:  # `<<: *defaults`: Helm's YAML reader supports YAML 1.1 merge keys
                 sources = self.plain(value_node, path, depth + 1)
@@ -341,13 +343,26 @@ class _Converter:
                 shown = excerpt(key_node.value) if isinstance(key_node, ScalarNode) else "a collection"
                 raise self.error(key_node, f"key {shown} is not a string (quote it)", path)
             key = key_node.value
-            child = _join(path, key)
-            self.check_text(key_node, key, child, "key")
-            self.check_helm_reading(key_node, key, child, "key")
-            line = key_node.start_mark.line + 1
-            if key in lines:
-                raise self.error(key_node, f"duplicate key {excerpt(key)} (first at line {lines[key]})", child)
-            lines[key] = line
+            child = prefix + key
+            style = key_node.style
+            if not clean or style == '"':
+                self.check_text(key_node, key, child, "key")
+            if style in ("", None) and not (untagged and key and key[0] not in _HELM_HINTS):
+                self.check_helm_reading(key_node, key, child, "key")  # (a plain word needs no second reading)
+            if key in first:
+                raise self.error(key_node, f"duplicate key {excerpt(key)} (first at line "
+                                 f"{first[key].start_mark.line + 1})", child)
+            first[key] = key_node
+            # The common value, a string, read here with the checks scalar() makes of it; all else in plain().
+            if value_node.__class__ is ScalarNode and value_node.tag == _STR_TAG and budget[0] > 0 \
+                    and depth < MAX_DEPTH:
+                text, value_style = value_node.value, value_node.style
+                if value_style not in ("", None) or (untagged and text and text[0] not in _HELM_HINTS):
+                    budget[0] -= 1
+                    if not clean or value_style == '"':
+                        self.check_text(value_node, text, child, "string")
+                    out[key] = text
+                    continue
             out[key] = self.plain(value_node, child, depth + 1)
         for source in merged:  # explicit keys win over merged ones, earlier merge sources over later ones
             for k, v in source.items():
