@@ -67,17 +67,17 @@ def test_each_document_composed_alone_is_located_as_the_whole_stream_locates_it(
 
 
 def test_locating_one_finding_reads_its_own_document_not_the_stream(tmp_path, monkeypatch):
-    """Of a stream of 200 objects with one finding, the whole stream is never read for positions (a cut that
+    """Of a stream of 150 objects with one finding, the whole stream is never read for positions (a cut that
     composed to more than one document would fall back to it)."""
 
     def whole_stream(text):
         raise AssertionError(f"the whole stream ({len(text)} characters) was read for positions")
 
     monkeypatch.setattr(positions, "load", whole_stream)
-    maps = [f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{i}, namespace: apps}}\ndata: {{k: v}}\n"
-            for i in range(200)]
-    maps[117] = maps[117].replace("{k: v}", "{k: [v]}")
-    path = tmp_path / "maps.yaml"
-    path.write_text("---\n".join(maps))
+    accounts = [f"apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa{i}\n  namespace: apps\n"
+                f"automountServiceAccountToken: false\n" for i in range(150)]
+    accounts[90] = accounts[90].replace(": false", ": 'no'")
+    path = tmp_path / "accounts.yaml"
+    path.write_text("---\n".join(accounts))
     result = release.lint_release([release.read_input(str(path))])
-    assert [(f.line, f.column) for f in result.findings] == [(117 * 5 + 4, 8)]
+    assert [(f.code, f.line, f.column) for f in result.findings] == [("GRPO002", 90 * 7 + 6, 1)]

@@ -63,6 +63,14 @@ class PosSeq(list):
 
 def load(text: str) -> Documents | None:
     """The position documents of `text` (empty documents dropped), or None when libyaml cannot read it."""
+    nodes = _compose(text)
+    if nodes is None:
+        return None
+    return Documents([n for n in nodes if not (isinstance(n, ScalarNode) and n.value == "")])
+
+
+def _compose(text: str) -> list[Any] | None:
+    """libyaml's node of each document of `text`, or None when it cannot read it."""
     loader = _Loader(text)
     try:
         nodes = []
@@ -72,7 +80,7 @@ def load(text: str) -> Documents | None:
         return None
     finally:
         loader.dispose()
-    return Documents([n for n in nodes if not (isinstance(n, ScalarNode) and n.value == "")])
+    return nodes
 
 
 def documents_at(text: str, spans: Sequence[tuple[int, int, int]]) -> Sequence[Any]:
@@ -108,16 +116,8 @@ class _Sliced(Sequence):
 
 
 def _only_node(text: str) -> Any:
-    loader = _Loader(text)
-    try:
-        nodes = []
-        while loader.check_node():
-            nodes.append(loader.get_node())
-    except yaml.YAMLError:
-        return None
-    finally:
-        loader.dispose()
-    return nodes[0] if len(nodes) == 1 else None
+    nodes = _compose(text)
+    return nodes[0] if nodes is not None and len(nodes) == 1 else None
 
 
 class Documents(Sequence):
