@@ -226,6 +226,12 @@ def _explicit_tags(text: str) -> dict[tuple[int, int], str]:
     return tags
 
 
+def _reads_as_written(style: str | None, text: str, untagged: bool) -> bool:
+    """A string scalar every reader takes as the text it spells: quoted or block (a style), or a plain word whose
+    first character no reader resolves beyond a string, in a text with no non-specific `!` tag (`untagged`)."""
+    return style not in ("", None) or (untagged and bool(text) and text[0] not in _HELM_HINTS)
+
+
 def _describe(kind: str, value: Any) -> str:
     if kind == "str":
         return f"the string {excerpt(value)}"
@@ -263,13 +269,13 @@ class _Converter:
         """The value of a plain scalar as Helm reads it: PyYAML's where both agree, Helm's number where only
         Helm reads one (`1e-6`, `1E6`, `+.5`, `0o17`: YAML 1.1 reads a string); refuse every other disagreement
         (`y`, `1:30`, `! 8`, a number key) and every leading-zero integer."""
+        text = node.value
+        if isinstance(value, str) and _reads_as_written(node.style, text, self._tags is None):
+            return value
         if node.style not in ("", None):
             return value  # quoted or block scalars are strings to both readers
-        text = node.value
-        if self._tags is None and text and (
-                (text[0] not in _HELM_HINTS and isinstance(value, str))
-                or (type(value) is int and text.isdigit() and (text[0] != "0" or text == "0"))):
-            return value  # the common cases, decided without the restated resolver: a word, a plain decimal
+        if self._tags is None and type(value) is int and text.isdigit() and (text[0] != "0" or text == "0"):
+            return value  # a plain decimal, decided without the restated resolver
         if not self.helm and _OCTAL.fullmatch(text or ""):
             return value  # a plain octal integer reads alike in kubectl's reader and PyYAML
         if self._tags is not None and self.explicit_tag(node) == "!":
@@ -347,8 +353,8 @@ class _Converter:
             style = key_node.style
             if not clean or style == '"':
                 self.check_text(key_node, key, child, "key")
-            if style in ("", None) and not (untagged and key and key[0] not in _HELM_HINTS):
-                self.check_helm_reading(key_node, key, child, "key")  # (a plain word needs no second reading)
+            if not _reads_as_written(style, key, untagged):
+                self.check_helm_reading(key_node, key, child, "key")
             if key in first:
                 raise self.error(key_node, f"duplicate key {excerpt(key)} (first at line "
                                  f"{first[key].start_mark.line + 1})", child)
@@ -357,7 +363,7 @@ class _Converter:
             if value_node.__class__ is ScalarNode and value_node.tag == _STR_TAG and budget[0] > 0 \
                     and depth < MAX_DEPTH:
                 text, value_style = value_node.value, value_node.style
-                if value_style not in ("", None) or (untagged and text and text[0] not in _HELM_HINTS):
+                if _reads_as_written(value_style, text, untagged):
                     budget[0] -= 1
                     if not clean or value_style == '"':
                         self.check_text(value_node, text, child, "string")

@@ -6,6 +6,8 @@ import math
 import re
 from typing import Any
 
+from ._quantity import whole
+
 
 def scaled(value: Any, replicas: int, round_up: bool) -> int | None:
     """intstr.GetScaledValueFromIntOrPercent: an int as is, `N%` of replicas rounded up (maxSurge) or down
@@ -33,5 +35,4 @@ def rolling_update(deployment: dict[str, Any]) -> dict[str, Any] | None:
 
 def replicas(deployment: dict[str, Any]) -> int:
     spec = deployment.get("spec") if isinstance(deployment.get("spec"), dict) else {}
-    n = spec.get("replicas", 1)
-    return n if isinstance(n, int) and not isinstance(n, bool) else 1
+    return whole(spec.get("replicas"), 1)
