@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from grpo_stack.cli.render import main
 from grpo_stack.paths import REPO_ROOT
 
@@ -71,3 +72,38 @@ def test_a_log_without_figures_or_without_memory_is_refused(capsys, tmp_path):
     assert "--from-log needs --job --memory" in capsys.readouterr().err
     assert main([VALUES, "--job", "--memory", "--from-log", str(tmp_path / "missing.log")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def _driver_log(tmp_path, gib=6.5):
+    """vLLM 0.24's two lines about its graph pool as Ray forwards them from each rollout worker (the format strings
+    of gpu_model_runner.py L6654-6658 and gpu_worker.py L667-669)."""
+    path = tmp_path / "driver.log"
+    path.write_text(
+        "(vLLMHttpServer pid=812) INFO 12-05 10:01:12 [gpu_model_runner.py:6658] Graph capturing finished in 9 "
+        f"secs, took {gib - 0.25:.2f} GiB\n"
+        f"(vLLMHttpServer pid=813) INFO 12-05 10:01:12 [gpu_worker.py:667] CUDA graph pool memory: {gib} GiB "
+        f"(actual), {gib + 1} GiB (estimated)\n")
+    return path
+
+
+def test_vllms_logged_graph_pool_counts_in_its_share_and_beside_the_trainer(capsys, tmp_path):
+    """No rule sizes vLLM's CUDA-graph pool before capture; a run's driver log gives it. Read beside the step file
+    (the flag repeats), the largest rank's pool is counted inside vLLM's share (the KV cache shrinks) and, because
+    vLLM's sleep keeps it, beside the trainer: the peak grows by the pool. A run with enforce_eager captures none."""
+    steps, driver = str(_verl_log(tmp_path)), str(_driver_log(tmp_path))
+    assert main([VALUES, "--job", "--memory", "--format", "json", "--from-log", steps, "--from-log", driver]) == 0
+    out = json.loads(capsys.readouterr().out)
+    measured = out["measured"]
+    assert measured["graph_pool_gib"] == 6.5 and measured["peak_gib"] == 58.7
+    with_pool = max(p["gib"] + (0 if p["phase"] == "rollout" else 6.5) for p in out["phases"])
+    assert measured["peak_with_graph_pool_gib"] == pytest.approx(with_pool, abs=0.02)
+    assert measured["peak_with_graph_pool_gib"] > out["peak"]["gib"]
+    assert main([VALUES, "--job", "--memory", "--from-log", driver]) == 0
+    text = capsys.readouterr().out
+    assert "vLLM's CUDA-graph pool: 6.50 GiB logged; counted in its share and asleep beside the trainer" in text
+    assert "\nmeasured (" not in text  # the driver log alone carries no peak
+    eager = tmp_path / "eager.yaml"
+    eager.write_text("global:\n  job:\n    verl:\n      overrides:\n"
+                     "        actor_rollout_ref.rollout.enforce_eager: true\n")
+    assert main(["-f", VALUES, str(eager), "--job", "--memory", "--from-log", driver]) == 0
+    assert "captures none (enforce_eager)" in capsys.readouterr().out

@@ -46,9 +46,10 @@ def parser() -> argparse.ArgumentParser:
                    help="with --job: explain (each value and where it came from), shell, json")
     p.add_argument("--memory", action="store_true",
                    help="with --job: the per-GPU memory breakdown by phase and term (GiB); json with --format json")
-    p.add_argument("--from-log", metavar="LOG",
-                   help="with --memory: a run's log (verl's file-tracker steps, or a miles log) whose peak memory "
-                        "and lengths are printed beside the prediction")
+    p.add_argument("--from-log", metavar="LOG", action="append",
+                   help="with --memory: a run's log (verl's file-tracker steps, a miles log, a driver log with "
+                        "vLLM's CUDA-graph lines; repeat for several) whose peak memory, lengths and graph pool are "
+                        "printed beside the prediction")
     p.add_argument("--chart", help="the grpo-stack chart directory (default: the one shipped in the package)")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return p
@@ -164,7 +165,7 @@ def _folders(roots: list[str]) -> dict[str, str]:
     return out
 
 
-def _memory(spec_data, built, fmt: str, log: str | None) -> int:
+def _memory(spec_data, built, fmt: str, logs: list[str] | None) -> int:
     from ..job import Spec
     from ..memory import calibrate, estimate, view
     from ..memory.resolve import run_for
@@ -177,15 +178,15 @@ def _memory(spec_data, built, fmt: str, log: str | None) -> int:
         return 2
     report = estimate(run)
     logged = None
-    if log:
+    if logs:
         try:
-            logged = calibrate.read(Path(log))
+            logged = calibrate.read(*(Path(log) for log in logs))
         except OSError as exc:
-            print(f"grpo-render: {log}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+            print(f"grpo-render: {exc.filename}: cannot read: {exc.strerror or exc}", file=sys.stderr)
             return 2
         if logged is None:
-            print(f"grpo-render: {log}: no verl step record with perf/max_memory_allocated_gb and no miles "
-                  "Memory-Usage line", file=sys.stderr)
+            print(f"grpo-render: {', '.join(logs)}: no verl step record with perf/max_memory_allocated_gb, no miles "
+                  "Memory-Usage line and no vLLM CUDA-graph line", file=sys.stderr)
             return 2
     if fmt == "json":
         out = view.as_dict(report)

@@ -55,6 +55,9 @@ class Run:
     grad_copy_bytes: float = 0
     state_precision: str = ""
     offload_train: bool = False  # miles --offload-train (always on with --colocate)
+    # TransformerEngine FP8 training (--fp8-format, TransformerConfig.fp8) and FP8 parameters (--fp8-param-gather)
+    fp8_training: bool = False
+    fp8_params: bool = False
     recompute: str = "none"  # none | selective | full
     seq_len: int = 2048  # longest sample: prompt + response
     # Packed micro batches (verl use_remove_padding, true by default in verl's model config): a micro batch holds
@@ -77,6 +80,17 @@ class Run:
     rl_logits: bool = True  # False: Megatron pre-training's own output-layer term
     rollout: str | None = None  # vllm | sglang | static (in-process buffer) | None
     rollout_tp: int = 1
+    rollout_fp8: bool = False  # verl rollout.quantization fp8: the engine holds FP8 Linear weights (terms.py)
+    # vLLM's CUDA graphs: captured unless rollout.enforce_eager (verl rollout.yaml L52: false); the pool's bytes
+    # only as a run measured them (no rule sizes it before capture), 0: not counted.
+    rollout_graphs: bool = True
+    rollout_graph_pool: float = 0.0
+    # SGLang's memory outside mem_fraction_static: its prefill chunk and decode CUDA-graph batch (None: SGLang's
+    # defaults for the GPU; graph batch 0: graphs off), and whether its activations are taken at SGLang's own
+    # reserve rule (the point estimate) or at one layer's forward working set for a chunk (the favourable end).
+    sglang_chunk: int | None = None
+    sglang_graph_bs: int | None = None
+    sglang_reserve_rule: bool = True
     gmu: float = 0.5
     max_model_len: int = 2048
     max_num_seqs: int = 256  # verl rollout.yaml L45-84
@@ -212,10 +226,11 @@ def estimate(run: Run) -> Report:
     sleeping = tuple(engine_resident) if run.colocated else ()
     if run.framework != "megatron" or run.rollout:  # pre-training has no log-prob pass
         forward_states = tuple(x for x in state_terms if x.name in _forward_states(run))
-        phases.append(Phase("log-prob", trainer_pool, (*forward_states, *ref, *margins, *sleeping,
-                                                       *_forward_activation(run)),
+        phases.append(Phase("log-prob", trainer_pool, (*forward_states, *_fp8_weights(run), *ref, *margins,
+                                                       *sleeping, *_forward_activation(run)),
                             leaves=tuple(x.name for x in forward_states)))
-    phases.append(Phase("train", trainer_pool, (*state_terms, *ref, *margins, *sleeping, *_train_activation(run)),
+    phases.append(Phase("train", trainer_pool, (*state_terms, *_fp8_weights(run), *ref, *margins, *sleeping,
+                                                *_train_activation(run)),
                         leaves=tuple(x.name for x in state_terms)))
     if run.rollout and run.rollout != "static":
         phases.append(_weight_sync(run, states, state_terms, margins, ref))
@@ -333,6 +348,7 @@ def _activations(run: Run, tokens: float, stage: str, training: bool) -> float:
     layer = t.layer_activation(a, tokens, tp, sp)
     if not training:  # forward only: one layer's working set at a time [inferred]
         return layer
+    layer -= _layer_saving(run, tokens, tp, sp)
     held = t.in_flight_layers(a.layers, run.pp, run.vpp, run.microbatches, stage)
     if run.recompute == "full":
         body = held * t.recomputed_layer(a, tokens, tp, sp) + layer
@@ -341,6 +357,26 @@ def _activations(run: Run, tokens: float, stage: str, training: bool) -> float:
     if stage == "first":
         body += t.embedding_activation(tokens, a.hidden, run.pp if run.engine == "megatron" else 1)
     return body
+
+
+def _layer_saving(run: Run, tokens: float, tp: int, sp: bool) -> float:
+    """Bytes one layer's stored activations shrink by in training (negative: grow): FP8 keeps its GEMM inputs in
+    one byte; Megatron LoRA under sequence parallelism keeps the gathered inputs its adapters need."""
+    if run.engine != "megatron":
+        return 0.0
+    saved = t.fp8_saved_inputs(run.arch, tokens, tp, sp) if run.fp8_training else 0.0
+    return saved - (t.lora_gathered_inputs(run.arch, tokens, tp) if run.lora_rank and sp else 0.0)
+
+
+def _fp8_weights(run: Run) -> list[Term]:
+    """TE's FP8 copy and transpose of each GEMM weight, cached beside the bf16 weights through the trainer's
+    passes; none with FP8 parameters (the FP8 weight and its transpose take what the bf16 weight did)."""
+    if not run.fp8_training or run.fp8_params or run.engine != "megatron":
+        return []
+    gemm = t.fp8_gemm_params(run.arch, run.tp, run.pp, run.ep, run.etp or run.tp)
+    return [Term("FP8 weight copies", gemm * t.FP8_WEIGHT_CACHE,
+                 "FP8 copy + transpose of each GEMM weight, 2 B/param (TransformerEngine, Hopper; "
+                 "--fp8-param-gather drops the bf16 weight instead)")]
 
 
 def _train_activation(run: Run) -> list[Term]:
@@ -366,7 +402,7 @@ def _train_activation(run: Run) -> list[Term]:
         # The recomputed layer and the logits are never alive together: backward runs the head first (its saved
         # logits are released once that node has run), then recomputes the last layer [inferred from autograd's
         # order; checkpointed layers hold only their inputs until then].
-        working = t.layer_activation(a, per_gpu, tp, sp)
+        working = t.layer_activation(a, per_gpu, tp, sp) - _layer_saving(run, per_gpu, tp, sp)
         return [Term(f"activations ({stage} stage, {tokens} tokens)", (body - working) * overhead, src),
                 Term("logits" if lg >= working else "recomputed layer", max(lg, working) * overhead,
                      f"the larger of the logits ({lsrc}) and one recomputed layer, alive one after the other"),
@@ -401,7 +437,8 @@ def _rollout_engine(run: Run, states: dict[str, float]) -> tuple[dict, list[Term
     if not run.rollout:
         return {}, []
     a = run.arch
-    weights = t.engine_weights(a, run.rollout_tp)
+    weights = t.engine_weights(a, run.rollout_tp, run.rollout_fp8)
+    precision = "FP8 Linear weights (rollout.quantization fp8), bf16 embeddings" if run.rollout_fp8 else "bf16 weights"
     if run.rollout == "static":  # Megatron-RL's in-process inference buffer beside the trainer's own weights
         buffer = Term("inference buffer", run.static_buffer, "the run's configured buffer, allocated once")
         return {"terms": [buffer], "kv_tokens": None, "refusal": ""}, [buffer]
@@ -419,13 +456,21 @@ def _rollout_engine(run: Run, states: dict[str, float]) -> tuple[dict, list[Term
             f"vLLM refuses to start: {free / GIB:.1f} GiB free on the GPU < gpuMemoryUtilization {run.gmu:g} x "
             f"{run.gpu_bytes / GIB:.1f} GiB = {budget / GIB:.1f} GiB requested")
         profile = t.vllm_profile_peak(a, run.rollout_tp, run.max_batched_tokens, run.max_num_seqs)
-        kv = budget - weights - profile
-        terms = [Term("rollout weights", weights, "bf16 weights / rollout tensor parallel"),
+        # vLLM 0.24 counts its CUDA-graph pool inside the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by
+        # default since 0.21: envs.py L1891-1895, gpu_worker.py L489-492). No rule sizes it before capture; a
+        # measured pool (grpo-render --from-log) is carried here, else it is not counted.
+        graphs = run.rollout_graph_pool if run.rollout_graphs else 0.0
+        kv = budget - weights - profile - graphs
+        terms = [Term("rollout weights", weights, f"{precision} / rollout tensor parallel"),
                  Term("rollout activations (profile)", profile, "vLLM profile run [inferred]"),
-                 Term("KV cache", max(kv, 0), "gpu_memory_utilization x total - weights - profile peak (vLLM)")]
+                 *([Term("CUDA graphs (vLLM, measured)", graphs, "the run's logged graph pool")] if graphs else []),
+                 Term("KV cache", max(kv, 0), "gpu_memory_utilization x total - weights - profile peak"
+                      + (" - CUDA graphs" if graphs else "") + " (vLLM)")]
         # verl sleeps vLLM at level 2 (weights and KV discarded; level 1 for LoRA moves weights to CPU):
-        # vllm_async_server.py L1075-1098; CUDA graphs stay (perf_tuning.rst L56-60) and lie outside the budget.
-        sleeping: list[Term] = []
+        # vllm_async_server.py L1075-1098. The graph pool stays: sleep frees only the weights and KV pools
+        # (gpu_worker.py L176, L379, L605; verl perf_tuning.rst L54-58).
+        sleeping: list[Term] = [Term("CUDA graphs (vLLM, asleep)", graphs, "the run's logged graph pool; vLLM's "
+                                     "sleep keeps it (gpu_worker.py L176)")] if graphs else []
     else:
         # SGLang: mem_fraction_static of the free memory after init; KV = f x F0 - weights
         # (model_runner_kv_cache_mixin.py profile_max_num_token @001ccef0; verl perf_tuning.rst L35-43).
@@ -435,12 +480,33 @@ def _rollout_engine(run: Run, states: dict[str, float]) -> tuple[dict, list[Term
         refusal = "" if kv > 0 else (
             f"SGLang cannot start: mem_fraction_static {frac:g} x {free / GIB:.1f} GiB free = {budget / GIB:.1f} "
             f"GiB does not hold {weights / GIB:.1f} GiB of weights (\"Not enough memory\")")
-        terms = [Term("rollout weights", weights, "bf16 weights / rollout tensor parallel"),
-                 Term("KV cache", max(kv, 0), "mem_fraction_static x free - weights (SGLang)")]
+        terms = [Term("rollout weights", weights, f"{precision} / rollout tensor parallel"),
+                 Term("KV cache", max(kv, 0), "mem_fraction_static x free - weights (SGLang)"),
+                 *_sglang_outside(run)]
         # miles releases weights and KV with torch_memory_saver; nothing is carried for the sleeping engine.
         sleeping = []
     tokens = max(kv, 0) / t.kv_bytes_per_token(a, run.rollout_tp)
     return {"terms": terms, "kv_tokens": tokens, "refusal": refusal}, sleeping
+
+
+def _sglang_outside(run: Run) -> list[Term]:
+    """What SGLang uses beside its mem_fraction_static share while it generates: activations and CUDA-graph
+    buffers. miles captures the graphs under its memory saver and releases them for training
+    (SGLANG_MEMORY_SAVER_CUDA_GRAPH, miles ray/rollout/server_group.py L109), so they count in the rollout only."""
+    chunk, graph_bs = t.sglang_defaults(run.gpu_bytes, run.rollout_tp)
+    chunk = run.sglang_chunk or chunk
+    graph_bs = graph_bs if run.sglang_graph_bs is None else run.sglang_graph_bs
+    rule, graphs = t.sglang_outside(chunk, graph_bs, run.rollout_tp, 1)
+    if run.sglang_reserve_rule:
+        act = Term("SGLang activations (outside its share)", rule,
+                   f"SGLang's reserve rule: 512 MiB + {chunk}-token prefill chunk x 1.5 MiB + tp/8 GiB "
+                   "(server_args.py L4066-4080)")
+    else:
+        act = Term("SGLang activations (outside its share)", t.layer_activation(run.arch, chunk, run.rollout_tp,
+                                                                                sp=False),
+                   f"one layer's forward working set for a {chunk}-token prefill chunk [inferred]")
+    return [act, Term("CUDA graphs (SGLang)", graphs,
+                      f"decode batch sizes up to {graph_bs} x 2 MiB (server_args.py reserve_for_graph_mb)")]
 
 
 def _concurrency(run: Run, kv_tokens: float | None) -> int:
@@ -460,7 +526,8 @@ def _weight_sync(run: Run, states, state_terms, margins, ref) -> Phase:
     bucket = t.MILES_SYNC_BUCKET if run.framework == "miles" else t.VERL_SYNC_BUCKET
     src = ("--update-weight-buffer-size 512 MiB (slime arguments.py L528-532)" if run.framework == "miles" else
            "update_weights_bucket_megabytes 2048 (verl rollout.yaml L280-292)")
-    engine = Term("rollout weights", t.engine_weights(run.arch, run.rollout_tp), "bf16 weights / rollout tp")
+    engine = Term("rollout weights", t.engine_weights(run.arch, run.rollout_tp, run.rollout_fp8),
+                  ("FP8 Linear" if run.rollout_fp8 else "bf16") + " weights / rollout tp")
     if not run.colocated:
         return Phase("weight-sync", "trainer", (*state_terms, *ref, *margins, Term("sync bucket", bucket, src)))
     # The step's weights are on the GPU; gradients and optimizer stay only where they are not offloaded (verl
@@ -468,7 +535,10 @@ def _weight_sync(run: Run, states, state_terms, margins, ref) -> Phase:
     trainer = tuple(x for x in state_terms if x.name == "weights")
     if not run.offload_train:
         trainer += tuple(x for x in _residue(run, states) if x.name != "trainer weights")
-    return Phase("weight-sync", "colocated", (*trainer, *ref, *margins, engine, Term("sync bucket", bucket, src)))
+    graphs = (Term("CUDA graphs (vLLM)", run.rollout_graph_pool, "the run's logged graph pool")
+              if run.rollout == "vllm" and run.rollout_graphs and run.rollout_graph_pool else None)
+    return Phase("weight-sync", "colocated", (*trainer, *ref, *margins, engine, *([graphs] if graphs else []),
+                                              Term("sync bucket", bucket, src)))
 
 
 def _host_bytes(run: Run, states: dict[str, float], shard_params: float) -> float:
@@ -484,7 +554,7 @@ def _host_bytes(run: Run, states: dict[str, float], shard_params: float) -> floa
         per_gpu += states["gradients"] if (run.grad_offload or run.param_offload) else 0
         per_gpu += states["optimizer"] if run.optimizer_offload else 0
     if run.rollout == "vllm" and run.colocated and run.lora_rank:  # sleep level 1 moves weights to the host
-        per_gpu += t.engine_weights(run.arch, run.rollout_tp)
+        per_gpu += t.engine_weights(run.arch, run.rollout_tp, run.rollout_fp8)
     return per_gpu * run.gpus_per_node
 
 

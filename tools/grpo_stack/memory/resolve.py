@@ -192,6 +192,11 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         ulysses=ulysses, sequence_parallel=bool(v.get(MG + "sequence_parallel", True)) and tp > 1,
         distributed_optimizer=bool(v.get(MG + "use_distributed_optimizer", True)),  # verl engine.py L198-199
         lora_rank=lora, param_offload=bool(v.get(eng + "param_offload", False)),
+        # verl's end-to-end FP8 recipe: override_transformer_config fp8 "hybrid" (docs/low_precision/fp8.md
+        # L175-187 @v0.9.0), fp8_param for FP8 parameters (TransformerConfig L581-585)
+        fp8_training=megatron and bool(v.get(MG + "override_transformer_config.fp8")),
+        fp8_params=megatron and bool(v.get(MG + "override_transformer_config.fp8")
+                                     and v.get(MG + "override_transformer_config.fp8_param")),
         grad_offload=bool(v.get(eng + "grad_offload", False)),
         optimizer_offload=bool(v.get(eng + "optimizer_offload", False)), recompute=recompute,
         # Megatron's OptimizerConfig as verl fills it from override_optimizer_config (optimizer.py L335-336)
@@ -213,6 +218,9 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         # the step computes the entropy only for a non-zero coefficient (dp_actor.py L445-451; actor.yaml L89: 0)
         train_entropy=bool(v.get(f"{AR}.actor.entropy_coeff", 0)),
         rollout_tp=_int(v, f"{AR}.rollout.tensor_model_parallel_size", 2),
+        # rollout.yaml L452-453 @v0.9.0: "quantization: null", fp8 or torchao; torchao's bytes are not modelled
+        rollout_fp8=str(v.get(f"{AR}.rollout.quantization") or "").lower() == "fp8",
+        rollout_graphs=not v.get(f"{AR}.rollout.enforce_eager", False),  # rollout.yaml L52
         gmu=float(v.get(f"{AR}.rollout.gpu_memory_utilization", 0.5)),
         max_model_len=_int(v, f"{AR}.rollout.max_model_len", prompt + response),
         max_num_seqs=_int(v, f"{AR}.rollout.max_num_seqs", 256),
@@ -233,6 +241,7 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
     world = (nodes if colocate else actor_nodes) * gpus
     dp = max(1, world // (tp * pp * cp))
     micro = _int(v, "micro-batch-size", 1)
+    engine_tp = _int(v, "rollout-num-gpus-per-engine", 1)
     return Run(
         arch=arch, framework="miles", engine="megatron", gpu_bytes=gpu, nodes=nodes, gpus_per_node=gpus,
         trainer_nodes=None if colocate else actor_nodes, node_ram_bytes=ram, tp=tp, pp=pp, cp=cp,
@@ -246,6 +255,8 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         cpu_adam_fraction=float(v.get("optimizer-offload-fraction", 1.0)) if v.get("optimizer-cpu-offload") else 0.0,
         **megatron_precision(v),
         offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
+        # --fp8-format e4m3|hybrid, --fp8-param-gather (miles examples/infra_features/low_precision/README.md L17-23)
+        fp8_training=bool(v.get("fp8-format")), fp8_params=bool(v.get("fp8-format") and v.get("fp8-param-gather")),
         recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response,
         favourable_mean_seq_len=0, micro_batch=micro,
         # miles packs a micro batch's samples (--qkv-format thd by default: miles utils/arguments.py L136-140,
@@ -254,6 +265,27 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         token_budget=_int(v, "max-tokens-per-gpu", None) if dynamic else None,
         microbatches=max(1, _int(v, "global-batch-size", dp) // dp // max(1, micro)),
         use_ref=bool(v.get("use-kl-loss") or v.get("kl-coef")), rollout="sglang",
-        rollout_tp=_int(v, "rollout-num-gpus-per-engine", 1), gmu=float(v.get("sglang-mem-fraction-static", 0.8)),
+        rollout_tp=engine_tp, gmu=_sglang_fraction(v, gpu, engine_tp),
+        sglang_chunk=_int(v, "sglang-chunked-prefill-size", None), sglang_graph_bs=_sglang_graph_bs(v),
         max_model_len=prompt + response,
         requests_per_step=_int(v, "rollout-batch-size", 1) * _int(v, "n-samples-per-prompt", 1))
+
+
+def _sglang_graph_bs(v: dict) -> int | None:
+    """The decode CUDA-graph batch miles hands SGLang (--sglang-*: SGLang's own flags, miles sglang_utils/
+    arguments.py L93, L123): 0 when graphs are off, None for SGLang's default. --cuda-graph-max-bs and
+    --disable-cuda-graph are SGLang 0.5.16's deprecated aliases (server_args.py L7201-7221)."""
+    if v.get("sglang-disable-cuda-graph") or str(v.get("sglang-cuda-graph-backend-decode", "")) == "disabled":
+        return 0
+    return _int(v, "sglang-cuda-graph-max-bs-decode", None) or _int(v, "sglang-cuda-graph-max-bs", None)
+
+
+def _sglang_fraction(v: dict, gpu: int, tp: int) -> float:
+    """--sglang-mem-fraction-static, else the value SGLang computes itself (miles passes none by default)."""
+    stated = v.get("sglang-mem-fraction-static")
+    if isinstance(stated, int | float) and not isinstance(stated, bool):
+        return float(stated)
+    chunk, graph_bs = t.sglang_defaults(gpu, tp)
+    bs = _sglang_graph_bs(v)
+    return t.sglang_auto_fraction(gpu, tp, _int(v, "sglang-chunked-prefill-size", None) or chunk,
+                                  graph_bs if bs is None else bs)

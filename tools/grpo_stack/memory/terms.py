@@ -162,9 +162,20 @@ def kv_bytes_per_token(arch: Arch, tp: int) -> int:
     return 2 * arch.layers * max(1, arch.kv_heads // tp) * arch.head_dim * BF16
 
 
-def engine_weights(arch: Arch, tp: int) -> float:
-    """bf16 weights of one inference rank: all parameters split over the engine's tensor parallel GPUs."""
-    return arch.total() * BF16 / tp
+# verl's rollout `quantization: fp8` hands vLLM blockwise E4M3 weights: 1 byte per Linear parameter plus one fp32
+# scale per 128 x 128 block (verl vllm_async_server.py L1030-1040 @v0.9.0, "weight_block_size": [128, 128]); the
+# embedding and lm_head stay bf16 (vLLM docs/features/quantization/fp8.md: "all Linear modules (except for the
+# final lm_head)").
+FP8_LINEAR = 1 + 4 / (128 * 128)
+
+
+def engine_weights(arch: Arch, tp: int, fp8: bool = False) -> float:
+    """Weights of one inference rank: all parameters split over the engine's tensor parallel GPUs, bf16, or FP8
+    Linear weights beside bf16 embeddings (norms and biases, a few thousand per layer, counted as Linear)."""
+    if not fp8:
+        return arch.total() * BF16 / tp
+    embeddings = arch.embedding() * (1 if arch.tied else 2)
+    return ((arch.total() - embeddings) * FP8_LINEAR + embeddings * BF16) / tp
 
 
 def vllm_profile_peak(arch: Arch, tp: int, batched_tokens: int, max_num_seqs: int) -> float:
@@ -176,3 +187,78 @@ def vllm_profile_peak(arch: Arch, tp: int, batched_tokens: int, max_num_seqs: in
 def sglang_max_running(kv_tokens: float, context_len: int) -> int:
     """SGLang init_memory default max_running_requests = min(max(tokens/context_len*512, 2048), 4096)."""
     return int(min(max(kv_tokens / max(context_len, 1) * 512, 2048), 4096))
+
+
+# SGLang's memory outside mem_fraction_static (activations and CUDA-graph buffers), by SGLang's own rule for the
+# share it leaves (sglang 0.5.16, the base of miles' image, srt/server_args.py): the defaults by the GPU's memory in
+# MiB (L3927-3982: chunked_prefill_size, decode max_bs below 4-way tensor parallel / from it), and
+# reserved_mem = 512 + max(chunked_prefill_size, 2048) x 1.5 + tp x pp / 8 x 1024 + max_bs x 2 MiB (L4066-4080,
+# reserve_for_graph_mb L4164-4173; prefill graphs add 8 MiB per captured size, off under miles' colocation:
+# miles arguments.py L2820-2823). "The coefficient 1.5 is a heuristic value" (L3922).
+SGLANG_DEFAULTS = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
+                   (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (None, 16384, 512, 512))
+
+
+def sglang_defaults(gpu_bytes: int, tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, decode CUDA-graph max_bs) SGLang picks for a GPU of this size and tensor parallel."""
+    mib = gpu_bytes / MIB
+    for limit, chunk, small, large in SGLANG_DEFAULTS:
+        if limit is None or mib < limit:
+            return chunk, small if tp < 4 else large
+    raise AssertionError("unreachable")
+
+
+def sglang_outside(chunk: int, max_bs: int, tp: int, pp: int) -> tuple[float, float]:
+    """(activations + constants, CUDA-graph buffers) in bytes by SGLang's reserve rule; max_bs 0: graphs off."""
+    return (512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024) * MIB, max_bs * 2 * MIB
+
+
+def sglang_auto_fraction(gpu_bytes: int, tp: int, chunk: int, max_bs: int) -> float:
+    """mem_fraction_static SGLang sets when the command gives none (server_args.py L4054-4086): the GPU's memory
+    less its reserve rule, at least 10 GiB on GPUs above 60 GiB, as a fraction rounded to 3 places (prefill graphs
+    not counted: off under miles' colocation)."""
+    mib = gpu_bytes / MIB
+    act, graphs = sglang_outside(chunk, max_bs, tp, 1)
+    reserved = (act + graphs) / MIB
+    if mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return round((mib - reserved) / mib, 3)
+
+
+# TransformerEngine FP8 training (Megatron --fp8-format, TransformerConfig.fp8; TE v2.18, Megatron-LM core_v0.19.0).
+# Weights: beside each bf16 GEMM weight TE keeps its FP8 copy (quantization.py L891-901: "both higher precision and
+# quantized copies are present"; performance_considerations.rst L247), cached across micro batches
+# (module/linear.py L1883, Megatron passes is_first_microbatch: extensions/transformer_engine.py L1082-1089), and
+# on Hopper a physical FP8 transpose for the backward pass (float8_tensor.py L410-420, rst L100-110): 2 B per GEMM
+# parameter. --fp8-param-gather (fp8_param) keeps the FP8 weight as the parameter, with no bf16 copy
+# (arguments.py L1935-1937): 1 + 1 B, as much as bf16 alone. Blackwell shares one layout (one byte less each way);
+# the Hopper figure is carried.
+FP8_WEIGHT_CACHE = 2
+
+
+def fp8_gemm_params(arch: Arch, tp: int, pp: int, ep: int, etp: int) -> float:
+    """GEMM weights on the most-loaded shard: the block's dense and expert parameters, not the embedding or the
+    output layer (norms and routers, a few thousand per layer, counted in)."""
+    return arch.block_dense() / pp / tp + arch.block_experts() / pp / (ep * etp)
+
+
+def fp8_saved_inputs(arch: Arch, tokens: float, tp: int, sp: bool) -> float:
+    """Bytes one layer saves when TE keeps each GEMM's input for the backward in FP8, 1 byte instead of 2
+    (module/linear.py L306, L571-577; Megatron MoE README L457: "Stores linear layer inputs in FP8 instead of
+    BF16"): half of the QKV and first-MLP inputs (2sbh each, /t with SP) and of the attention-projection and
+    second-MLP inputs (2sbh/t and 2sb*ffn/t) [inferred from Korthikanti's terms, layer_activation]."""
+    ffn = arch.active_per_token_ffn() / arch.hidden
+    if sp and tp > 1:
+        return tokens * arch.hidden * (3 + ffn) / tp
+    return tokens * arch.hidden * (2 + (1 + ffn) / tp)
+
+
+def lora_gathered_inputs(arch: Arch, tokens: float, tp: int) -> float:
+    """Extra bytes one layer (averaged over dense and MoE layers) stores under Megatron LoRA with sequence
+    parallelism: the trainable LoRA-A of a column-parallel linear keeps its all-gathered input until backward
+    (Megatron-Bridge skills/nemo-mbridge-perf-memory-tuning/SKILL.md L107-110 @v0.6.0: "Because LoRA-A is trainable,
+    the default path retains that full gathered input"), where the frozen base linear keeps nothing
+    (TransformerEngine module/linear.py L306) and the bf16 formula counts a 1/t shard: 2sbh(1 - 1/t) for the QKV
+    input and, in dense layers, for the first MLP input [inferred]."""
+    inputs = 1 + (arch.layers - arch.moe_layers) / arch.layers if arch.layers else 0
+    return BF16 * tokens * arch.hidden * inputs * (1 - 1 / tp)

@@ -23,8 +23,10 @@ forward, the training step, the weight sync — it adds what the phase needs to 
 GPU (colocated runs), or judges the trainer pool and the rollout pool on their own GPUs (disaggregated miles
 runs). Model states follow the engine (Megatron with or without the distributed optimizer and expert sharding,
 verl FSDP in fp32, LoRA, offload); activations follow recompute and the token budgets, with the logits and
-entropy over the vocabulary; the rollout engine takes vLLM's fraction of the whole GPU (and refuses to start when
-less is free) or SGLang's fraction of the free memory.
+entropy over the vocabulary (FP8 training and Megatron LoRA's gathered inputs included); the rollout engine takes
+vLLM's fraction of the whole GPU (and refuses to start when less is free; FP8 weights with verl's
+`rollout.quantization: fp8`) or SGLang's fraction of the free memory, with SGLang's activations and CUDA graphs
+beside it.
 
 Reports:
 - **error**: a phase above the GPU's memory even at the favourable end of the length assumptions (unstated
@@ -33,7 +35,8 @@ Reports:
   that the model itself predicts fit;
 - **warning**: a phase above the GPU's memory only at the unfavourable end of an assumption (every sample at its
   longest where the lengths are unstated; every expert active where a MoE `model.shape` states no
-  `expertsPerToken`): the message names the assumption and the peak at the favourable end; stating the fact
+  `expertsPerToken`; SGLang's activations beside its `mem_fraction_static` share at SGLang's own 1.5 MiB per
+  prefill token): the message names the assumption and the peak at the favourable end; stating the fact
   decides it;
 - **warning**: the peak phase in the 90-100 % band (CUDA graphs and fragmentation live there);
 - **error**: a KV cache smaller than one `max_model_len` sequence (the engine refuses to start);
@@ -218,6 +221,11 @@ def _topk_assumed(run) -> bool:
     return bool(run.arch.experts) and not run.arch.topk_stated
 
 
+def _reserve_assumed(run) -> bool:
+    """SGLang's activations beside its share are taken at its own reserve rule (1.5 MiB per prefill token)."""
+    return run.rollout == "sglang" and run.sglang_reserve_rule
+
+
 def _assumptions(run) -> list[str]:
     """The assumptions the point estimate makes at their unfavourable end, as the warning names them."""
     out = []
@@ -228,6 +236,9 @@ def _assumptions(run) -> list[str]:
     if _topk_assumed(run):
         out.append(f"every one of the {run.arch.experts} experts active per token (the shape states no "
                    "expertsPerToken; at least 1)")
+    if _reserve_assumed(run):
+        out.append("SGLang's activations beside its mem_fraction_static share at SGLang's own reserve rule (1.5 MiB "
+                   "per prefill-chunk token; at least one layer's forward)")
     return out
 
 
@@ -238,11 +249,11 @@ def _favourable(run):
 
     from ...memory import estimate
 
-    if not (_lengths_assumed(run) or _topk_assumed(run)):
+    if not (_lengths_assumed(run) or _topk_assumed(run) or _reserve_assumed(run)):
         return None
     arch = replace(run.arch, topk=1) if _topk_assumed(run) else run.arch
     mean = run.favourable_mean_seq_len if _lengths_assumed(run) else run.mean_seq_len
-    report = estimate(replace(run, arch=arch, mean_seq_len=mean))
+    report = estimate(replace(run, arch=arch, mean_seq_len=mean, sglang_reserve_rule=False))
     fits = not report.engine_refusal and all(p.total <= run.gpu_bytes for p in report.phases)
     return report if fits else None
 
@@ -256,6 +267,9 @@ def _assumption_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at
                       "the data's mean lengths, which the manifest cannot state")
     if _topk_assumed(run):
         states.append("global.job.model.shape.expertsPerToken (num_experts_per_tok)")
+    if _reserve_assumed(run):
+        states.append("a measured rollout peak (a lower --sglang-mem-fraction-static or "
+                      "--sglang-chunked-prefill-size leaves SGLang more room)")
     fit = favourable.peak
     return Hit(**at, severity=Severity.WARNING,
                message=f"{worst.name} phase needs {worst.total / GIB:.1f} GiB per GPU > {gpu} ({_top(worst)}) with "
