@@ -577,6 +577,9 @@ def _invoked(script: str, argv0: list[str], secret: str | None = None, env_from=
 XTRACE_AUTH_BAD = "set -eux\ncurl -sf -H \"Authorization: Bearer $HUB_AUTH\" https://hub.example.com/v1/models\n"
 XTRACE_AUTH_FIXED = "set -eu\ncurl -sf -H \"Authorization: Bearer $HUB_AUTH\" https://hub.example.com/v1/models\n"
 RAYJOBS = ("rayjob-head", "rayjob-worker", "rayjob-submitter")
+# Embeddings whose pods exist for finite work (a Job's, a RayJob's cluster, a training job's replicas).
+FINITE = ("job", "cronjob", *RAYJOBS, "jobset", "pytorchjob-worker", "volcano-task", "list-of-dumps",
+          "multi-document")
 
 
 def _entrypoint(script: str) -> Callable[[], Case]:
@@ -605,7 +608,8 @@ DEFECTS += [
     Defect("841-wait-file-forever", "GRPO841", _scripted(WAIT_FILE_BAD), _scripted(WAIT_FILE_FIXED), SCRIPT),
     Defect("841-wait-brace-range", "GRPO841", _scripted(WAIT_BRACE_BAD), _scripted(WAIT_BRACE_FIXED), SCRIPT),
     Defect("841-wait-in-init-container", "GRPO841", _init_script(WAIT_UNTIL_BAD), _init_script(WAIT_UNTIL_FIXED),
-           "initContainers.0.args.0"),
+           "initContainers.0.args.0", only=FINITE,
+           skip_reason="an init container of a pod that runs until stopped is a gate: waiting is what it is for"),
     Defect("842-pip-tail-sh-ec", "GRPO842", _invoked(PIP_TAIL_SH_EC_BAD, ["sh", "-ec"]),
            _invoked(PIP_TAIL_SH_EC_BAD, ["bash", "-o", "pipefail", "-ec"]), "containers.0.command.2"),
     Defect("843-xtrace-invocation", "GRPO843", _invoked(XTRACE_TOKEN_FIXED, ["bash", "-xc"], "HF_TOKEN"),

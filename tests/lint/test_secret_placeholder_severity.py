@@ -22,7 +22,8 @@ def _severities(tmp_path, value: str) -> list[str]:
 
 
 @pytest.mark.parametrize("value", ["REPLACE_ME_WITH_YOUR_HUGGINGFACE_TOKEN", "change-me", "<your-token>",
-                                   "REPLACE_WITH_YOUR_NGC_API_KEY", "xxxxxxxx"])
+                                   "REPLACE_WITH_YOUR_NGC_API_KEY", "xxxxxxxx", "REPLACE_WITH_GENERATED_KEY",
+                                   "fill-in-the-router-key"])
 def test_a_placeholder_is_a_warning(tmp_path, value):
     assert _severities(tmp_path, value) == ["warning"]
 

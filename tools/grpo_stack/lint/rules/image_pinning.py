@@ -60,7 +60,8 @@ start waits on the registry, so a restart fails where the registry is unreachabl
 every Ray worker group must run the same image in their Ray container (the first; sidecars such as a Redis or a
 log shipper run their own images); accelerator variants of one build (`-gpu`, `-cpu`, `-cu128`, `-rocm6.2` in
 the tag) count as the same image, so a CPU head on `ray:2.52.0` with workers on `ray:2.52.0-gpu` is fine, and so
-does a release tag stamped with its build commit (`ray-ml:2.6.3.54de39-py38` beside `ray-ml:2.6.3-py38`). An
+does a release tag stamped with its build commit (`ray-ml:2.6.3.54de39-py38` beside `ray-ml:2.6.3-py38`) and Ray's
+own image families at one tag (`rayproject/ray-ml:2.7.1` beside `rayproject/ray:2.7.1`: the same Ray and Python). An
 `image` field of a custom resource outside its pod templates gets the same `Always` warning from the
 `imagePullPolicy` beside it.
 
@@ -232,11 +233,17 @@ VARIANT = re.compile(r"-(gpu|cpu|cu\d+|rocm[\d.]*)(?=-|$)")
 COMMIT_STAMP = re.compile(r"(\d+\.\d+\.\d+)[.+][0-9a-f]{6,40}(?=[-_]|$)")
 
 
+# Ray's own image families (rayproject/ray, ray-ml with ML libraries, ray-llm with vLLM): at one release tag they
+# carry the same Ray and the same default Python, which is all Ray compares between head and workers.
+RAY_FAMILY = re.compile(r"^((docker\.io/)?rayproject/ray)(-ml|-llm)$")
+
+
 def _build(image: str) -> str:
     repo, tag, digest = split(image)
     if digest or not tag:
         return image
-    return f"{repo}:{COMMIT_STAMP.sub(lambda m: m.group(1), VARIANT.sub('', tag))}"
+    return f"{RAY_FAMILY.sub(lambda m: m.group(1), repo)}:" \
+           f"{COMMIT_STAMP.sub(lambda m: m.group(1), VARIANT.sub('', tag))}"
 
 
 def _controller_supplied(o) -> bool:

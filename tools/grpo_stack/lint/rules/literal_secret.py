@@ -11,6 +11,7 @@ from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, script_in, scripts
 from ._credentials import config_lines, embedded_pairs, flag_values, real_value, secret_name
 from ._objects import containers, custom_resource
+from ._runtime_env import runtime_env_vars
 
 CODE = "GRPO201"
 NAME = "literal-secret"
@@ -83,7 +84,7 @@ TOKEN_PATTERNS = {
 }
 # Values that say "fill me in": templates never rendered, angle-bracket hints, conventional stand-ins.
 PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|x{3,}|\*{3,}"
-                         r"|(change|replace|fill)[-_ ]?(me|it|this)([-_ ][\w-]*)?|todo|tbd|placeholder"
+                         r"|(change|replace|fill)[-_ ]?(me|it|this|with|in)([-_ ][\w-]*)?|todo|tbd|placeholder"
                          r"|your[-_ ].*[-_ ]here"
                          r"|(replace|change|fill|insert|enter|put|paste)[-_ ]+((with|in)[-_ ]+)?your[-_ ][\w-]*"
                          r"|your[-_ ][\w-]*(token|key|password|secret|credentials?)"
@@ -149,6 +150,7 @@ def check(ctx) -> Iterator[Hit]:
     written: set[tuple[str, str]] = set()
     yield from _extra_env(ctx, seen, written)
     yield from _env_literals(ctx, seen, written)
+    yield from _runtime_env_literals(ctx, seen)
 
 
 def _extra_env(ctx, seen: set[str], written: set[tuple[str, str]]) -> Iterator[Hit]:
@@ -303,6 +305,29 @@ def _env_literals(ctx, seen: set[str], written: set[tuple[str, str]] = frozenset
                 elif _token_kind(str(value)):
                     yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
                               f"{o.kind} {o.name}: env {name} holds a {_token_kind(str(value))}", obj=o)
+
+
+def _runtime_env_literals(ctx, seen: set[str]) -> Iterator[Hit]:
+    """Credentials in the env a Ray resource hands its program (a RayJob's runtimeEnvYAML, a Serve application's
+    runtime_env): the job's spec carries them as text, readable by anyone who can read the RayJob."""
+    for o in ctx.of_kind("RayJob", "RayService"):
+        for field, env in runtime_env_vars(o):
+            for name, value in env.items():
+                if value in seen or not (SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name)):
+                    if _token_kind(value) and value not in seen:
+                        yield Hit(f"spec.{field}", f"{o.kind} {o.name}: {field} env_vars {name} holds a "
+                                  f"{_token_kind(value)}", obj=o)
+                    continue
+                if not value.strip() or NOT_A_CREDENTIAL.match(value):
+                    continue
+                if PLACEHOLDER.match(value):
+                    yield Hit(f"spec.{field}", f"{o.kind} {o.name}: {field} env_vars {name} is a placeholder "
+                              f"({_mask(value)}); filled in, the credential is written into the resource", obj=o,
+                              severity=Severity.WARNING)
+                else:
+                    yield Hit(f"spec.{field}", f"{o.kind} {o.name}: {field} env_vars {name} has a literal value "
+                              f"({_mask(value)}); set it in the pods' env from a Secret (valueFrom.secretKeyRef), "
+                              "which the job's processes inherit", obj=o)
 
 
 def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from ...errors import InputError
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
 from ._accelerators import asked
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
 from ._objects import containers, inline_commands, literal_env, runs_to_completion
+from ._runtime_env import embedded_yaml, runtime_env_vars
 
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
@@ -123,7 +123,8 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
         if not _tgi(c, argv):
             named = {p.repo for p in argv_pulls(argv, env)} if not any(w.startswith("--revision") for w in argv) \
                 else set(env.values())
-            loads = bool(asked(c)) or runs_to_completion(o, pod_path, pod)
+            # a RayJob's cluster exists to run the job's entrypoint, which reads its pods' env
+            loads = bool(asked(c)) or runs_to_completion(o, pod_path, pod) or o.kind == "RayJob"
             for var, pull in _program_env_pulls(env, named, loads):
                 index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
                 yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull, PROGRAM_ASSUMED), obj=o,
@@ -284,27 +285,11 @@ def _uri_pin(o) -> str:
     return " (this field names no revision: stage the repository at a fixed commit and point the field at the copy)"
 
 
-def _embedded_yaml(o, field: str) -> list | None:
-    """The YAML documents a Ray resource's spec holds as text (`serveConfigV2`, `runtimeEnvYAML`), or None where
-    the field is absent or not YAML."""
-    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
-    text = spec.get(field)
-    if not isinstance(text, str):
-        return None
-    # Imported here: the in-pod job gate imports every rule with only the standard library (no PyYAML).
-    from ...safeyaml import load_documents
-
-    try:
-        return load_documents(text, o.name)
-    except InputError:
-        return None
-
-
 def _serve_llm_pulls(ctx) -> Iterator[Hit]:
     """Ray Serve LLM (`ray.serve.llm`): each llm_config loads `model_loading_config.model_source` (or, without
     it, `model_id`); `engine_kwargs.revision` pins it."""
     for o in ctx.of_kind("RayService"):
-        docs = _embedded_yaml(o, "serveConfigV2")
+        docs = embedded_yaml(o, "serveConfigV2")
         if docs is None:
             continue
         for llm in _llm_configs(docs):
@@ -322,18 +307,7 @@ def _runtime_env_pulls(ctx) -> Iterator[Hit]:
     """The env_vars of a RayJob's `runtimeEnvYAML` (its entrypoint's environment) and of each Serve application's
     `runtime_env` in a RayService's `serveConfigV2`: programs that load models."""
     for o in ctx.of_kind("RayJob", "RayService"):
-        field = "runtimeEnvYAML" if o.kind == "RayJob" else "serveConfigV2"
-        docs = _embedded_yaml(o, field)
-        if docs is None:
-            continue
-        doc = docs[0] if docs and isinstance(docs[0], dict) else {}
-        apps = doc.get("applications") if o.kind == "RayService" else [{"runtime_env": doc}]
-        for app in apps if isinstance(apps, list) else []:
-            runtime = app.get("runtime_env") if isinstance(app, dict) else None
-            env_vars = runtime.get("env_vars") if isinstance(runtime, dict) else None
-            if not isinstance(env_vars, dict):
-                continue
-            env = {str(k): str(v) for k, v in env_vars.items() if isinstance(v, str | int | float)}
+        for field, env in runtime_env_vars(o):
             for var, pull in _program_env_pulls(env, set(), loads=True):
                 yield Hit(f"spec.{field}", _message(o, f"{field} env_vars {var}", pull, PROGRAM_ASSUMED), obj=o,
                           severity=Severity.WARNING)

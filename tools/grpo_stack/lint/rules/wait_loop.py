@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..context import node_at
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, curl_ignores_http_errors, scripts, text, walk
+from ._objects import runs_to_completion
 
 CODE = "GRPO841"
 NAME = "wait-loop-cannot-fail"
@@ -17,7 +19,10 @@ DOC = """## What it does
 Finds polling loops in pod scripts — a `for`/`while`/`until` loop whose body sleeps and that stops on success
 (`break`, or an `until`/`while` condition) — and requires a failing exit when the wait is over: an `exit N`
 (N ≠ 0), `return N` or `false` inside the loop (typically on the last attempt), or right after it. A loop whose
-only exit is success (`until curl …; do sleep 5; done`) waits forever and is reported too. A keep-alive loop
+only exit is success (`until curl …; do sleep 5; done`) waits forever and is reported too, except in an init
+container of a pod that runs until stopped (a Deployment's, a Ray cluster's worker group): there the wait is the
+gate, the pod shows `Init:0/1` until the dependency appears (KubeRay injects the same wait for the head into every
+worker), and nothing downstream runs without it. A keep-alive loop
 (`while true; do sleep 3600; done`, no `break`) is not a wait and is left alone. The loop's probe — its
 `until`/`while` condition, or the command before `&& break` / in `if …; then break` — must be able to fail:
 `curl` without `-f`/`--fail` exits 0 on an HTTP 404 or 503, so such a loop stops at the first connection, ready
@@ -76,10 +81,23 @@ def check(ctx) -> Iterator[Hit]:
             if _fails(body) or _fails_after(loop):
                 continue
             unbounded = conditional and not breaks or (loop.type == "while_statement" and _always_true(loop))
+            if unbounded and _gates_a_service(s):
+                continue
             what = ("waits forever when the awaited thing never comes" if unbounded
                     else "carries on as if ready after its last attempt")
             yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: the wait loop at script line {s.line_of(loop)} of "
                       f"{s.where} {what}; exit non-zero when it gives up", obj=s.obj)
+
+
+def _gates_a_service(s) -> bool:
+    """An init container of a pod that runs until stopped (a Deployment's, a Ray cluster's group): waiting for
+    ever is what it is for. The pod stays `Init:0/1` in plain sight and starts once the dependency appears (KubeRay
+    injects such a wait for the head into every worker); only a pod meant to finish needs its wait to fail."""
+    if ".initContainers." not in s.path or s.obj.kind == "RayJob":  # a RayJob's cluster exists for a finite job
+        return False
+    pod_path = s.path.split(".initContainers.", 1)[0]
+    pod = node_at(s.obj.obj, pod_path)
+    return isinstance(pod, dict) and not runs_to_completion(s.obj, pod_path, pod)
 
 
 def _probes(loop, body):

@@ -1,0 +1,42 @@
+"""The environment a Ray resource hands its own program: a RayJob's `runtimeEnvYAML` (its entrypoint's runtime
+env) and each Serve application's `runtime_env` in a RayService's `serveConfigV2`, both held in the spec as YAML
+text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...errors import InputError
+
+
+def embedded_yaml(o, field: str) -> list | None:
+    """The YAML documents a Ray resource's spec holds as text (`serveConfigV2`, `runtimeEnvYAML`), or None where
+    the field is absent or not YAML."""
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    text = spec.get(field)
+    if not isinstance(text, str):
+        return None
+    # Imported here: the in-pod job gate imports every rule with only the standard library (no PyYAML).
+    from ...safeyaml import load_documents
+
+    try:
+        return load_documents(text, o.name)
+    except InputError:
+        return None
+
+
+def runtime_env_vars(o) -> Iterator[tuple[str, dict[str, str]]]:
+    """(spec field, env_vars as strings) of a RayJob's runtime env and of each RayService application's."""
+    if o.kind not in ("RayJob", "RayService"):
+        return
+    field = "runtimeEnvYAML" if o.kind == "RayJob" else "serveConfigV2"
+    docs = embedded_yaml(o, field)
+    if docs is None:
+        return
+    doc = docs[0] if docs and isinstance(docs[0], dict) else {}
+    apps = doc.get("applications") if o.kind == "RayService" else [{"runtime_env": doc}]
+    for app in apps if isinstance(apps, list) else []:
+        runtime = app.get("runtime_env") if isinstance(app, dict) else None
+        env_vars = runtime.get("env_vars") if isinstance(runtime, dict) else None
+        if isinstance(env_vars, dict):
+            yield field, {str(k): str(v) for k, v in env_vars.items() if isinstance(v, str | int | float)}
