@@ -459,18 +459,17 @@ def _rollout_engine(run: Run, states: dict[str, float]) -> tuple[dict, list[Term
         # vLLM 0.24 counts its CUDA-graph pool inside the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by
         # default since 0.21: envs.py L1891-1895, gpu_worker.py L489-492). No rule sizes it before capture; a
         # measured pool (grpo-render --from-log) is carried here, else it is not counted.
-        graphs = run.rollout_graph_pool if run.rollout_graphs else 0.0
-        kv = budget - weights - profile - graphs
+        graphs = _vllm_graph_pool(run, "measured")
+        kv = budget - weights - profile - sum(x.bytes for x in graphs)
         terms = [Term("rollout weights", weights, f"{precision} / rollout tensor parallel"),
                  Term("rollout activations (profile)", profile, "vLLM profile run [inferred]"),
-                 *([Term("CUDA graphs (vLLM, measured)", graphs, "the run's logged graph pool")] if graphs else []),
+                 *graphs,
                  Term("KV cache", max(kv, 0), "gpu_memory_utilization x total - weights - profile peak"
                       + (" - CUDA graphs" if graphs else "") + " (vLLM)")]
         # verl sleeps vLLM at level 2 (weights and KV discarded; level 1 for LoRA moves weights to CPU):
         # vllm_async_server.py L1075-1098. The graph pool stays: sleep frees only the weights and KV pools
         # (gpu_worker.py L176, L379, L605; verl perf_tuning.rst L54-58).
-        sleeping: list[Term] = [Term("CUDA graphs (vLLM, asleep)", graphs, "the run's logged graph pool; vLLM's "
-                                     "sleep keeps it (gpu_worker.py L176)")] if graphs else []
+        sleeping = _vllm_graph_pool(run, "asleep; vLLM's sleep keeps it (gpu_worker.py L176)")
     else:
         # SGLang: mem_fraction_static of the free memory after init; KV = f x F0 - weights
         # (model_runner_kv_cache_mixin.py profile_max_num_token @001ccef0; verl perf_tuning.rst L35-43).
@@ -489,13 +488,18 @@ def _rollout_engine(run: Run, states: dict[str, float]) -> tuple[dict, list[Term
     return {"terms": terms, "kv_tokens": tokens, "refusal": refusal}, sleeping
 
 
+def _vllm_graph_pool(run: Run, state: str) -> list[Term]:
+    """vLLM's CUDA-graph pool as the run's driver log measured it (grpo-render --from-log), where graphs are
+    captured; none where nothing measured it."""
+    pool = run.rollout_graph_pool if run.rollout_graphs else 0.0
+    return [Term("CUDA graphs (vLLM)", pool, f"the run's logged graph pool ({state})")] if pool else []
+
+
 def _sglang_outside(run: Run) -> list[Term]:
     """What SGLang uses beside its mem_fraction_static share while it generates: activations and CUDA-graph
     buffers. miles captures the graphs under its memory saver and releases them for training
     (SGLANG_MEMORY_SAVER_CUDA_GRAPH, miles ray/rollout/server_group.py L109), so they count in the rollout only."""
-    chunk, graph_bs = t.sglang_defaults(run.gpu_bytes, run.rollout_tp)
-    chunk = run.sglang_chunk or chunk
-    graph_bs = graph_bs if run.sglang_graph_bs is None else run.sglang_graph_bs
+    chunk, graph_bs = t.sglang_settings(run.gpu_bytes, run.rollout_tp, run.sglang_chunk, run.sglang_graph_bs)
     rule, graphs = t.sglang_outside(chunk, graph_bs, run.rollout_tp, 1)
     if run.sglang_reserve_rule:
         act = Term("SGLang activations (outside its share)", rule,
@@ -535,9 +539,8 @@ def _weight_sync(run: Run, states, state_terms, margins, ref) -> Phase:
     trainer = tuple(x for x in state_terms if x.name == "weights")
     if not run.offload_train:
         trainer += tuple(x for x in _residue(run, states) if x.name != "trainer weights")
-    graphs = (Term("CUDA graphs (vLLM)", run.rollout_graph_pool, "the run's logged graph pool")
-              if run.rollout == "vllm" and run.rollout_graphs and run.rollout_graph_pool else None)
-    return Phase("weight-sync", "colocated", (*trainer, *ref, *margins, engine, *([graphs] if graphs else []),
+    graphs = _vllm_graph_pool(run, "awake") if run.rollout == "vllm" else []
+    return Phase("weight-sync", "colocated", (*trainer, *ref, *margins, engine, *graphs,
                                               Term("sync bucket", bucket, src)))
 
 

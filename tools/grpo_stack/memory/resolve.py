@@ -242,6 +242,8 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
     dp = max(1, world // (tp * pp * cp))
     micro = _int(v, "micro-batch-size", 1)
     engine_tp = _int(v, "rollout-num-gpus-per-engine", 1)
+    chunk, graph_bs = t.sglang_settings(gpu, engine_tp, _int(v, "sglang-chunked-prefill-size", None),
+                                        _sglang_graph_bs(v))
     return Run(
         arch=arch, framework="miles", engine="megatron", gpu_bytes=gpu, nodes=nodes, gpus_per_node=gpus,
         trainer_nodes=None if colocate else actor_nodes, node_ram_bytes=ram, tp=tp, pp=pp, cp=cp,
@@ -265,8 +267,8 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         token_budget=_int(v, "max-tokens-per-gpu", None) if dynamic else None,
         microbatches=max(1, _int(v, "global-batch-size", dp) // dp // max(1, micro)),
         use_ref=bool(v.get("use-kl-loss") or v.get("kl-coef")), rollout="sglang",
-        rollout_tp=engine_tp, gmu=_sglang_fraction(v, gpu, engine_tp),
-        sglang_chunk=_int(v, "sglang-chunked-prefill-size", None), sglang_graph_bs=_sglang_graph_bs(v),
+        rollout_tp=engine_tp, gmu=_sglang_fraction(v, gpu, engine_tp, chunk, graph_bs),
+        sglang_chunk=chunk, sglang_graph_bs=graph_bs,
         max_model_len=prompt + response,
         requests_per_step=_int(v, "rollout-batch-size", 1) * _int(v, "n-samples-per-prompt", 1))
 
@@ -280,12 +282,9 @@ def _sglang_graph_bs(v: dict) -> int | None:
     return _int(v, "sglang-cuda-graph-max-bs-decode", None) or _int(v, "sglang-cuda-graph-max-bs", None)
 
 
-def _sglang_fraction(v: dict, gpu: int, tp: int) -> float:
+def _sglang_fraction(v: dict, gpu: int, tp: int, chunk: int, graph_bs: int) -> float:
     """--sglang-mem-fraction-static, else the value SGLang computes itself (miles passes none by default)."""
     stated = v.get("sglang-mem-fraction-static")
     if isinstance(stated, int | float) and not isinstance(stated, bool):
         return float(stated)
-    chunk, graph_bs = t.sglang_defaults(gpu, tp)
-    bs = _sglang_graph_bs(v)
-    return t.sglang_auto_fraction(gpu, tp, _int(v, "sglang-chunked-prefill-size", None) or chunk,
-                                  graph_bs if bs is None else bs)
+    return t.sglang_auto_fraction(gpu, tp, chunk, graph_bs)

@@ -199,12 +199,13 @@ SGLANG_DEFAULTS = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 102
                    (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (None, 16384, 512, 512))
 
 
-def sglang_defaults(gpu_bytes: int, tp: int) -> tuple[int, int]:
-    """(chunked_prefill_size, decode CUDA-graph max_bs) SGLang picks for a GPU of this size and tensor parallel."""
+def sglang_settings(gpu_bytes: int, tp: int, chunk: int | None = None, max_bs: int | None = None) -> tuple[int, int]:
+    """(chunked_prefill_size, decode CUDA-graph max_bs): the ones given, else those SGLang picks for a GPU of this
+    size and tensor parallel (0 graphs: off)."""
     mib = gpu_bytes / MIB
-    for limit, chunk, small, large in SGLANG_DEFAULTS:
+    for limit, default_chunk, small, large in SGLANG_DEFAULTS:
         if limit is None or mib < limit:
-            return chunk, small if tp < 4 else large
+            return chunk or default_chunk, (small if tp < 4 else large) if max_bs is None else max_bs
     raise AssertionError("unreachable")
 
 

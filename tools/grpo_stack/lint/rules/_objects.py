@@ -66,6 +66,12 @@ def runs_to_completion(o, pod_path: str, pod: dict[str, Any]) -> bool:
     return replica is not None and replica.get("restartPolicy") in FINITE_RESTART_POLICIES
 
 
+def for_finite_work(o, pod_path: str, pod: dict[str, Any]) -> bool:
+    """`runs_to_completion`, or any pod of a RayJob: its cluster exists to run the job's entrypoint, so its groups'
+    pods serve finite work though each runs until stopped."""
+    return o.kind == "RayJob" or runs_to_completion(o, pod_path, pod)
+
+
 def replica_spec(o, pod_path: str) -> dict[str, Any] | None:
     """The mapping that holds the pod template at `pod_path` (a Deployment's spec, a training job's replica spec),
     or None for a pod spec that is not a template's."""

@@ -289,45 +289,55 @@ def _env_literals(ctx, seen: set[str], written: set[tuple[str, str]] = frozenset
                 name, value = str(env.get("name", "")), env.get("value")
                 if value is None or str(value) in seen or (name, str(value)) in written:
                     continue
-                sensitive = SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name)
-                if sensitive and str(value).strip() == "":
-                    yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
-                              f"{o.kind} {o.name}: env {name} is an empty literal; the pod starts without the "
-                              "credential; use valueFrom.secretKeyRef", obj=o)
-                elif sensitive and PLACEHOLDER.match(str(value)):
-                    yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
-                              f"{o.kind} {o.name}: env {name} is a placeholder ({_mask(str(value))}); filling it in "
-                              "writes the credential into the pod spec; use valueFrom.secretKeyRef", obj=o,
+                what, token = _env_value(name, str(value))
+                path, env_of = f"{pod_path}.{field}.{i}.env.{j}.value", f"{o.kind} {o.name}: env {name}"
+                if what == "empty":
+                    yield Hit(path, f"{env_of} is an empty literal; the pod starts without the credential; use "
+                              "valueFrom.secretKeyRef", obj=o)
+                elif what == "placeholder":
+                    yield Hit(path, f"{env_of} is a placeholder ({_mask(str(value))}); filling it in writes the "
+                              "credential into the pod spec; use valueFrom.secretKeyRef", obj=o,
                               severity=Severity.WARNING)
-                elif sensitive and not NOT_A_CREDENTIAL.match(str(value)):
-                    yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
-                              f"{o.kind} {o.name}: env {name} has a literal value; use valueFrom.secretKeyRef", obj=o)
-                elif _token_kind(str(value)):
-                    yield Hit(f"{pod_path}.{field}.{i}.env.{j}.value",
-                              f"{o.kind} {o.name}: env {name} holds a {_token_kind(str(value))}", obj=o)
+                elif what == "literal":
+                    yield Hit(path, f"{env_of} has a literal value; use valueFrom.secretKeyRef", obj=o)
+                elif what == "token":
+                    yield Hit(path, f"{env_of} holds a {token}", obj=o)
 
 
 def _runtime_env_literals(ctx, seen: set[str]) -> Iterator[Hit]:
     """Credentials in the env a Ray resource hands its program (a RayJob's runtimeEnvYAML, a Serve application's
-    runtime_env): the job's spec carries them as text, readable by anyone who can read the RayJob."""
+    runtime_env): the job's spec carries them as text, readable by anyone who can read the RayJob. An empty value
+    there sets nothing the pods' own env does not already give the program."""
     for o in ctx.of_kind("RayJob", "RayService"):
         for field, env in runtime_env_vars(o):
             for name, value in env.items():
-                if value in seen or not (SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name)):
-                    if _token_kind(value) and value not in seen:
-                        yield Hit(f"spec.{field}", f"{o.kind} {o.name}: {field} env_vars {name} holds a "
-                                  f"{_token_kind(value)}", obj=o)
+                if value in seen:
                     continue
-                if not value.strip() or NOT_A_CREDENTIAL.match(value):
-                    continue
-                if PLACEHOLDER.match(value):
-                    yield Hit(f"spec.{field}", f"{o.kind} {o.name}: {field} env_vars {name} is a placeholder "
-                              f"({_mask(value)}); filled in, the credential is written into the resource", obj=o,
-                              severity=Severity.WARNING)
-                else:
-                    yield Hit(f"spec.{field}", f"{o.kind} {o.name}: {field} env_vars {name} has a literal value "
-                              f"({_mask(value)}); set it in the pods' env from a Secret (valueFrom.secretKeyRef), "
-                              "which the job's processes inherit", obj=o)
+                what, token = _env_value(name, value)
+                env_of = f"{o.kind} {o.name}: {field} env_vars {name}"
+                if what == "placeholder":
+                    yield Hit(f"spec.{field}", f"{env_of} is a placeholder ({_mask(value)}); filled in, the "
+                              "credential is written into the resource", obj=o, severity=Severity.WARNING)
+                elif what == "literal":
+                    yield Hit(f"spec.{field}", f"{env_of} has a literal value ({_mask(value)}); set it in the pods' "
+                              "env from a Secret (valueFrom.secretKeyRef), which the job's processes inherit", obj=o)
+                elif what == "token":
+                    yield Hit(f"spec.{field}", f"{env_of} holds a {token}", obj=o)
+
+
+def _env_value(name: str, value: str) -> tuple[str | None, str | None]:
+    """(what an env entry's literal value is, the token kind it holds), the ladder every env reader shares:
+    "empty", "placeholder" or "literal" under a credential's name, else "token" where the value is one wherever it
+    sits, else None."""
+    if SENSITIVE_ENV.search(name) and not NOT_SECRET_ENV.match(name):
+        if value.strip() == "":
+            return "empty", None
+        if PLACEHOLDER.match(value):
+            return "placeholder", None
+        if not NOT_A_CREDENTIAL.match(value):
+            return "literal", None
+    token = _token_kind(value)
+    return ("token", token) if token else (None, None)
 
 
 def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:

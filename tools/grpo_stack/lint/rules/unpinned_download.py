@@ -9,7 +9,7 @@ from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
 from ._accelerators import asked
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
-from ._objects import containers, inline_commands, literal_env, runs_to_completion
+from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._runtime_env import embedded_yaml, runtime_env_vars
 
 CODE = "GRPO871"
@@ -123,8 +123,8 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
         if not _tgi(c, argv):
             named = {p.repo for p in argv_pulls(argv, env)} if not any(w.startswith("--revision") for w in argv) \
                 else set(env.values())
-            # a RayJob's cluster exists to run the job's entrypoint, which reads its pods' env
-            loads = bool(asked(c)) or runs_to_completion(o, pod_path, pod) or o.kind == "RayJob"
+            # finite work (a Job, a RayJob's entrypoint) reads its pods' env
+            loads = bool(asked(c)) or for_finite_work(o, pod_path, pod)
             for var, pull in _program_env_pulls(env, named, loads):
                 index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
                 yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull, PROGRAM_ASSUMED), obj=o,

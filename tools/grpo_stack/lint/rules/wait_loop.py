@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..context import node_at
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, curl_ignores_http_errors, scripts, text, walk
-from ._objects import runs_to_completion
+from ._objects import for_finite_work
 
 CODE = "GRPO841"
 NAME = "wait-loop-cannot-fail"
@@ -93,11 +93,11 @@ def _gates_a_service(s) -> bool:
     """An init container of a pod that runs until stopped (a Deployment's, a Ray cluster's group): waiting for
     ever is what it is for. The pod stays `Init:0/1` in plain sight and starts once the dependency appears (KubeRay
     injects such a wait for the head into every worker); only a pod meant to finish needs its wait to fail."""
-    if ".initContainers." not in s.path or s.obj.kind == "RayJob":  # a RayJob's cluster exists for a finite job
+    if ".initContainers." not in s.path:
         return False
     pod_path = s.path.split(".initContainers.", 1)[0]
     pod = node_at(s.obj.obj, pod_path)
-    return isinstance(pod, dict) and not runs_to_completion(s.obj, pod_path, pod)
+    return isinstance(pod, dict) and not for_finite_work(s.obj, pod_path, pod)
 
 
 def _probes(loop, body):
