@@ -27,7 +27,9 @@ A Service whose selector names a custom resource of the set that has no pod temp
 cluster: its operator labels the pods it makes with the resource's name) is not reported as matching nothing; in a
 set with no pod template, one that selects by such an operator's label (`prometheus: <name>`) naming no resource of
 the set is.
-A selector that adds any label of its own to the Ray keys is taken as scoped. A legacy key (`ray-node-type`) that
+A selector that adds any label of its own to the Ray keys is taken as scoped. A preferred anti-affinity term need
+not be scoped (matching another cluster's pods only spreads these further); an unscoped preferred affinity term is
+a warning (it may place the pods beside another cluster's, never blocks them). A legacy key (`ray-node-type`) that
 a pod template of the set sets itself is an ordinary label; with no pod template in the set, selecting on one is a
 warning that names the assumption. On manifests (not the chart), an affinity term that matches no pod of the set is
 a warning naming its assumption too: such a term often names a workload applied from its own file (a benchmark
@@ -87,7 +89,7 @@ def check(ctx) -> Iterator[Hit]:
             for i, weighted in enumerate(rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
                 path = f"{pod_path}.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution.{i}.podAffinityTerm"
                 yield from _term(o, path, weighted.get("podAffinityTerm") or {}, all_labels, clusters, generated,
-                                 apart=not ctx.has_values)
+                                 apart=not ctx.has_values, preferred=kind)
     for o in ctx.of_kind("NetworkPolicy"):
         spec = o.obj.get("spec") or {}
         yield from _selector(o, "spec.podSelector", spec.get("podSelector") or {}, all_labels, clusters, generated)
@@ -106,15 +108,16 @@ def check(ctx) -> Iterator[Hit]:
             yield from _selector(o, "spec.selector", {"matchLabels": sel}, judged, clusters, generated, operated)
 
 
-def _term(o, path, term, all_labels, clusters, generated, apart: bool) -> Iterator[Hit]:
+def _term(o, path, term, all_labels, clusters, generated, apart: bool, preferred: str = "") -> Iterator[Hit]:
     """An affinity term; `apart`: the files may not be the whole release (manifests, not the chart), and a term
-    often names the pods of a workload applied from its own file (a benchmark beside the server it measures)."""
+    often names the pods of a workload applied from its own file (a benchmark beside the server it measures);
+    `preferred`: the kind (podAffinity, podAntiAffinity) of a preferred term."""
     yield from _selector(o, f"{path}.labelSelector", term.get("labelSelector") or {}, all_labels, clusters, generated,
-                         apart=apart)
+                         apart=apart, preferred=preferred)
 
 
 def _selector(o, path, selector, all_labels, clusters, generated, operated=frozenset(),
-              apart: bool = False) -> Iterator[Hit]:
+              apart: bool = False, preferred: str = "") -> Iterator[Hit]:
     keys = selector_keys(selector)
     if not keys:
         return
@@ -129,9 +132,14 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
                   obj=o, severity=Severity.WARNING if unseen else None)
         return
     if any(k in RAY_KEYS for k in keys) and all(k in KUBERAY_COMMON for k in keys):
-        yield Hit(path, f"{o.kind} {o.name}: selects Ray pods without ray.io/cluster, so it also matches other "
-                  "Ray clusters in the namespace", obj=o,
-                  remediation=f"add ray.io/cluster: {next(iter(clusters), '<RayCluster name>')}")
+        # A preferred anti-affinity that also matches other clusters' pods only spreads these further; a
+        # preferred affinity that does may place them beside the wrong cluster, but never blocks them.
+        if preferred != "podAntiAffinity":
+            yield Hit(path, f"{o.kind} {o.name}: selects Ray pods without ray.io/cluster, so it also matches other "
+                      "Ray clusters in the namespace" + (" (a preference: the pods may be placed by another "
+                                                         "cluster's)" if preferred else ""), obj=o,
+                      remediation=f"add ray.io/cluster: {next(iter(clusters), '<RayCluster name>')}",
+                      severity=Severity.WARNING if preferred else None)
         return
     cluster = (selector.get("matchLabels") or {}).get("ray.io/cluster")
     if cluster in generated and cluster not in clusters:
