@@ -48,7 +48,9 @@ as floating. An image no registry holds is not judged for its tag: a one-segment
 `docker.io/library/X`) that is none of Docker's official images (catalog/docker_official_images.json), the only
 images published there, is a build loaded on the node (`kind load`), as is a name under `local/`, `ko.local`,
 `kind.local` or `dev.local` (never pushed, by ko's and Knative's convention); it is an error only when its pull policy
-(`Always`, or the default for `latest` and no tag) makes the kubelet pull it, which fails. A tag that is still a
+(`Always`, or the default for `latest` and no tag) makes the kubelet pull it, which fails; under another policy a
+`latest` tag on it (or none) is a warning: each node keeps whichever build was loaded there last (a descriptive tag
+such as `:local` or `:dev` may name one build and is not judged). A tag that is still a
 placeholder (`<tag>`, `${TAG}`) is not judged, nor an image file on the node
 (`/images/trainer_v1.2.sif`, run by an Apptainer or Slurm virtual kubelet): it has no tag. A container without an
 image in a custom resource outside the core, KubeRay, JobSet and LeaderWorkerSet groups gets its image from the
@@ -170,6 +172,13 @@ def local_build(image: str) -> bool:
     return name is not None and "." not in name and name not in official_images.names()
 
 
+def _moving_local_tag(image: str) -> str | None:
+    """`latest` when a build loaded on the node goes by it (or by no tag): the tag every build gets; a descriptive
+    tag (`:local`, `:dev`, `:cpu`) may name one build."""
+    _repo, tag, digest = split(image)
+    return "latest" if not digest and tag in (None, "latest") else None
+
+
 def _pull_policy(c: dict, image: str) -> str:
     """The container's imagePullPolicy as the API server defaults it: Always for `latest` or no tag."""
     if c.get("imagePullPolicy"):
@@ -279,7 +288,9 @@ def check(ctx) -> Iterator[Hit]:
             local = local_build(image)
             why = None if local else floating_reason(image, config)
             if local:
-                # No registry holds it: it was built and loaded on the node. Only a pull can go wrong.
+                # No registry holds it: it was built and loaded on the node. A pull fails; a moving tag stays on
+                # each node as whichever build was loaded there last.
+                moving = _moving_local_tag(image)
                 if _pull_policy(c, image) == "Always":
                     yield Hit(f"{path}.imagePullPolicy" if c.get("imagePullPolicy") else f"{path}.image",
                               f"{o.kind} {o.name}: image {image} names no image a registry holds (Docker Hub "
@@ -288,6 +299,12 @@ def check(ctx) -> Iterator[Hit]:
                               "(ErrImagePull)", obj=o,
                               remediation="set imagePullPolicy: IfNotPresent (or Never) for an image loaded on the "
                                           "node, or push it to a registry and name that")
+                elif moving:
+                    yield Hit(f"{path}.image", f"{o.kind} {o.name}: image {image} is a build loaded on the node under "
+                              f"the moving tag {moving!r}: each node keeps whichever build was loaded there last "
+                              f"(imagePullPolicy {_pull_policy(c, image)} never replaces it), so pods run different "
+                              "builds", obj=o, severity=Severity.WARNING,
+                              remediation="tag each build with its version or commit and name that tag")
             elif why:
                 repo, tag, _ = split(image)
                 # A tag with no version on an image outside Docker's official ones: moving is the likely reading,

@@ -9,7 +9,7 @@ from ._serving import loads_no_model_at_start, probe_budget, serving_containers
 
 CODE = "GRPO504"
 NAME = "serving-startup-budget"
-SEVERITY = Severity.ERROR
+SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
 SUMMARY = ("A model server's startup budget (startupProbe, or liveness without one) is too short to load any "
            "model: it is restarted while loading.")
@@ -21,11 +21,11 @@ reports a budget below 120 seconds. A server that loads no model when it starts 
 without a start-time pull, Triton in explicit model control) has nothing to load before it answers and is not
 reported.
 
-The floor is an assumption, not a sourced measurement: no load-time data is in the reference material, so the
-rule flags only budgets that are clearly too short for any model server: two minutes, before which even a
-small model on a local disk is rarely read, compiled and serving (vLLM also captures CUDA graphs before its HTTP
-server answers). A download from the Hugging Face Hub, or a model of tens of gigabytes, takes far longer, so a
-budget above the floor is no proof of enough.
+The floor is an assumption, not a sourced measurement, so a finding is a warning that names it: no load-time data is
+in the reference material, so the rule flags only budgets that are clearly too short for any model server: two
+minutes, before which even a small model on a local disk is rarely read, compiled and serving (vLLM also captures
+CUDA graphs before its HTTP server answers). A download from the Hugging Face Hub, or a model of tens of gigabytes,
+takes far longer, so a budget above the floor is no proof of enough.
 
 ## Why is this bad?
 A model server answers its health endpoint only after the weights are loaded. A liveness probe that starts
@@ -56,6 +56,7 @@ and readiness probes start only after it succeeds).
 """
 
 FLOOR = 120  # seconds; an assumption (see DOC), not a measurement
+ASSUMED = f"(assumed: its model takes {FLOOR} s or more to load; a small one on a local disk may not)"
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -69,8 +70,8 @@ def check(ctx) -> Iterator[Hit]:
         if startup is not None and startup < FLOOR:
             yield Hit(f"{where}.startupProbe", f"{o.kind} {o.name}: model server {name} has a startup budget of "
                       f"{startup} s (initialDelaySeconds + failureThreshold x periodSeconds), below the {FLOOR} s "
-                      "any model needs to load; the kubelet restarts it while it loads", obj=o)
+                      f"any model needs to load; the kubelet restarts it while it loads {ASSUMED}", obj=o)
         elif startup is None and liveness is not None and liveness < FLOOR:
             yield Hit(f"{where}.livenessProbe", f"{o.kind} {o.name}: model server {name} has a livenessProbe and no "
                       f"startupProbe; the liveness probe fails after {liveness} s, below the {FLOOR} s any model "
-                      "needs to load, and the kubelet kills the server while it loads", obj=o)
+                      f"needs to load, and the kubelet kills the server while it loads {ASSUMED}", obj=o)

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import download_mounts, mount_index
+from ._cache_paths import download_mounts, known_env, mount_index
 from ._objects import replica_spec, runs_to_completion
 from ._podsecurity import all_containers, is_ray_pod, pod_label, where
 
@@ -33,8 +33,9 @@ reported on other manifests only for a claim the files show to be shared: with o
 training or export job writing its results to its own volume is the likelier reading. Nor is a mount of such a
 claim that holds what the container writes by its own configuration: its model download directory (the Hub cache
 its env or flags set, an Ollama server's model store) or its `workingDir` (a notebook's workspace), or, for an
-init container, a volume a regular container of the pod keeps such state on: a server filling its own model
-cache, or the init step that fills it, writes there by design.
+init container, a volume a regular container of the pod keeps such state on, or a directory its env names for what
+it writes (`OUTPUT_DIR`, `CHECKPOINT_PATH`, `CHROMADB_PATH`, `LOG_DIR`): a server filling its own model cache, the
+init step that fills it, or a program keeping its outputs or its database there writes there by design.
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A utility pod that
@@ -69,6 +70,7 @@ def check(ctx) -> Iterator[Hit]:
     claims = {c.name for c in ctx.of_kind("PersistentVolumeClaim")}
     single_node = {c.name for c in ctx.of_kind("PersistentVolumeClaim") if _one_pods_disk(c.obj.get("spec"))}
     templates = Counter(claim for _o, _p, pod in ctx.pod_templates() for claim in set(_claims_of(pod)))
+    config_maps = {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap") if isinstance(m.obj.get("data"), dict)}
     for o, pod_path, pod in ctx.pod_templates():
         if o.kind == "RayCluster":
             continue  # GRPO814
@@ -87,7 +89,7 @@ def check(ctx) -> Iterator[Hit]:
                     shared[v.get("name")] = known
         # each container's own state mounts, once; a volume a regular container keeps its state on is filled by
         # an init container that writes it
-        own_by = {(field, i): _own_state_mounts(c) for field, i, c in all_containers(pod)} \
+        own_by = {(field, i): _own_state_mounts(c, known_env(c, config_maps)) for field, i, c in all_containers(pod)} \
             if not all(shared.values()) else {}
         filled = {c["volumeMounts"][j].get("name") for field, i, c in all_containers(pod) if field == "containers"
                   for j in own_by.get((field, i), ())}
@@ -130,11 +132,19 @@ def _shown_shared(claim: str, templates: Counter, o, pod_path: str) -> bool:
     return bool(SHARED_FS_WORDS & set(re.split(r"[^a-z0-9]+", claim.lower())))
 
 
-def _own_state_mounts(c: dict) -> set[int]:
+# Env names a program writes under by its own configuration: its outputs, checkpoints, logs, databases, stores.
+WRITTEN_ENV = re.compile(r"(OUTPUT|CHECKPOINT|CKPT|SAVE|RESULT|LOG|DB|DATABASE|PERSIST|STORE)S?(_?(DIR|PATH|ROOT|"
+                         r"HOME|FOLDER|LOCATION))?$")
+
+
+def _own_state_mounts(c: dict, env: dict[str, str]) -> set[int]:
     """Indices of the container's mounts that hold what it writes by its own configuration: its model download
-    directories and its working directory."""
+    directories, its working directory, and a directory its env (`known_env`: literal, or from a ConfigMap of the set)
+    names for what it writes (`OUTPUT_DIR`, `CHROMADB_PATH`)."""
     work = mount_index(c, str(c["workingDir"])) if c.get("workingDir") else None
-    return download_mounts(c) | ({work} if work is not None else set())
+    written = {mount_index(c, value) for name, value in env.items()
+               if value.startswith("/") and WRITTEN_ENV.search(name.upper())}
+    return download_mounts(c) | ({work} if work is not None else set()) | (written - {None})
 
 
 def _one_pods_disk(spec) -> bool:

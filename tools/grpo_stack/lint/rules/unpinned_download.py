@@ -10,6 +10,7 @@ from ..shell import command_name, command_words, commands_in, parse, script_in, 
 from ._accelerators import asked
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
+from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
 from ._runtime_env import embedded_yaml, runtime_env_vars
 
 CODE = "GRPO871"
@@ -17,7 +18,7 @@ NAME = "unpinned-model-download"
 SEVERITY = Severity.ERROR
 CATEGORY = "correctness"
 SUMMARY = ("A pod pulls a model or dataset from the Hugging Face Hub without a fixed revision (it tracks a "
-           "branch).")
+           "branch), or a model from the Ollama registry by a tag.")
 DOC = """## What it does
 Finds every pull from the Hugging Face Hub that a pod makes, in every controller's pod templates (Deployment,
 StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet, Kubeflow Trainer runtimes...):
@@ -43,6 +44,10 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
 - the same in the command of a container a custom resource describes inline, outside any pod template (Dynamo's
   `extraPodSpec.mainContainer`);
 - `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`;
+- `ollama pull NAME` and `ollama run NAME` (which pulls a model it lacks) in a command, a script, a lifecycle hook
+  or a ConfigMap script, the name read through the container's env and a shell `for` loop (`for m in $MODELS`).
+  Ollama names a model `[namespace/]model[:tag][@digest]` and a missing tag is `latest`; the registry moves a tag to
+  each new upload, so only a digest fixes the weights. A name still holding an unknown variable is not judged;
 - a custom resource that describes a model (its kind, or the field's path, says `model`) naming a hub id in a
   model-naming field (`model`, `modelId`, `name`, `repo`, `source`...) with no `revision`/`commit`/`ref` beside
   it: a warning, since only its operator knows it pulls from the Hub.
@@ -119,6 +124,10 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
                     if not pull.pinned:
                         yield Hit(_index_path(base, command, k), _message(o, f"container {name}", pull), obj=o,
                                   severity=_severity(pull))
+            for tagged in ollama_pulls(argv, env):
+                if not tagged.pinned:
+                    yield Hit(_word_path(base, command, argv, tagged.name, env),
+                              _ollama_message(o, f"container {name}", tagged), obj=o, remediation=OLLAMA_FIX)
         yield from _env_pulls(o, base, name, c, env, argv)
         if not _tgi(c, argv):
             named = {p.repo for p in argv_pulls(argv, env)} if not any(w.startswith("--revision") for w in argv) \
@@ -132,6 +141,14 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
 
 
 PROGRAM_ASSUMED = " (assumed: the program loads the model its env names from the Hub)"
+OLLAMA_FIX = ("stage the model once, where every pod reads it (a volume the pods share, or an image built with it), "
+              "and record its digest (`ollama list`)")
+
+
+def _ollama_message(o, where: str, pull: OllamaPull, detail: str = "") -> str:
+    return (f"{o.kind} {o.name}: {where} pulls {pull.name} from the Ollama registry ({pull.how}) by its tag "
+            f"{pull.tag!r}, not a digest{detail}; the registry moves a tag to each new upload, so pods started on "
+            "different days serve different weights")
 
 
 def _program_env_pulls(env: dict[str, str], named: set[str], loads: bool) -> Iterator[tuple[str, Pull]]:
@@ -202,6 +219,10 @@ def _script_pulls(ctx) -> Iterator[Hit]:
             for pull in argv_pulls(_words(node), env):
                 if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
                     yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {s.line_of(node)})"), obj=s.obj)
+            for tagged in script_ollama_pulls(node, env):
+                if not tagged.pinned:
+                    yield Hit(s.path, _ollama_message(s.obj, s.where, tagged, f" (script line {s.line_of(node)})"),
+                              obj=s.obj, remediation=OLLAMA_FIX)
         for offset, pull in python_pulls(s.source, canonical=True):
             if not pull.pinned:
                 line = s.source[:offset].count("\n") + 1
@@ -226,11 +247,17 @@ def _configmap_pulls(ctx) -> Iterator[Hit]:
             if not isinstance(text, str):
                 continue
             found = [p for _off, p in python_pulls(text, canonical=True)]
+            tagged: list[OllamaPull] = []
             if str(key).endswith(".sh") or text.startswith("#!"):
-                found += [p for node in commands_in(parse(text).root_node) for p in argv_pulls(_words(node), {})]
+                for node in commands_in(parse(text).root_node):
+                    found += argv_pulls(_words(node), {})
+                    tagged += script_ollama_pulls(node, {})
             for pull in found:
                 if not pull.pinned:
                     yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o, severity=_severity(pull))
+            for pull in tagged:
+                if not pull.pinned:
+                    yield Hit(f"data.{key}", _ollama_message(o, f"script {key}", pull), obj=o, remediation=OLLAMA_FIX)
 
 
 def _uri_pulls(ctx) -> Iterator[Hit]:

@@ -1,0 +1,80 @@
+"""The models a container pulls from the Ollama registry: `ollama pull NAME` and `ollama run NAME` (which pulls a
+model it lacks) in a command line or a script, the name read through the container's env and a shell `for` loop.
+
+Ollama names a model `[host/][namespace/]model[:tag][+build][@digest]`; a missing tag is `latest`, and only the
+digest part fixes the weights (ollama types/model/name.go ParseName, FillDefault `registry.ollama.ai/library/?:latest`):
+the registry moves a tag to each new upload.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..shell import command_name, command_words, split_words
+from ._hub import resolve
+
+# A name Ollama's parser accepts, and nothing left unexpanded in it (`$model` with no value known).
+NAME = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+){0,2}(:[A-Za-z0-9_.-]+)?(\+[A-Za-z0-9_.-]+)?(@[A-Za-z0-9_:-]+)?$")
+PULLING = ("pull", "run")
+
+
+@dataclass(frozen=True)
+class OllamaPull:
+    name: str
+    how: str  # "ollama pull", "ollama run"
+
+    @property
+    def tag(self) -> str:
+        last = self.name.split("@", 1)[0].rsplit("/", 1)[-1]
+        return last.split(":", 1)[1].split("+", 1)[0] if ":" in last else "latest"
+
+    @property
+    def pinned(self) -> bool:
+        return "@" in self.name
+
+
+def ollama_pulls(words: list[str], env: dict[str, str]) -> Iterator[OllamaPull]:
+    """The pull one command line makes (its words, the command's name first)."""
+    if not words or words[0].rsplit("/", 1)[-1] != "ollama" or words[1:2] not in ([w] for w in PULLING):
+        return
+    positional = [w for w in words[2:] if not w.startswith("-")]
+    if positional:
+        name = resolve(positional[0].strip("'\""), env)
+        if NAME.match(name):
+            yield OllamaPull(name, f"ollama {words[1]}")
+
+
+def script_ollama_pulls(node, env: dict[str, str]) -> Iterator[OllamaPull]:
+    """The pulls of one command of a script, with each value a `for` loop around it gives its variable."""
+    words = [command_name(node), *command_words(node)]
+    seen = set()
+    for bound in _loop_envs(node, env):
+        for pull in ollama_pulls(words, bound):
+            if pull.name not in seen:
+                seen.add(pull.name)
+                yield pull
+
+
+def _loop_envs(node, env: dict[str, str]) -> list[dict[str, str]]:
+    """`env` once for each value the `for VAR in WORDS` loops around `node` give VAR (WORDS read through `env` and
+    split as the shell splits an unquoted expansion)."""
+    envs = [env]
+    parent = node.parent
+    while parent is not None:
+        variable = parent.child_by_field_name("variable") if parent.type == "for_statement" else None
+        if variable is not None:
+            values = [w for value in parent.children_by_field_name("value")
+                      for w in _words(resolve(value.text.decode("utf-8", "replace"), env))]
+            name = variable.text.decode("utf-8", "replace")
+            envs = [{**e, name: v} for e in envs for v in values] or envs
+        parent = parent.parent
+    return envs
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return split_words(text)
+    except ValueError:  # an unbalanced quote: the loop's values are unknown
+        return []
