@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from ..shell import command_name, command_words, commands_in, parse, script_in
 from ._hub import HUB_GIT, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import argv_of, containers, literal_env
+from ._ollama import pod_ollama_pulls
 from ._serving import is_ollama
 from ._vllm import argv_words, is_vllm_server
 
@@ -185,10 +186,15 @@ def mount_at(c: dict, path: str) -> dict | None:
     return None if j is None else c["volumeMounts"][j]
 
 
-def downloads(pod: dict, pod_path: str) -> Iterator[tuple[str, dict, list[Pull], str]]:
+def downloads(pod: dict, pod_path: str, with_ollama: bool = False) -> Iterator[tuple[str, dict, list[Pull], str]]:
     """(container path, container, pulls, download directory) for every container of the pod that pulls from the
-    hub at start: its own pulls into its cache, and a Trainer initializer's `STORAGE_URI` into /workspace."""
+    hub at start: its own pulls into its cache, and a Trainer initializer's `STORAGE_URI` into /workspace;
+    `with_ollama`: also an Ollama server's models, which it or a container beside it pulls at start
+    (`pod_ollama_pulls`), into its model store."""
+    ollama = [Pull(p.name, p.how, None) for p in pod_ollama_pulls(pod)] if with_ollama else []
     for field, i, c in containers(pod):
+        if ollama and is_ollama(c):
+            yield f"{pod_path}.{field}.{i}", c, ollama, ollama_models_dir(c, literal_env(c))
         env = literal_env(c)
         argv = argv_of(c)
         base = f"{pod_path}.{field}.{i}"

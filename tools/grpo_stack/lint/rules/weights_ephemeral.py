@@ -20,7 +20,9 @@ SUMMARY = ("A container downloads model weights into its writable layer or an em
 DOC = """## What it does
 For every container that pulls a model from the Hugging Face Hub when it starts (a server's `--model ORG/NAME`,
 `vllm serve ORG/NAME`, TGI's `MODEL_ID`, `hf download`, `snapshot_download` / `from_pretrained`, in its command,
-args, env or `sh -c` script), finds where the download lands: `--download-dir` / `--local-dir` / `local_dir=`,
+args, env or `sh -c` script), and every Ollama server whose pod pulls a model when it starts (`ollama pull` /
+`ollama run` in a command or a postStart hook, a sidecar's `curl .../api/pull`: the models land in `OLLAMA_MODELS`,
+else `$HOME/.ollama/models`), finds where the download lands: `--download-dir` / `--local-dir` / `local_dir=`,
 else `HF_HUB_CACHE` / `HUGGINGFACE_HUB_CACHE` / `TRANSFORMERS_CACHE`, else `HF_HOME/hub`, else
 `XDG_CACHE_HOME/huggingface/hub`, else `$HOME/.cache/huggingface/hub` (`/root` unless `HOME` is set; TGI's
 image sets `HF_HOME=/data`); a Kubeflow Trainer initializer's `STORAGE_URI=hf://...` lands in `/workspace`. Then
@@ -111,7 +113,7 @@ def _gb(n: float) -> str:
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
-        for base, c, pulls, cache in downloads(pod, pod_path):
+        for base, c, pulls, cache in downloads(pod, pod_path, with_ollama=True):
             yield from _judge(o, base, c, pulls, cache, volumes)
 
 
