@@ -14,7 +14,10 @@ SEVERITY = Severity.ERROR
 CATEGORY = "security"
 SUMMARY = "A container mounts a hostPath volume writable."
 DOC = """## What it does
-Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`. A mount
+Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`: an error
+where the host path is a location the node, its runtime or every pod uses (`/`, `/etc`, `/var/lib/kubelet`,
+`/var/run`, `/var/log`, `/tmp`, `/dev/shm`, a user's home, ...), a warning on a directory of the workload's own
+(`/opt/ollama`, `/mnt/disks/models`), where a write changes no one else's files. A mount
 that holds the container's own model download directory (its Hub cache, an Ollama store: a node-local model
 cache kept on purpose, so a restart or a second server on the node skips the download) is a warning: the design
 is common and deliberate, and the risk is that every pod mounting the cache loads what one of them wrote.
@@ -85,6 +88,20 @@ def _device_dir(path: str | None) -> bool:
     return p.startswith("/dev/") and not _under(p, ("/dev/shm",))
 
 
+# Host locations the node itself, its runtime or every pod uses: a write there changes the node or another pod.
+NODE_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/root", "/proc", "/sys", "/run", "/var/run",
+             "/var/log", "/var/lib/kubelet", "/var/lib/docker", "/var/lib/containerd", "/var/lib/cni", "/opt/cni",
+             "/tmp", "/dev/shm")
+NODE_ROOTS = frozenset({"/", "/var", "/var/lib", "/opt", "/mnt", "/srv", "/data", "/home"})
+
+
+def _node_location(path: str | None) -> bool:
+    """A location the node or every pod uses (NODE_DIRS, a root such as / or /var/lib, a user's home); anything
+    else (`/opt/ollama`, `/mnt/disks/models`, `/var/lib/llm-cache`) is a directory of the workload's own."""
+    p = str(path or "").rstrip("/") or "/"
+    return p in NODE_ROOTS or _under(p, NODE_DIRS) or (p.startswith("/home/") and p.count("/") == 2)
+
+
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         host = {v.get("name"): (v.get("hostPath") or {}).get("path") for v in pod.get("volumes") or []
@@ -97,10 +114,12 @@ def check(ctx) -> Iterator[Hit]:
                 if (isinstance(m, dict) and m.get("name") in host and not m.get("readOnly")
                         and not _node_agent_write(o, c, host[m["name"]]) and not _device_dir(host[m["name"]])):
                     cache, driver = j in caches, _under(host[m["name"]], DRIVER_DIRS)
+                    own = not (cache or driver) and not _node_location(host[m["name"]])
                     note = (" (a node-local model cache: every pod that mounts it loads what this one writes)" if cache
                             else " (the node's installed driver, mounted as its vendor documents; it reads it only)"
-                            if driver else "")
+                            if driver else " (a directory of the workload's own on the node, not one the node or "
+                            "other pods use: every pod scheduled there reads what this one writes)" if own else "")
                     yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{o.kind} {o.name}: container "
                               f"{c.get('name', i)} mounts host path {host[m['name']]} writable at "
                               f"{m.get('mountPath')}{note}",
-                              obj=o, severity=Severity.WARNING if cache or driver else None)
+                              obj=o, severity=Severity.WARNING if cache or driver or own else None)
