@@ -151,9 +151,16 @@ OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 TRUE = frozenset({"1", "ON", "YES", "TRUE"})  # huggingface_hub's constants._is_true
 
 
+def config_map_data(ctx) -> dict[str, dict]:
+    """Each ConfigMap of the set by name: its `data` (what `envFrom` and `configMapKeyRef` read), once per lint."""
+    return ctx.derived("config-map-data", lambda: {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap")
+                                                   if isinstance(m.obj.get("data"), dict)})
+
+
 def known_env(c: dict, config_maps: dict[str, dict]) -> dict[str, str]:
-    """The container's env as far as the manifests show it: its literal env over the ConfigMaps of the same
-    manifests that its envFrom loads (an explicit env entry wins over envFrom, as in the kubelet)."""
+    """The container's env as far as the manifests show it: the ConfigMaps of the same manifests that its envFrom
+    loads (with their prefix), then its env entries, literal or a `configMapKeyRef` into such a ConfigMap (an
+    explicit env entry wins over envFrom, as in the kubelet)."""
     env: dict[str, str] = {}
     for source in c.get("envFrom") or []:
         ref = (source.get("configMapRef") or {}) if isinstance(source, dict) else {}
@@ -161,6 +168,13 @@ def known_env(c: dict, config_maps: dict[str, dict]) -> dict[str, str]:
         if isinstance(data, dict):
             prefix = str(source.get("prefix") or "")
             env.update({f"{prefix}{k}": str(v) for k, v in data.items()})
+    for e in c.get("env") or []:
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            continue
+        source = e.get("valueFrom") if isinstance(e.get("valueFrom"), dict) else {}
+        ref = source.get("configMapKeyRef")
+        if isinstance(ref, dict):
+            env[e["name"]] = str((config_maps.get(ref.get("name")) or {}).get(ref.get("key"), ""))
     env.update(literal_env(c))
     return env
 

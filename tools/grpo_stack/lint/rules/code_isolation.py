@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._cache_paths import config_map_data, known_env
 from ._objects import containers, pod_component
 from ._podsecurity import policies_selecting, policy_types
 from .image_pinning import split as split_image
@@ -84,35 +85,13 @@ def runs_model_code(ctx, o, pod_path, pod) -> str | None:
     for _, _, c in containers(pod):
         if SANDBOX_IMAGE.search(split_image(str(c.get("image", "")))[0]):
             return f"image {c.get('image')} is a code sandbox"
-        if _truthy(_container_env(ctx, c).get("HF_ALLOW_CODE_EVAL")):
+        if _truthy(known_env(c, config_map_data(ctx)).get("HF_ALLOW_CODE_EVAL")):
             return "env HF_ALLOW_CODE_EVAL enables code execution"
         argv = " ".join(str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])])
-        why = _argv_reason(_expanded(argv, _container_env(ctx, c)))
+        why = _argv_reason(_expanded(argv, known_env(c, config_map_data(ctx))))
         if why:
             return why
     return None
-
-
-def _container_env(ctx, c) -> dict[str, str]:
-    """The container's environment as far as the set tells it: `envFrom` ConfigMaps (with their prefix), then
-    `env` literals and `configMapKeyRef`s into ConfigMaps of the set."""
-    maps = ctx.derived("config-map-data", lambda: {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap")
-                                                   if isinstance(m.obj.get("data"), dict)})
-    out: dict[str, str] = {}
-    for source in c.get("envFrom") or []:
-        ref = source.get("configMapRef") if isinstance(source, dict) else None
-        if isinstance(ref, dict):
-            prefix = str(source.get("prefix") or "")
-            out.update({f"{prefix}{k}": str(v) for k, v in (maps.get(ref.get("name")) or {}).items()})
-    for e in c.get("env") or []:
-        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
-            continue
-        ref = (e.get("valueFrom") or {}).get("configMapKeyRef") if isinstance(e.get("valueFrom"), dict) else None
-        if isinstance(ref, dict):
-            out[e["name"]] = str((maps.get(ref.get("name")) or {}).get(ref.get("key"), ""))
-        elif "value" in e:
-            out[e["name"]] = str(e.get("value"))
-    return out
 
 
 def _expanded(argv: str, env: dict[str, str]) -> str:

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import downloads, known_env, mount_at, offline
+from ._cache_paths import config_map_data, downloads, known_env, mount_at, offline
 from ._podsecurity import pod_label, policies_selecting, policy_types, port_entry_admits
 
 CODE = "GRPO861"
@@ -65,7 +65,7 @@ ROUTED_ENV = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HF_ENDPOI
 
 
 def check(ctx) -> Iterator[Hit]:
-    config_maps = {m.name: m.obj.get("data") or {} for m in ctx.of_kind("ConfigMap")}
+    config_maps = config_map_data(ctx)
     selecting: set[int] = set()  # policies that select a pod of these files
     for o, pod_path, pod in ctx.pod_templates():
         isolating = [(p, spec) for p, spec in policies_selecting(ctx, o, pod_path) if "Egress" in policy_types(spec)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import downloads, known_env, mount_index, offline
+from ._cache_paths import config_map_data, downloads, known_env, mount_index, offline
 
 CODE = "GRPO627"
 NAME = "read-only-model-cache"
@@ -101,7 +101,7 @@ def _claim_templates(o, pod_path: str) -> dict[str, dict]:
 
 def check(ctx) -> Iterator[Hit]:
     claims = {c.name: (c.obj.get("spec") or {}) for c in ctx.of_kind("PersistentVolumeClaim")}
-    config_maps = {m.name: m.obj.get("data") or {} for m in ctx.of_kind("ConfigMap")}
+    config_maps = config_map_data(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
         templates = _claim_templates(o, pod_path)

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import download_mounts, known_env, mount_index
+from ._cache_paths import config_map_data, download_mounts, known_env, mount_index
 from ._objects import replica_spec, runs_to_completion
 from ._podsecurity import all_containers, is_ray_pod, pod_label, where
 
@@ -70,7 +70,7 @@ def check(ctx) -> Iterator[Hit]:
     claims = {c.name for c in ctx.of_kind("PersistentVolumeClaim")}
     single_node = {c.name for c in ctx.of_kind("PersistentVolumeClaim") if _one_pods_disk(c.obj.get("spec"))}
     templates = Counter(claim for _o, _p, pod in ctx.pod_templates() for claim in set(_claims_of(pod)))
-    config_maps = {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap") if isinstance(m.obj.get("data"), dict)}
+    config_maps = config_map_data(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         if o.kind == "RayCluster":
             continue  # GRPO814
