@@ -207,11 +207,11 @@ def downloads(pod: dict, pod_path: str, with_ollama: bool = False) -> Iterator[t
     (`pod_ollama_pulls`), into its model store."""
     ollama = [Pull(p.name, p.how, None) for p in pod_ollama_pulls(pod)] if with_ollama else []
     for field, i, c in containers(pod):
-        if ollama and is_ollama(c):
-            yield f"{pod_path}.{field}.{i}", c, ollama, ollama_models_dir(c, literal_env(c))
         env = literal_env(c)
         argv = argv_of(c)
         base = f"{pod_path}.{field}.{i}"
+        if ollama and is_ollama(c):
+            yield base, c, ollama, ollama_models_dir(c, env)
         pulls = [p for p in start_pulls(c, argv, env) if p.repo != "a repository" or p.how == "snapshot_download"]
         if pulls:
             yield base, c, pulls, cache_dir(c, argv, env)

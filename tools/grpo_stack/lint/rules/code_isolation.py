@@ -85,10 +85,11 @@ def runs_model_code(ctx, o, pod_path, pod) -> str | None:
     for _, _, c in containers(pod):
         if SANDBOX_IMAGE.search(split_image(str(c.get("image", "")))[0]):
             return f"image {c.get('image')} is a code sandbox"
-        if _truthy(known_env(c, config_map_data(ctx)).get("HF_ALLOW_CODE_EVAL")):
+        env = known_env(c, config_map_data(ctx))
+        if _truthy(env.get("HF_ALLOW_CODE_EVAL")):
             return "env HF_ALLOW_CODE_EVAL enables code execution"
         argv = " ".join(str(a) for a in [*(c.get("command") or []), *(c.get("args") or [])])
-        why = _argv_reason(_expanded(argv, known_env(c, config_map_data(ctx))))
+        why = _argv_reason(_expanded(argv, env))
         if why:
             return why
     return None

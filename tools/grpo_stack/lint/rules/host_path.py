@@ -113,13 +113,21 @@ def check(ctx) -> Iterator[Hit]:
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if (isinstance(m, dict) and m.get("name") in host and not m.get("readOnly")
                         and not _node_agent_write(o, c, host[m["name"]]) and not _device_dir(host[m["name"]])):
-                    cache, driver = j in caches, _under(host[m["name"]], DRIVER_DIRS)
-                    own = not (cache or driver) and not _node_location(host[m["name"]])
-                    note = (" (a node-local model cache: every pod that mounts it loads what this one writes)" if cache
-                            else " (the node's installed driver, mounted as its vendor documents; it reads it only)"
-                            if driver else " (a directory of the workload's own on the node, not one the node or "
-                            "other pods use: every pod scheduled there reads what this one writes)" if own else "")
+                    why_warn = _warning(j in caches, host[m["name"]])
                     yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{o.kind} {o.name}: container "
                               f"{c.get('name', i)} mounts host path {host[m['name']]} writable at "
-                              f"{m.get('mountPath')}{note}",
-                              obj=o, severity=Severity.WARNING if cache or driver or own else None)
+                              f"{m.get('mountPath')}" + (f" ({why_warn})" if why_warn else ""),
+                              obj=o, severity=Severity.WARNING if why_warn else None)
+
+
+def _warning(cache: bool, path: str | None) -> str | None:
+    """Why a writable mount of `path` is only a warning (the container's own model cache, the node's driver, a
+    directory of the workload's own), or None where it is an error."""
+    if cache:
+        return "a node-local model cache: every pod that mounts it loads what this one writes"
+    if _under(path, DRIVER_DIRS):
+        return "the node's installed driver, mounted as its vendor documents; it reads it only"
+    if not _node_location(path):
+        return ("a directory of the workload's own on the node, not one the node or other pods use: every pod "
+                "scheduled there reads what this one writes")
+    return None

@@ -172,19 +172,19 @@ def local_build(image: str) -> bool:
     return name is not None and "." not in name and name not in official_images.names()
 
 
-def _moving_local_tag(image: str) -> str | None:
-    """`latest` when a build loaded on the node goes by it (or by no tag): the tag every build gets; a descriptive
-    tag (`:local`, `:dev`, `:cpu`) may name one build."""
+def _latest(image: str) -> bool:
+    """The image goes by `latest` (or by no tag, which is `latest`) and no digest: the API server defaults its pull
+    policy to Always, and a build loaded on the node under it is the tag every build gets (a descriptive tag such as
+    `:local`, `:dev`, `:cpu` may name one build)."""
     _repo, tag, digest = split(image)
-    return "latest" if not digest and tag in (None, "latest") else None
+    return not digest and tag in (None, "latest")
 
 
 def _pull_policy(c: dict, image: str) -> str:
     """The container's imagePullPolicy as the API server defaults it: Always for `latest` or no tag."""
     if c.get("imagePullPolicy"):
         return str(c["imagePullPolicy"])
-    _repo, tag, digest = split(image)
-    return "Always" if not digest and tag in (None, "latest") else "IfNotPresent"
+    return "Always" if _latest(image) else "IfNotPresent"
 
 
 def split(image: str) -> tuple[str, str | None, str | None]:
@@ -290,7 +290,6 @@ def check(ctx) -> Iterator[Hit]:
             if local:
                 # No registry holds it: it was built and loaded on the node. A pull fails; a moving tag stays on
                 # each node as whichever build was loaded there last.
-                moving = _moving_local_tag(image)
                 if _pull_policy(c, image) == "Always":
                     yield Hit(f"{path}.imagePullPolicy" if c.get("imagePullPolicy") else f"{path}.image",
                               f"{o.kind} {o.name}: image {image} names no image a registry holds (Docker Hub "
@@ -299,9 +298,9 @@ def check(ctx) -> Iterator[Hit]:
                               "(ErrImagePull)", obj=o,
                               remediation="set imagePullPolicy: IfNotPresent (or Never) for an image loaded on the "
                                           "node, or push it to a registry and name that")
-                elif moving:
+                elif _latest(image):
                     yield Hit(f"{path}.image", f"{o.kind} {o.name}: image {image} is a build loaded on the node under "
-                              f"the moving tag {moving!r}: each node keeps whichever build was loaded there last "
+                              "the moving tag 'latest': each node keeps whichever build was loaded there last "
                               f"(imagePullPolicy {_pull_policy(c, image)} never replaces it), so pods run different "
                               "builds", obj=o, severity=Severity.WARNING,
                               remediation="tag each build with its version or commit and name that tag")
