@@ -44,8 +44,10 @@ is in the manifest), except a connection setting kept beside it (a key naming a 
 bucket, endpoint or schema: `POSTGRES_DB`, `REDIS_HOST`), and a settings document (a JSON or YAML mapping, e.g.
 a connection's endpoints and prefix) with no credential in it: no key named for one with a real value, no
 token-shaped string, no URL with a password; an empty value is an error in the chart's own output (a warning on
-other manifests, where it is a blank to fill in); a placeholder (`<your-token>`, `${HF_TOKEN}`, `CHANGE_ME`,
-`xxx`) is a warning to fill it in out of band, not a leak.
+other manifests, where it is a blank to fill in); a placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a
+`${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak. A `stringData`
+value that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's shell when the
+file is applied, so the credential is in no file.
 A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
 (`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
 name is written: `global.secrets.*.name` and any `secretKeyRef` in the values; a Secret's own name,
@@ -360,6 +362,8 @@ def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
                 continue  # a settings document (JSON or YAML) with no credential in it: an endpoint, a prefix
             elif SETTING_KEY.search(str(key)) and not _token_kind(value) and not URL_PASSWORD.search(value):
                 continue  # a connection setting kept beside the credential (POSTGRES_DB, REDIS_HOST, S3_REGION)
+            elif field == "stringData" and SHELL_VARIABLE.match(value):
+                continue  # envsubst fills it from the shell at apply time: the credential is in no file
             elif PLACEHOLDER.match(value):
                 yield Hit(path, f"Secret {o.name}: {key} is a placeholder ({_mask(value)}); create the Secret out of "
                           "band with the real value and drop it from the manifests", obj=o, severity=Severity.WARNING)
@@ -369,6 +373,9 @@ def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
                           + f" ({_mask(value)}) in the manifests", obj=o)
 
 
+# A Secret's plain-text value that is one shell variable (`${HF_TOKEN}`, `$HF_TOKEN`): a template that envsubst
+# fills from the user's shell when it is applied. (In `data` it is base64 text, which envsubst leaves alone.)
+SHELL_VARIABLE = re.compile(r"^\s*\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\s*$")
 # Keys of a Secret that name a connection setting, not a credential: a database's name, a host, a port, a region.
 SETTING_KEY = re.compile(r"(?:^|[_.-])(?:DB|DATABASE|DB_?NAME|HOST|HOSTNAME|PORT|REGION|BUCKET|ENDPOINT|SCHEMA)$",
                          re.IGNORECASE)

@@ -28,6 +28,9 @@ in every pod template, whatever the workload kind:
 - **error**: the container's command only waits (`sleep infinity`, `tail -f /dev/null`) and a probe checks a
   port: nothing listens there and the probe never passes (a warning on a KServe runtime, whose command an
   InferenceService may replace);
+- **warning**: a liveness or startup probe on a container that declares no port checks a port another container of
+  the pod declares (a model-pulling sidecar probing the server beside it): the probe measures the other container,
+  but when it fails the kubelet restarts the one it sits on, and the server that stopped answering keeps running;
 - **warning**: the liveness probe is the readiness probe (same handler, same timings) on a container that loads a
   model (a model server the rules recognise, or one given accelerators) with no startup probe: whatever keeps the
   pod from being ready (a model still loading) also kills it. A container that starts in seconds (a notebook, a
@@ -68,6 +71,7 @@ HANDLERS = ("httpGet", "tcpSocket", "grpc")
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
+        owners = _port_owners(pod)
         for field, i, c in containers(pod):
             at = f"{pod_path}.{field}.{i}"
             declared = [p for p in c.get("ports") or [] if isinstance(p, dict)]
@@ -100,6 +104,13 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(where, f"{who} checks port {_number(port)}, which the container does not list "
                               f"({_listed(names, numbers)})", severity=Severity.WARNING, obj=o,
                               remediation="probe the port the server listens on, and declare it")
+                elif (probe != "readinessProbe" and not declared and field == "containers"
+                      and owners.get(_number(port), c.get("name")) != c.get("name")):
+                    yield Hit(where, f"{who} checks port {_number(port)}, which container {owners[_number(port)]} "
+                              "declares, not this one: when the probe fails the kubelet restarts "
+                              f"{c.get('name', i)}, and {owners[_number(port)]}, which stopped answering, keeps "
+                              "running", severity=Severity.WARNING, obj=o,
+                              remediation=f"move the probe to container {owners[_number(port)]}")
             if (isinstance(c.get("livenessProbe"), dict) and c.get("livenessProbe") == c.get("readinessProbe")
                     and not c.get("startupProbe") and _port(c["livenessProbe"])[0] is not None
                     and (is_model_server(c) or accelerators_asked(c))):
@@ -108,6 +119,18 @@ def check(ctx) -> Iterator[Hit]:
                           "model still loading) also restarts it", severity=Severity.WARNING, obj=o,
                           remediation="add a startupProbe that covers the load time, or give liveness a larger "
                                       "failure budget than readiness")
+
+
+def _port_owners(pod: dict) -> dict[int, str]:
+    """Each port number a regular container of the pod declares -> that container's name."""
+    owners: dict[int, str] = {}
+    for field, _i, c in containers(pod):
+        if field != "containers":
+            continue
+        for p in c.get("ports") or []:
+            if isinstance(p, dict) and isinstance(p.get("containerPort"), int) and isinstance(c.get("name"), str):
+                owners.setdefault(p["containerPort"], c["name"])
+    return owners
 
 
 def _port(probe) -> tuple[str | None, object]:

@@ -19,14 +19,17 @@ DOC = """## What it does
 Finds polling loops in pod scripts — a `for`/`while`/`until` loop whose body sleeps and that stops on success
 (`break`, or an `until`/`while` condition) — and requires a failing exit when the wait is over: an `exit N`
 (N ≠ 0), `return N` or `false` inside the loop (typically on the last attempt), or right after it. A loop whose
-only exit is success (`until curl …; do sleep 5; done`) waits forever and is reported too, except in an init
-container of a pod that runs until stopped (a Deployment's, a Ray cluster's worker group): there the wait is the
-gate, the pod shows `Init:0/1` until the dependency appears (KubeRay injects the same wait for the head into every
-worker), and nothing downstream runs without it. A keep-alive loop
-(`while true; do sleep 3600; done`, no `break`) is not a wait and is left alone. The loop's probe — its
-`until`/`while` condition, or the command before `&& break` / in `if …; then break` — must be able to fail:
-`curl` without `-f`/`--fail` exits 0 on an HTTP 404 or 503, so such a loop stops at the first connection, ready
-or not, however it is spelled (`curl -s`, `curl -sS -o /dev/null`, `curl --silent`).
+only exit is success (`until curl …; do sleep 5; done`) waits forever and is reported too, except in a pod that
+runs until stopped (a Deployment's, a Ray cluster's worker group). In an init container there the wait is the
+gate: the pod shows `Init:0/1` until the dependency appears (KubeRay injects the same wait for the head into every
+worker), and nothing downstream runs without it. In a sidecar there (a container that listens on nothing beside
+one that serves, such as one that pulls a model into the server once it answers) a failing exit would only restart
+the sidecar into the same wait, and the server's probes show whether what it waits on came. The pod's main
+container waiting forever before it starts its work is still reported: the pod shows Running while nothing runs.
+A keep-alive loop (`while true; do sleep 3600; done`, no `break`) is not a wait and is left alone. The loop's
+probe — its `until`/`while` condition, or the command before `&& break` / in `if …; then break` — must be able
+to fail: `curl` without `-f`/`--fail` exits 0 on an HTTP 404 or 503, so such a loop stops at the first
+connection, ready or not, however it is spelled (`curl -s`, `curl -sS -o /dev/null`, `curl --silent`).
 
 ## Why is this bad?
 The predecessor's lm-eval Job polled vLLM 120 times at 15 s; when vLLM never came up, the loop fell out after
@@ -90,14 +93,31 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _gates_a_service(s) -> bool:
-    """An init container of a pod that runs until stopped (a Deployment's, a Ray cluster's group): waiting for
-    ever is what it is for. The pod stays `Init:0/1` in plain sight and starts once the dependency appears (KubeRay
-    injects such a wait for the head into every worker); only a pod meant to finish needs its wait to fail."""
-    if ".initContainers." not in s.path:
+    """A container of a pod that runs until stopped (a Deployment's, a Ray cluster's group): waiting for ever is
+    what it is for. An init container's pod stays `Init:0/1` in plain sight and starts once the dependency appears
+    (KubeRay injects such a wait for the head into every worker); a sidecar that gave up would be restarted into
+    the same wait. Only a pod meant to finish needs its wait to fail."""
+    field = next((f for f in (".initContainers.", ".containers.") if f in s.path), None)
+    if field is None:
         return False
-    pod_path = s.path.split(".initContainers.", 1)[0]
+    pod_path, rest = s.path.split(field, 1)
     pod = node_at(s.obj.obj, pod_path)
-    return isinstance(pod, dict) and not for_finite_work(s.obj, pod_path, pod)
+    if not isinstance(pod, dict) or for_finite_work(s.obj, pod_path, pod):
+        return False
+    return field == ".initContainers." or _sidecar(pod, rest.split(".", 1)[0])
+
+
+def _sidecar(pod: dict, index: str) -> bool:
+    """The container at index listens on nothing and another container of the pod serves (declares a port): the
+    server's own probes show whether what the sidecar waits on came."""
+    regular = pod.get("containers") if isinstance(pod.get("containers"), list) else []
+    if not index.isdigit() or int(index) >= len(regular):
+        return False
+    return not _serves(regular[int(index)]) and any(_serves(c) for j, c in enumerate(regular) if j != int(index))
+
+
+def _serves(container) -> bool:
+    return isinstance(container, dict) and bool(container.get("ports"))
 
 
 def _probes(loop, body):
