@@ -83,11 +83,18 @@ def _held_out(seed: str, repo: str, path: str) -> bool:
 
 
 def half(labels: dict, which: str) -> dict:
-    """The labels of one half of a split corpus (files listed by exact path in `each`); the held-out half's files
+    """The labels of one half of a split corpus: each file listed by exact path in `each`, and each `together`
+    group (one release) as a whole, by the hash of its release path (`a.yaml + b.yaml`); the held-out half's files
     and labels must hash to the committed `held_out_sha256`, so an edit of them after the split is seen."""
     seed = labels["split"]["seed"]
     files = [(s["repo"], p) for s in labels["sources"] for p in s.get("each") or []]
     held = {f for f in files if _held_out(seed, *f)}
+    for s in labels["sources"]:
+        for group in s.get("together") or []:
+            members = {(s["repo"], p) for p in group}
+            files += sorted(members)
+            if _held_out(seed, s["repo"], " + ".join(group)):
+                held |= members
     kept = held if which == "held-out" else set(files) - held
 
     def of(key: str, keys: set) -> list[dict]:
@@ -98,8 +105,10 @@ def half(labels: dict, which: str) -> dict:
     digest = hashlib.sha256(json.dumps({"files": sorted(held), "labels": held_labels}, sort_keys=True).encode())
     if digest.hexdigest() != labels["split"]["held_out_sha256"]:
         raise SystemExit("the held-out half's files or labels changed after the split (held_out_sha256 differs)")
-    sources = [{**s, "each": [p for p in s.get("each") or [] if (s["repo"], p) in kept]} for s in labels["sources"]]
-    return {**labels, "sources": [s for s in sources if s["each"]],
+    sources = [{**s, "each": [p for p in s.get("each") or [] if (s["repo"], p) in kept],
+                "together": [g for g in s.get("together") or [] if (s["repo"], g[0]) in kept]}
+               for s in labels["sources"]]
+    return {**labels, "sources": [s for s in sources if s.get("each") or s.get("together")],
             **{k: of(k, kept) for k in ("defects", "possible", "clean")}}
 
 
@@ -239,7 +248,7 @@ def report_recall(findings: list[dict], labels: dict) -> None:
     clean = {(c["repo"], c["path"]) for c in labels.get("clean") or []}
     on_file: dict[tuple, set] = defaultdict(set)
     for f in findings:
-        on_file[(f["repo"], f["path"])].add(f["code"])
+        on_file[_member(f)].add(f["code"])
     print("\nrecall on certain defects (triaged sources), precision and errors on clean files, per project:")
     print(f"{'project':<46} {'defects':>7} {'caught':>6} {'recall':>6} {'prec.':>6} {'prec.-hard.':>11} "
           f"{'clean files':>11} {'with error':>10}")
@@ -261,13 +270,13 @@ def report_recall(findings: list[dict], labels: dict) -> None:
         rest = Counter("true" if f.get("verdict") is True else "false" if f.get("verdict") is False
                        else "unlabelled" for f in found if f["code"] not in HARDENING)
         files = [k for k in clean if k[0] == repo]
-        dirty = {(f["repo"], f["path"]) for f in found if f["severity"] == "error" and (f["repo"], f["path"]) in clean}
+        dirty = {_member(f) for f in found if f["severity"] == "error" and _member(f) in clean}
         print(f"{repo:<46} {len(mine):>7} {caught:>6} {_ratio(caught, len(mine)):>6} {_precision(c):>6} "
               f"{_precision(rest):>11} {len(files):>11} {len(dirty):>10}")
         totals.update({"defects": len(mine), "caught": caught, "clean": len(files), "dirty": len(dirty)})
         for f in sorted(dirty):
             print(f"    error on a clean file: {f[1]}: " + ", ".join(sorted(
-                {g["code"] for g in found if (g["repo"], g["path"]) == f and g["severity"] == "error"})))
+                {g["code"] for g in found if _member(g) == f and g["severity"] == "error"})))
     print(f"{'all triaged':<46} {totals['defects']:>7} {totals['caught']:>6} "
           f"{_ratio(totals['caught'], totals['defects']):>6} {'':>6} {'':>11} {totals['clean']:>11} "
           f"{totals['dirty']:>10}")
@@ -280,6 +289,13 @@ def report_recall(findings: list[dict], labels: dict) -> None:
         print(f"\n{len(missed)} certain defect(s) missed:")
         for d in missed:
             print(f"  {d['repo']} {d['path']} [{d['class']}] {d['object']}: {d['note']}")
+
+
+def _member(finding: dict) -> tuple[str, str]:
+    """(repo, file) a finding is on: for a `together` release (`a.yaml + b.yaml`), the member its `at` names."""
+    members = finding["path"].split(" + ")
+    name = finding["at"].split(":", 1)[0]
+    return finding["repo"], next((m for m in members if Path(m).name == name), finding["path"])
 
 
 def _ratio(n: int, d: int) -> str:
