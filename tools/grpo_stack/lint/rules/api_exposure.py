@@ -48,7 +48,9 @@ Recognised by shape as well, each a warning (what authenticates may be outside t
 - a public `LoadBalancer` or a `NodePort` in front of pods whose server no rule above can name (named as an
   accelerator server when they request a GPU, TPU, Neuron device or Gaudi: a model server started through a
   wrapper), and a public Ingress that routes to such pods or, applied apart from its Service, to a server's
-  default port (above);
+  default port (above). A pod that names an API key or token in its env is taken to check its callers, unless the
+  name is that of a service the pod calls (`HF_TOKEN`, `WANDB_API_KEY`, `OPENAI_API_KEY`, `AWS_...`,
+  `GITHUB_TOKEN`): the key it presents to the Hub or a provider, not one it asks of its callers;
 - a Gateway API `Gateway` whose every listener is plain (`HTTP`, `TCP`) and whose class does not say `internal`:
   the routes attached to it are served unencrypted;
 - `serviceType: LoadBalancer` or `NodePort` anywhere in a custom resource: its operator creates that Service for
@@ -270,9 +272,18 @@ def _named_or_keyed(ctx, o, pod_path: str, pod: dict) -> bool:
     for _f, _i, c in containers(pod):
         text = f"{argv(c)} {c.get('image', '')}".lower()
         if any(word in text for word in KNOWN_SERVERS) or re.search(r"api[-_]?keys?\b", text) or any(
-                "API_KEY" in name.upper() or "TOKEN" in name.upper() for name in _env_names(c)):
+                ("API_KEY" in name.upper() or "TOKEN" in name.upper()) and not OUTBOUND_CREDENTIAL.match(name)
+                for name in _env_names(c)):
             return True
     return False
+
+
+# A credential named for a service the pod calls (the Hugging Face Hub, Weights & Biases, a model provider, a
+# cloud, a code host): the key the app presents to that service, not one it asks of its own callers.
+OUTBOUND_CREDENTIAL = re.compile(
+    r"^(?:HF|HUGGING_?FACE(?:_HUB)?|WANDB|OPENAI|AZURE_OPENAI|ANTHROPIC|COHERE|MISTRAL|GROQ|TOGETHER|GEMINI|GOOGLE|"
+    r"AWS|AZURE|GCP|NGC|NVIDIA|KAGGLE|GITHUB|GH|GITLAB|PINECONE|QDRANT|WEAVIATE|LANGCHAIN|LANGSMITH|SLACK|"
+    r"DISCORD|TELEGRAM|MLFLOW|COMET|NEPTUNE)_", re.IGNORECASE)
 
 
 def _unnamed_server(b: Backend, path: str) -> Iterator[Hit]:
