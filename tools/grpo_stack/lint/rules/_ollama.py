@@ -1,7 +1,7 @@
 """The models a container pulls from the Ollama registry: `ollama pull NAME` and `ollama run NAME` (which pulls a
 model it lacks), and a `curl` to a server's `/api/pull` with the name in its JSON body (`{"model": NAME}`, or the
 older `{"name": NAME}`: ollama api/types.go PullRequest), in a command line or a script, the name read through the
-container's env and a shell `for` loop.
+container's env and a shell `for` loop (over words, an env value, or a bash array: `for m in "${MODELS[@]}"`).
 
 Ollama names a model `[host/][namespace/]model[:tag][+build][@digest]`; a missing tag is `latest`, and only the
 digest part fixes the weights (ollama types/model/name.go ParseName, FillDefault `registry.ollama.ai/library/?:latest`):
@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..shell import command_name, command_words, commands_in, parse, script_in, split_words
+from ..shell import command_name, command_words, commands_in, parse, script_in, split_words, text, walk
 from ._hub import resolve
 from ._objects import argv_of, containers, literal_env
 
@@ -85,18 +85,44 @@ def script_ollama_pulls(node, env: dict[str, str]) -> Iterator[OllamaPull]:
 
 def _loop_envs(node, env: dict[str, str]) -> list[dict[str, str]]:
     """`env` once for each value the `for VAR in WORDS` loops around `node` give VAR (WORDS read through `env` and
-    split as the shell splits an unquoted expansion)."""
+    split as the shell splits an unquoted expansion; `"${ARRAY[@]}"` is the elements of the script's `ARRAY=(...)`)."""
     envs = [env]
+    arrays: dict[str, list[str]] | None = None
     parent = node.parent
     while parent is not None:
         variable = parent.child_by_field_name("variable") if parent.type == "for_statement" else None
         if variable is not None:
-            values = [w for value in parent.children_by_field_name("value")
-                      for w in _words(resolve(value.text.decode("utf-8", "replace"), env))]
-            name = variable.text.decode("utf-8", "replace")
+            values = []
+            for value in parent.children_by_field_name("value"):
+                whole = ARRAY_ALL.match(text(value))
+                if whole:
+                    arrays = _arrays(parent) if arrays is None else arrays
+                    values += arrays.get(whole.group(1), [])
+                else:
+                    values += _words(resolve(text(value), env))
+            name = text(variable)
             envs = [{**e, name: v} for e in envs for v in values] or envs
         parent = parent.parent
     return envs
+
+
+# All the elements of a bash array, as a `for` loop's words: `"${MODELS[@]}"`, `${MODELS[*]}`.
+ARRAY_ALL = re.compile(r'^"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?$')
+
+
+def _arrays(node) -> dict[str, list[str]]:
+    """The bash arrays the script around `node` assigns (`MODELS=(a "b")`), by name: the last assignment's words."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    out: dict[str, list[str]] = {}
+    for n in walk(root):
+        value = n.child_by_field_name("value") if n.type == "variable_assignment" else None
+        if value is not None and value.type == "array":
+            words = [w for c in value.children if c.type in ("word", "string", "raw_string")
+                     for w in _words(text(c))]
+            out[text(n.child_by_field_name("name"))] = words
+    return out
 
 
 def _words(text: str) -> list[str]:

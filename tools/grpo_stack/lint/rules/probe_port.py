@@ -26,11 +26,12 @@ in every pod template, whatever the workload kind:
 - **warning**: the probe checks a port number the container does not list while it lists others (ports are
   informational, so the process may still listen there: the finding names what is declared);
 - **error**: the container's command only waits (`sleep infinity`, `tail -f /dev/null`) and a probe checks a
-  port: nothing listens there and the probe never passes (a warning on a KServe runtime, whose command an
-  InferenceService may replace);
-- **warning**: a liveness or startup probe on a container that declares no port checks a port another container of
-  the pod declares (a model-pulling sidecar probing the server beside it): the probe measures the other container,
-  but when it fails the kubelet restarts the one it sits on, and the server that stopped answering keeps running;
+  port no other container of the pod declares: nothing listens there and the probe never passes (a warning on a
+  KServe runtime, whose command an InferenceService may replace);
+- **warning**: a liveness or startup probe on a container that declares no port (one that only waits included)
+  checks a port another container of the pod declares (a model-pulling sidecar probing the server beside it): the
+  pod shares one network, so the probe measures the other container, but when it fails the kubelet restarts the
+  one it sits on, and the server that stopped answering keeps running;
 - **warning**: the liveness probe is the readiness probe (same handler, same timings) on a container that loads a
   model (a model server the rules recognise, or one given accelerators) with no startup probe: whatever keeps the
   pod from being ready (a model still loading) also kills it. A container that starts in seconds (a notebook, a
@@ -84,7 +85,16 @@ def check(ctx) -> Iterator[Hit]:
                     continue
                 where = f"{at}.{probe}.{handler}.port"
                 who = f"{o.kind} {o.name}: the {probe} of container {c.get('name', i)}"
-                if idle:
+                # a port another container of the pod declares: the pod shares one network, so it answers there
+                neighbour = (owners.get(_number(port)) if not declared and field == "containers" else None)
+                neighbour = neighbour if neighbour != c.get("name") else None
+                if neighbour:
+                    if probe != "readinessProbe":
+                        yield Hit(where, f"{who} checks port {_number(port)}, which container {neighbour} declares, "
+                                  f"not this one: when the probe fails the kubelet restarts {c.get('name', i)}, and "
+                                  f"{neighbour}, which stopped answering, keeps running", severity=Severity.WARNING,
+                                  obj=o, remediation=f"move the probe to container {neighbour}")
+                elif idle:
                     template = o.kind in RUNTIME_TEMPLATE_KINDS
                     yield Hit(where, f"{who} checks port {port}, but the container only waits (its command sleeps): "
                               "nothing listens there and the probe never passes"
@@ -104,13 +114,6 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(where, f"{who} checks port {_number(port)}, which the container does not list "
                               f"({_listed(names, numbers)})", severity=Severity.WARNING, obj=o,
                               remediation="probe the port the server listens on, and declare it")
-                elif (probe != "readinessProbe" and not declared and field == "containers"
-                      and owners.get(_number(port), c.get("name")) != c.get("name")):
-                    yield Hit(where, f"{who} checks port {_number(port)}, which container {owners[_number(port)]} "
-                              "declares, not this one: when the probe fails the kubelet restarts "
-                              f"{c.get('name', i)}, and {owners[_number(port)]}, which stopped answering, keeps "
-                              "running", severity=Severity.WARNING, obj=o,
-                              remediation=f"move the probe to container {owners[_number(port)]}")
             if (isinstance(c.get("livenessProbe"), dict) and c.get("livenessProbe") == c.get("readinessProbe")
                     and not c.get("startupProbe") and _port(c["livenessProbe"])[0] is not None
                     and (is_model_server(c) or accelerators_asked(c))):

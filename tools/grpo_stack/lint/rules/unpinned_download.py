@@ -46,7 +46,8 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
 - `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`;
 - `ollama pull NAME` and `ollama run NAME` (which pulls a model it lacks), and a `curl` to a server's `/api/pull`
   with `{"model": NAME}` (or the older `{"name": NAME}`), in a command, a script, a lifecycle hook or a ConfigMap
-  script, the name read through the container's env and a shell `for` loop (`for m in $MODELS`).
+  script, the name read through the container's env and a shell `for` loop (`for m in $MODELS`, or over a bash
+  array: `for m in "${MODELS[@]}"`).
   Ollama names a model `[namespace/]model[:tag][@digest]` and a missing tag is `latest`; the registry moves a tag to
   each new upload, so only a digest fixes the weights. A name still holding an unknown variable is not judged;
 - a custom resource that describes a model (its kind, or the field's path, says `model`) naming a hub id in a
