@@ -10,8 +10,8 @@ from types import ModuleType
 from ...errors import MAX_MESSAGE, clip
 from ..finding import Finding, Hit, Severity
 from . import (
-    accelerator_backend_readiness,
     api_exposure,
+    backend_readiness,
     builtin_code_reward,
     capabilities,
     capacity,
@@ -190,7 +190,7 @@ _MODULES: list[ModuleType] = [
     launcher_world_size,
     host_namespaces,
     state_ephemeral,
-    accelerator_backend_readiness,
+    backend_readiness,
     peer_pod_hostname,
     claim_never_binds,
 ]

@@ -1,4 +1,4 @@
-"""GRPO862 accelerator-backend-readiness."""
+"""GRPO862 backend-readiness."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from ._services import backends
 from ._serving import SERVING_KINDS, is_model_server
 
 CODE = "GRPO862"
-NAME = "accelerator-backend-readiness"
+NAME = "backend-readiness"
 SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
-SUMMARY = ("Pods with an accelerator that a Service routes to have no readiness probe: they get requests before "
-           "their model has loaded.")
+SUMMARY = ("Pods with an accelerator that a Service routes to, or any server a public Service routes to, have no "
+           "readiness probe: they get requests before they have loaded what they serve.")
 DOC = """## What it does
 For every Service in the set, finds the long-running pods its selector matches (Deployments, StatefulSets,
 DaemonSets, ReplicaSets, Pods that restart, the pods of custom resources) that ask for an accelerator (a GPU, MIG
@@ -27,6 +27,13 @@ file applied apart from its Service), such a pod of a serving workload whose con
 reported too, naming the assumption that a Service elsewhere routes to it. A warning: it assumes that a pod
 holding an accelerator behind a Service serves a model, which loads before it answers; a notebook or a dashboard
 on a GPU node listens within seconds.
+
+A public Service (`LoadBalancer` or `NodePort`) in front of such pods without an accelerator is reported too (a
+warning naming the assumption that the server takes more than a moment to start: an app that loads a model or
+an index, runs migrations or fills a cache at start), where a readiness probe would change what callers get: the
+workload has several replicas, or rolls a new pod out beside the old one (a Deployment's default RollingUpdate).
+One replica under `Recreate`, or a bare Pod, has no other pod to serve while it starts, probe or not. Ray pods are
+left out: KubeRay gives their containers its own probes.
 
 ## Why is this bad?
 A pod with no readiness probe is Ready as soon as its containers start, so the Service's endpoints include it
@@ -79,6 +86,16 @@ def check(ctx) -> Iterator[Hit]:
                 continue
             seen.add((id(o), pod_path))
             mains = _unprobed_model_pod(o, pod_path, pod)
+            if not mains and b.type in PUBLIC:
+                served = _unprobed_server(o, pod_path, pod)
+                if served:
+                    i, c = _serving(served, b.ports)
+                    yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: {b.type} Service {b.name} routes "
+                              f"requests from outside the cluster to it, and container {c.get('name', i)} has no "
+                              "readinessProbe; it gets them as soon as it starts, before it has loaded what it "
+                              "serves, and a rollout counts it available at once (assumed: it takes more than a "
+                              "moment to start)", obj=o)
+                continue
             if mains:
                 i, c = _serving(mains, b.ports)
                 yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
@@ -111,6 +128,31 @@ def _unprobed_model_pod(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
     if any(is_model_server(c) or idles_only(c) for _i, c in mains):
         return []
     return mains if any(asked(c) for _i, c in mains) else []  # no accelerator: no sign of a load that takes minutes
+
+
+PUBLIC = ("LoadBalancer", "NodePort")
+
+
+def _unprobed_server(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
+    """The regular containers of a long-running pod with no accelerator and no readiness probe that no other rule
+    judges (model servers, containers that only sleep) and that KubeRay does not probe itself; else []."""
+    if o.kind.startswith("Ray") or runs_to_completion(o, pod_path, pod) or not _overlaps(o.obj):
+        return []
+    mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
+    if not mains or any(c.get("readinessProbe") or is_model_server(c) or idles_only(c) or asked(c)
+                        for _i, c in mains):
+        return []
+    return mains
+
+
+def _overlaps(obj: dict) -> bool:
+    """A ready pod could serve while another starts: several replicas, or a Deployment that rolls (its default)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    replicas = spec.get("replicas", 1)
+    if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas > 1:
+        return True
+    strategy = spec.get("strategy") if isinstance(spec.get("strategy"), dict) else {}
+    return obj.get("kind") == "Deployment" and strategy.get("type", "RollingUpdate") != "Recreate"
 
 
 def _serving(mains, ports) -> tuple[int, dict]:
