@@ -8,6 +8,7 @@ from ..finding import Hit, Severity
 from ._accelerators import asked
 from ._objects import containers, runs_to_completion
 from ._one_shot import idles_only
+from ._podsecurity import is_ray_pod
 from ._services import backends
 from ._serving import SERVING_KINDS, is_model_server
 
@@ -85,28 +86,28 @@ def check(ctx) -> Iterator[Hit]:
             if (id(o), pod_path) in seen:
                 continue
             seen.add((id(o), pod_path))
-            mains = _unprobed_model_pod(o, pod_path, pod)
-            if not mains and b.type in PUBLIC:
-                served = _unprobed_server(o, pod_path, pod)
-                if served:
-                    i, c = _serving(served, b.ports)
-                    yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: {b.type} Service {b.name} routes "
-                              f"requests from outside the cluster to it, and container {c.get('name', i)} has no "
-                              "readinessProbe; it gets them as soon as it starts, before it has loaded what it "
-                              "serves, and a rollout counts it available at once (assumed: it takes more than a "
-                              "moment to start)", obj=o)
+            mains = _unprobed(o, pod_path, pod)
+            if not mains:
                 continue
-            if mains:
-                i, c = _serving(mains, b.ports)
+            i, c = _serving(mains, b.ports)
+            if any(asked(m) for _j, m in mains):
                 yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
                           f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
                           "starts, before the model it holds an accelerator for has loaded (assumed: the pod serves "
                           "a model)", obj=o)
+            elif b.type in PUBLIC and not is_ray_pod(o, pod_path) and _overlaps(o.obj):
+                yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: {b.type} Service {b.name} routes "
+                          f"requests from outside the cluster to it, and container {c.get('name', i)} has no "
+                          "readinessProbe; it gets them as soon as it starts, before it has loaded what it "
+                          "serves, and a rollout counts it available at once (assumed: it takes more than a "
+                          "moment to start)", obj=o)
     if ctx.of_kind("Service"):
         return
     # a set with no Service at all: the Service in front of a server that declares its port is applied apart
     for o, pod_path, pod in ctx.pod_templates():
-        mains = _unprobed_model_pod(o, pod_path, pod) if o.kind in SERVING_KINDS else []
+        mains = _unprobed(o, pod_path, pod) if o.kind in SERVING_KINDS else []
+        if not any(asked(c) for _i, c in mains):
+            continue  # no accelerator: no sign of a load that takes minutes
         declared = [(i, c) for i, c in mains if any(isinstance(p, dict) and p.get("containerPort")
                                                     for p in c.get("ports") or [])]
         if declared:
@@ -117,32 +118,18 @@ def check(ctx) -> Iterator[Hit]:
                       "from these files routes to it)", obj=o)
 
 
-def _unprobed_model_pod(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
-    """The regular containers of a long-running pod that holds an accelerator, has no readiness probe and runs no
-    server another rule names (GRPO503's) and nothing that only sleeps (GRPO849's, GRPO854's); else []."""
+def _unprobed(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
+    """The regular containers of a long-running pod that has no readiness probe and runs no server another rule
+    names (GRPO503's) and nothing that only sleeps (GRPO849's, GRPO854's); else []."""
     if runs_to_completion(o, pod_path, pod):
         return []
     mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
-    if not mains or any(c.get("readinessProbe") for _i, c in mains):
+    if not mains or any(c.get("readinessProbe") or is_model_server(c) or idles_only(c) for _i, c in mains):
         return []
-    if any(is_model_server(c) or idles_only(c) for _i, c in mains):
-        return []
-    return mains if any(asked(c) for _i, c in mains) else []  # no accelerator: no sign of a load that takes minutes
+    return mains
 
 
 PUBLIC = ("LoadBalancer", "NodePort")
-
-
-def _unprobed_server(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
-    """The regular containers of a long-running pod with no accelerator and no readiness probe that no other rule
-    judges (model servers, containers that only sleep) and that KubeRay does not probe itself; else []."""
-    if o.kind.startswith("Ray") or runs_to_completion(o, pod_path, pod) or not _overlaps(o.obj):
-        return []
-    mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
-    if not mains or any(c.get("readinessProbe") or is_model_server(c) or idles_only(c) or asked(c)
-                        for _i, c in mains):
-        return []
-    return mains
 
 
 def _overlaps(obj: dict) -> bool:

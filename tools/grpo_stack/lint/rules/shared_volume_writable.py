@@ -129,8 +129,7 @@ def _shared_beyond_job(claim: str, workloads: Counter) -> bool:
     """A claim a finite job's pods mount is the job's own volume (its data, its checkpoints: a training job's
     replicas share them by design) unless another workload of the files mounts it too, or its name says a file
     system many pods share."""
-    words = set(re.split(r"[^a-z0-9]+", claim.lower()))
-    return workloads[claim] > 1 or bool((SHARED_FS_WORDS - MODE_WORDS) & words)
+    return workloads[claim] > 1 or bool((SHARED_FS_WORDS - MODE_WORDS) & _name_words(claim))
 
 
 # Words that say a claim is mounted by many pods, which a training job's own replicas are: unlike a file system's
@@ -148,7 +147,11 @@ def _shown_shared(claim: str, templates: Counter, o, pod_path: str) -> bool:
     counts = [owner.get(k) for k in ("replicas", "parallelism", "maxReplicas")] if owner else []
     if any(isinstance(n, int) and n > 1 for n in counts):
         return True
-    return bool(SHARED_FS_WORDS & set(re.split(r"[^a-z0-9]+", claim.lower())))
+    return bool(SHARED_FS_WORDS & _name_words(claim))
+
+
+def _name_words(claim: str) -> set[str]:
+    return set(re.split(r"[^a-z0-9]+", claim.lower()))
 
 
 # Env names a program writes under by its own configuration: its outputs, checkpoints, logs, databases, stores.
