@@ -15,8 +15,8 @@ from typing import Any
 from grpo_stack.catalog.instances import GPU_MEMORY_MIB
 from grpo_stack.catalog.models import MODELS
 from grpo_stack.memory import Run
-from grpo_stack.memory.arch import Arch, from_config, from_shape
-from grpo_stack.memory.resolve import AR, FS, MG, miles_run, verl_run
+from grpo_stack.memory.arch import Arch, from_config, from_megatron_args, from_shape
+from grpo_stack.memory.resolve import AR, FS, MG, megatron_precision, miles_run, verl_run
 
 MIB = 2**20
 ARCHITECTURES = Path(__file__).with_name("architectures.json")
@@ -25,6 +25,21 @@ ARCHITECTURES = Path(__file__).with_name("architectures.json")
 # 96 GB, RTX A6000, a GPU of unstated memory) are not in the catalogue: those rows are not expressed.
 GPUS = {"H100": "p5", "H100-80GB": "p5", "H800": "p5", "A100-80GB": "p4de", "A800-80GB": "p4de",
         "80GB GPU (model not stated)": "p4de", "H200": "p5en", "H200 (141GB)": "p5en", "H200-141GB": "p5en"}
+
+
+# A Megatron-LM functional test's tokenizer -> its vocabulary: the GPT-2 BPE vocab file the GPT tests load
+# (openai-community/gpt2 config.json "vocab_size": 50257). Other tokenizers' sizes are not stated by the rows.
+TOKENIZER_VOCAB = {"GPT2 BPE vocab-file": 50257}
+# Megatron arguments whose memory the model has no input for: a row that sets one is not expressed.
+MEGATRON_OUTSIDE = {
+    "attention-backend": ("unfused", "attention without a fused kernel keeps each head's score matrix"),
+    "transformer-impl": ("local", "Megatron's local attention keeps each head's score matrix"),
+    "fine-grained-activation-offloading": (True, "activations offloaded to host memory"),
+    "use-megatron-fsdp": (True, "Megatron FSDP's sharding"),
+    "cuda-graph-impl": (None, "CUDA graphs in training"),
+    "mtp-num-layers": (None, "multi-token prediction layers"),
+    "hybrid-override-pattern": (None, "Mamba layers"),
+}
 
 
 class NotExpressed(Exception):
@@ -65,6 +80,8 @@ def run_of(row: dict[str, Any], known: dict[str, Arch]) -> Run:
         return _verl(row, known)
     if framework in ("miles", "slime"):
         return _miles(row, known)
+    if row.get("source_kind") == "megatron-lm-golden":
+        return _megatron(row)
     raise NotExpressed(f"{framework or row.get('source_kind')}: the model reads verl's and miles' commands only")
 
 
@@ -161,3 +178,44 @@ def _miles(row: dict[str, Any], known: dict[str, Arch]) -> Run:
     if isinstance(recompute, str):
         v["recompute-granularity"] = recompute.split("/")[0]
     return miles_run(arch_of(row["model"], known), v, row.get("nodes") or 1, gpu_bytes(row), None)
+
+
+def _megatron(row: dict[str, Any]) -> Run:
+    """A Megatron-LM functional test's golden values: its model_config.yaml arguments (other_flags), the row's
+    parallel layout and batch, the GPT-2 vocabulary its tokenizer names, pre-training (no rollout, Megatron's own
+    output layer). Megatron's argument defaults fill the rest (arch.from_megatron_args)."""
+    world = row.get("gpus_total")
+    if not isinstance(world, int):
+        raise NotExpressed("the world size is not stated")
+    v = {k[2:]: val for k, val in (row.get("other_flags") or {}).items() if k.startswith("--")}
+    for key, (value, what) in MEGATRON_OUTSIDE.items():
+        if key in v and (value is None or v[key] == value):
+            raise NotExpressed(f"--{key}: {what} (not an input)")
+    tokenizer = (row.get("model") or {}).get("tokenizer")
+    if "vocab-size" not in v:
+        if tokenizer not in TOKENIZER_VOCAB:
+            raise NotExpressed(f"the vocabulary of tokenizer {tokenizer!r} is not stated")
+        v["vocab-size"] = TOKENIZER_VOCAB[tokenizer]
+    for field, key in (("tp", "tensor-model-parallel-size"), ("pp", "pipeline-model-parallel-size"),
+                       ("cp", "context-parallel-size"), ("ep", "expert-model-parallel-size"),
+                       ("etp", "expert-tensor-parallel-size")):
+        if isinstance(row.get(field), int):
+            v.setdefault(key, row[field])
+    arch = from_megatron_args(v)
+    if arch is None:
+        raise NotExpressed("the model arguments are incomplete")
+    tp, pp, cp = (int(v.get(k, 1)) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
+                                             "context-parallel-size"))
+    if world % (tp * pp * cp):
+        raise NotExpressed(f"tensor x pipeline x context parallel {tp * pp * cp} does not divide {world} GPUs")
+    micro, dp = row.get("micro_batch_size") or 1, world // (tp * pp * cp)
+    fp8 = bool(v.get("fp8-format"))
+    return Run(arch, "megatron", "megatron", gpu_bytes(row), 1, world, tp=tp, pp=pp, cp=cp,
+               ep=int(v.get("expert-model-parallel-size", 1)), etp=v.get("expert-tensor-parallel-size"),
+               vpp=v.get("num-virtual-stages-per-pipeline-rank"),
+               sequence_parallel=v.get("sequence-parallel") is True and tp > 1,
+               distributed_optimizer=bool(row.get("use_distributed_optimizer")), **megatron_precision(v),
+               fp8_training=fp8, fp8_params=fp8 and v.get("fp8-param-gather") is True,
+               recompute=str(v.get("recompute-granularity") or "none"), seq_len=row["seq_length"],
+               micro_batch=micro, rl_logits=False,
+               microbatches=max(1, (row.get("global_batch_size") or dp * micro) // dp // micro))

@@ -1,6 +1,7 @@
 """Score the memory model on published rows: GRPO920's verdict (error, warning, none) against the published outcome,
-and the point estimate's peak against a measured one. `python -m tests.memory.published.score [fitting|aside]`
-prints the table; the aside set is scored once, when the work on the model is done (split.py)."""
+and the point estimate against a measured peak, the same quantity the source measured (measured_quantity).
+`python -m tests.memory.published.score [fitting|aside]` prints the table; the aside set is scored once, when the
+work on the model is done (split.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 from grpo_stack.lint.rules.gpu_memory import SEVERITY, findings_for_run
 from grpo_stack.memory import estimate
+from grpo_stack.memory.calibrate import predicted_gib
 from grpo_stack.memory.resolve import FIX_KEYS
 
 from .adapt import NotExpressed, architectures, run_of
@@ -50,6 +52,16 @@ def verdict(run) -> str:
     return "error" if "error" in severities else "warning" if "warning" in severities else "none"
 
 
+def measured_quantity(report, row: dict) -> float:
+    """The model's figure for what the row's source measured, GiB: the torch allocator's peak of the process that
+    logged it. verl and miles as `grpo-render --memory --from-log` compares them (calibrate.predicted_gib: verl's
+    actor process, trainer phases only; miles' device-wide samples); Megatron-LM's golden values, one rank's
+    max_memory_allocated of pre-training (allocator terms, no CUDA context)."""
+    if row.get("framework") in ("verl", "miles", "slime"):
+        return predicted_gib(report, "verl" if row["framework"] == "verl" else "miles")
+    return max(p.allocated for p in report.phases) / GIB
+
+
 def score(selected: list[dict]) -> list[Scored]:
     known = architectures()
     out = []
@@ -61,7 +73,8 @@ def score(selected: list[dict]) -> list[Scored]:
         except NotExpressed as exc:
             out.append(Scored(row["id"], outcome, None, None, measured, str(exc)))
             continue
-        peak = estimate(run).peak.total / GIB
+        report = estimate(run)
+        peak = measured_quantity(report, row) if measured else report.peak.total / GIB
         out.append(Scored(row["id"], outcome, verdict(run), peak, measured))
     return out
 

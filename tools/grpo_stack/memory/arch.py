@@ -1,4 +1,5 @@
-"""A model's architecture and its parameter counts: from a catalogue shape or a Hugging Face config.json.
+"""A model's architecture and its parameter counts: from a catalogue shape, a Hugging Face config.json, or the
+model arguments a Megatron command spells (miles' MODEL_ARGS).
 
 The counting follows Megatron-LM theoretical_memory_usage.py compute_weight_and_optimizer_memory (attention
 L62-94, MLP and experts L95-171), with the projection biases and q/k norms it leaves out counted as well, so the
@@ -7,6 +8,7 @@ totals can be compared with published sizes.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,3 +159,84 @@ def from_config(config: dict[str, Any]) -> Arch:
         q_lora_rank=_int(c, "q_lora_rank"), kv_lora_rank=_int(c, "kv_lora_rank"),
         qk_nope_dim=_int(c, "qk_nope_head_dim"), qk_rope_dim=_int(c, "qk_rope_head_dim"),
         v_head_dim=_int(c, "v_head_dim"), mtp_layers=_int(c, "num_nextn_predict_layers"))
+
+
+def _arg(v: dict[str, Any], key: str, default: int | None = None) -> int | None:
+    value = v.get(key)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def moe_pattern(freq: Any, layers: int) -> list[int] | None:
+    """Megatron's --moe-layer-freq -> one 0 (dense) or 1 (MoE) per layer: an integer N puts a MoE layer every N
+    layers, starting with the first; a list expression such as "([0]*3+[1]*58)" is the pattern itself
+    (arguments.py moe_freq_type, read here without eval: only lists of 0/1, + and * by integers). None when it
+    is neither, or its length is not the model's layers."""
+    if isinstance(freq, int) and not isinstance(freq, bool) and freq > 0:
+        return [1 if i % freq == 0 else 0 for i in range(layers)]
+    if not isinstance(freq, str):
+        return None
+    freq = freq.strip().strip("'\"")  # scripts quote the pattern twice: --moe-layer-freq "'([1]*48)'"
+    if freq.isdigit():
+        return moe_pattern(int(freq), layers)
+
+    def value(node: ast.AST) -> Any:
+        if isinstance(node, ast.List) and all(isinstance(e, ast.Constant) and e.value in (0, 1) for e in node.elts):
+            return [e.value for e in node.elts]
+        if isinstance(node, ast.Constant) and type(node.value) is int and 0 <= node.value <= 100_000:
+            return node.value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult):
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Add) and isinstance(left, list) and isinstance(right, list):
+                return left + right
+            if isinstance(node.op, ast.Mult) and isinstance(left, list) and isinstance(right, int):
+                return left * right
+        raise ValueError(freq)
+
+    try:
+        pattern = value(ast.parse(freq.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return pattern if isinstance(pattern, list) and len(pattern) == layers else None
+
+
+def from_megatron_args(v: dict[str, Any]) -> Arch | None:
+    """Megatron's model arguments ({flag without dashes: value, bare flags True}, as a miles command spells its
+    MODEL_ARGS) -> Arch, with Megatron's defaults for what they leave out (megatron/training/arguments.py and
+    core/transformer/transformer_config.py @d98e8a64): ffn 4h (SwiGLU: 8h/3 rounded down to a multiple of 64,
+    arguments.py L1320-1329), kv channels h / heads (L1331-1333), LayerNorm, tied embeddings unless
+    --untie-embeddings-and-output-weights, biases on unless --disable-bias-linear, top-2 routing, every layer MoE
+    (--moe-layer-freq 1), MLA's kv-lora-rank 32, qk-head-dim 128, qk-pos-emb-head-dim 64, v-head-dim 128
+    (L3548-3556). The vocabulary is padded as Megatron pads it: to a multiple of --make-vocab-size-divisible-by
+    (128) x tensor parallel (training/vocab_utils.py L58). None when the layers, hidden size, heads or vocabulary
+    are not stated (the tokenizer's size is not guessed), or --moe-layer-freq cannot be read."""
+    layers, hidden, heads, vocab = (_arg(v, k) for k in ("num-layers", "hidden-size", "num-attention-heads",
+                                                         "vocab-size"))
+    if not (layers and hidden and heads and vocab) or hidden % heads and not _arg(v, "kv-channels"):
+        return None
+    multiple = (_arg(v, "make-vocab-size-divisible-by", 128) or 128) * (_arg(v, "tensor-model-parallel-size", 1) or 1)
+    gated = v.get("swiglu") is True
+    ffn = _arg(v, "ffn-hidden-size") or (int(4 * hidden * 2 / 3 / 64) * 64 if gated else 4 * hidden)
+    experts = _arg(v, "num-experts", 0) or 0
+    dense_layers = 0
+    if experts:
+        pattern = moe_pattern(v.get("moe-layer-freq", 1), layers)
+        if pattern is None:
+            return None
+        dense_layers = pattern.count(0)
+    mla = v.get("multi-latent-attention") is True
+    return Arch(
+        layers=layers, hidden=hidden, heads=heads,
+        kv_heads=(_arg(v, "num-query-groups") or heads) if v.get("group-query-attention") is True else heads,
+        head_dim=_arg(v, "kv-channels") or hidden // heads, ffn=ffn, vocab=-(-vocab // multiple) * multiple,
+        experts=experts, moe_ffn=(_arg(v, "moe-ffn-hidden-size") or ffn) if experts else 0,
+        topk=(_arg(v, "moe-router-topk", 2) or 2) if experts else 0,
+        shared_ffn=_arg(v, "moe-shared-expert-intermediate-size", 0) or 0 if experts else 0,
+        dense_layers=dense_layers, tied=v.get("untie-embeddings-and-output-weights") is not True,
+        qkv_bias=v.get("add-qkv-bias") is True or v.get("disable-bias-linear") is not True,
+        qk_norm=v.get("qk-layernorm") is True, gated=gated,
+        norm_params=1 if str(v.get("normalization", "LayerNorm")).strip("'\"") == "RMSNorm" else 2,
+        q_lora_rank=(_arg(v, "q-lora-rank", 0) or 0) if mla else 0,
+        kv_lora_rank=(_arg(v, "kv-lora-rank", 32) or 32) if mla else 0,
+        qk_nope_dim=(_arg(v, "qk-head-dim", 128) or 128) if mla else 0,
+        qk_rope_dim=(_arg(v, "qk-pos-emb-head-dim", 64) or 64) if mla else 0,
+        v_head_dim=(_arg(v, "v-head-dim", 128) or 128) if mla else 0, mtp_layers=_arg(v, "mtp-num-layers", 0) or 0)

@@ -2,7 +2,9 @@
 states the facts: the Hydra overrides of `python3 -m verl.trainer.main_ppo`, or the arguments of miles'
 `train.py` / `train_async.py` (its GPUs and nodes from `--actor-num-nodes`, `--actor-num-gpus-per-node` and, when
 not colocated, `--rollout-num-gpus`); the GPU instance type its workers select (`node.kubernetes.io/instance-type`)
-and a model the catalogue knows by its path's last component (verl `actor_rollout_ref.model.path`, miles
+and the model: for miles the Megatron model arguments its command spells (`--num-layers`, `--hidden-size`,
+`--num-attention-heads`, `--vocab-size` and the rest of MODEL_ARGS: arch.from_megatron_args), else, as for verl, a
+model the catalogue knows by its path's last component (verl `actor_rollout_ref.model.path`, miles
 `--hf-checkpoint`: the Hugging Face name, e.g. `/fsx/models/Qwen3-8B`). Anything missing: no Run (the model is not
 guessed)."""
 
@@ -14,7 +16,7 @@ from typing import Any
 
 from ..catalog.instances import gpu_memory_mib, lookup
 from ..catalog.models import MODELS
-from .arch import from_shape
+from .arch import from_megatron_args, from_shape
 from .model import Run
 from .resolve import MIB, argv_options, miles_run, verl_run
 
@@ -113,7 +115,10 @@ def rayjob_run(obj: dict) -> Run | None:
     args = miles_arguments(entry)
     if args is None:
         return None
+    # The command's own model arguments are what Megatron builds; a catalogued checkpoint name stands in for
+    # them when the command leaves them out.
     model, nodes = _model(args.get("hf-checkpoint")), _miles_nodes(args)
-    if model is None or nodes is None:
+    arch = from_megatron_args(args) or (from_shape(model) if model else None)
+    if arch is None or nodes is None:
         return None
-    return miles_run(from_shape(model), args, nodes, mib * MIB, ram)
+    return miles_run(arch, args, nodes, mib * MIB, ram)

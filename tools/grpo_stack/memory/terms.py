@@ -40,6 +40,7 @@ VERL_SYNC_BUCKET = 2048 * MIB
 MILES_SYNC_BUCKET = 512 * MIB
 # The Megatron no-SP activation formula's 5 % buffer for temporaries (theoretical_memory_usage.py L449-451).
 MEGATRON_ACT_OVERHEAD = 1.05
+PRETRAIN_LOGIT_BYTES = 6  # bf16 logits + their fp32 copy (pretrain_logits)
 
 
 # Megatron's state precision (radixark/Megatron-LM@0581166, the fork miles' image builds; TransformerEngine's
@@ -138,11 +139,20 @@ def embedding_activation(tokens: float, hidden: int, pp: int) -> float:
     return 8 * tokens * pp + tokens * hidden * pp
 
 
-def pretrain_logits(arch: Arch, tokens: float, tp: int, sp: bool) -> float:
-    """Megatron's output-layer term: SP path sbh*4*(1 + V/h)/t (L437-447); no-SP path (s*b*V/t + sbh)*2."""
+def megatron_output_layer(arch: Arch, tokens: float, tp: int, sp: bool) -> float:
+    """Megatron's own output-layer term: SP path sbh*4*(1 + V/h)/t (L437-447); no-SP path (s*b*V/t + sbh)*2."""
     if sp and tp > 1:
         return tokens * arch.hidden * 4 * (1 + arch.vocab / arch.hidden) / tp
     return (tokens * arch.vocab / tp + tokens * arch.hidden) * 2
+
+
+def pretrain_logits(arch: Arch, tokens: float, tp: int, sp: bool) -> float:
+    """The output layer in pre-training: Megatron's input term (sbh x 4/t with SP, x 2 without), and the logits at
+    the 6 bytes per element its vocab-parallel cross-entropy holds, where Megatron's formula counts 2 (4 with SP):
+    the loss copies the bf16 logits to fp32 and takes exp and softmax in place (tensor_parallel/cross_entropy.py
+    L25, L61-62, L77 @d98e8a64), so bf16 logits and their fp32 copy are alive together in the forward, and the fp32
+    gradient written over the saved softmax (L181, L186-210) and its bf16 cast in the backward."""
+    return tokens * arch.hidden * (4 / tp if sp and tp > 1 else 2) + tokens * arch.vocab / tp * PRETRAIN_LOGIT_BYTES
 
 
 def rl_logits(arch: Arch, tokens: float, tp: int, entropy: bool = True) -> float:

@@ -46,8 +46,10 @@ Reports:
 Manifests: a RayJob whose entrypoint runs `verl.trainer.main_ppo` is modelled from its Hydra overrides, one that
 runs miles' `train.py` / `train_async.py` from its arguments (nodes from `--actor-num-nodes` and, when not
 colocated, `--rollout-num-gpus`), when its workers select a catalogued GPU instance type
-(`node.kubernetes.io/instance-type`) and its model path (`actor_rollout_ref.model.path`, `--hf-checkpoint`) ends in
-a catalogued model's Hugging Face name; otherwise it is not checked.
+(`node.kubernetes.io/instance-type`) and the model is known: a miles command's Megatron model arguments
+(`--num-layers`, `--hidden-size`, `--num-attention-heads`, `--vocab-size` and the rest of its MODEL_ARGS), or a
+model path (`actor_rollout_ref.model.path`, `--hf-checkpoint`) ending in a catalogued model's Hugging Face name;
+otherwise it is not checked.
 
 `grpo-render VALUES --job --memory` prints the whole breakdown.
 
@@ -105,7 +107,7 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _manifests(ctx) -> Iterator[Hit]:
-    """RayJobs that run verl's or miles' trainer, where the manifest states the GPU type and a catalogued model."""
+    """RayJobs that run verl's or miles' trainer, where the manifest states the GPU type and the model."""
     from ...memory.manifest import rayjob_run
     from ...memory.resolve import FIX_KEYS
 
