@@ -19,8 +19,9 @@ DOC = """## What it does
 For every container given two or more `nvidia.com/gpu` (NCCL between the pod's GPUs; vLLM's and SGLang's
 tensor-parallel workers), in every pod template (RayCluster groups, vLLM Deployments, Jobs, custom resources):
 a volume of `emptyDir: {medium: Memory}` must be mounted at `/dev/shm`. Missing is an error, and so is a
-`sizeLimit` of 64 MiB or less (the container runtime's default it is there to replace); below 2 GiB is a
-warning. In values the same is read from the rendered chart and reported at `raycluster.worker.shmSize`.
+`sizeLimit` of 64 MiB or less (the container runtime's default it is there to replace); below a quarter GiB per
+GPU, up to 2 GiB, is a warning (1 GiB for a 4-GPU container, 2 GiB from 8). In values the same is read from the
+rendered chart and reported at `raycluster.worker.shmSize`.
 The node's own `/dev/shm` mounted there (`hostPath: {path: /dev/shm}`) is memory-backed too and not reported
 here (GRPO847 reports the sharing), nor is a pod with `hostIPC: true`, whose containers the runtime gives
 the node's `/dev/shm` (containerd's CRI mounts it for a pod on the host's IPC namespace). The Ray container of
@@ -34,8 +35,10 @@ stated tensor x pipeline x data parallel product is 1 (it drives one GPU; GRPO90
 Kubernetes has no `--shm-size`: a container's `/dev/shm` is the runtime's 64 MiB tmpfs unless a memory
 emptyDir is mounted there. NCCL's intra-node shared-memory transport and PyTorch's inter-process tensors live
 in it; at 64 MiB NCCL initialisation dies in `ncclShmOpen` (Bus error / segfault) or a collective fails hours
-in. 2 GiB is what PyTorch's own CI needed for NCCL initialisation across a node's GPUs (pytorch/tutorials
-0ba3e39): a floor, not a sizing: a worker's rollout engine and dataloaders want more.
+in. 2 GiB is what PyTorch's own CI needed for NCCL initialisation across a node's eight GPUs (pytorch/tutorials
+0ba3e39), and NCCL's shared-memory buffers are per pair of local peers, so fewer GPUs need less: text-generation-
+inference documents its sharded servers on `--shm-size 1g`. The floor is scaled by the GPU count from PyTorch's
+eight-GPU figure [inferred from the two]: a floor, not a sizing: a worker's rollout engine and dataloaders want more.
 
 ## Example
 ```yaml
@@ -61,7 +64,13 @@ size it well above 2 GiB for a GPU worker (memory it uses counts against the con
 
 RAY_KINDS = frozenset({"RayCluster", "RayJob", "RayService"})
 DEFAULT_SHM = 64 * 2**20  # the container runtime's /dev/shm
-FLOOR = 2 * 2**30  # pytorch/tutorials 0ba3e39: NCCL init needed a 2 GiB /dev/shm
+FLOOR = 2 * 2**30  # pytorch/tutorials 0ba3e39: NCCL init across eight GPUs needed a 2 GiB /dev/shm
+FLOOR_GPUS = 8
+
+
+def floor(gpus: float) -> float:
+    """The warning floor for a container with `gpus` GPUs: PyTorch's eight-GPU figure scaled per GPU, at most it."""
+    return min(FLOOR, FLOOR * gpus / FLOOR_GPUS)
 
 
 def _gpus(c: dict) -> float:
@@ -120,7 +129,7 @@ def check(ctx) -> Iterator[Hit]:
             if size is not None and size <= DEFAULT_SHM:
                 yield Hit(key, f"{o.kind} {o.name}: /dev/shm of container {name} ({gpus:g} GPUs) is limited to "
                           f"{empty.get('sizeLimit')}, no more than the runtime's default 64 MiB", obj=at)
-            elif size is not None and size < FLOOR:
+            elif size is not None and size < floor(gpus):
                 yield Hit(key, f"{o.kind} {o.name}: /dev/shm of container {name} ({gpus:g} GPUs) is limited to "
-                          f"{empty.get('sizeLimit')}, below the 2 GiB NCCL initialisation needs", obj=at,
-                          severity=Severity.WARNING)
+                          f"{empty.get('sizeLimit')}, below the {floor(gpus) / 2**30:g} GiB NCCL initialisation "
+                          f"needs across {gpus:g} GPUs (2 GiB for eight)", obj=at, severity=Severity.WARNING)

@@ -19,7 +19,8 @@ For every PersistentVolumeClaim of the release whose access modes are only `Read
 StatefulSet's replicas, a Job's parallelism, every Ray group (a worker group at its replicas or maxReplicas, the
 head), a JobSet's replicated jobs, a LeaderWorkerSet's groups x size, any DaemonSet, and every other workload
 that names the claim. More than one pod is reported, unless every mounting pod is pinned to one node
-(`nodeName`, or a `kubernetes.io/hostname` node selector).
+(`nodeName`, or a `kubernetes.io/hostname` node selector), at each workload that mounts the claim: any of them
+can be the one whose pod waits.
 
 ## Why is this bad?
 A `ReadWriteOnce` volume attaches to one node. The second pod on another node stays in ContainerCreating with
@@ -106,8 +107,12 @@ def check(ctx) -> Iterator[Hit]:
         total = sum(pods_of(o, path) for o, path, _ in users)
         if total < 2 or all(_pinned(pod) for _, _, pod in users):
             continue
-        o, path, _ = users[0]
         where = ", ".join(sorted({f"{u.kind} {u.name}" for u, _, _ in users}))
-        yield Hit(f"{path}.volumes", f"claim {name} is {'/'.join(claims[name])} (one node) but {where} can run "
-                  f"{total if total > 2 or len(users) > 1 else 'several'} pods that mount it; a pod on a second node "
-                  "stays in ContainerCreating (Multi-Attach error)", obj=o)
+        reported = set()
+        for o, path, _ in users:  # each workload that mounts it: any of them can be the pod left waiting
+            if (o.kind, o.name, path) in reported:
+                continue
+            reported.add((o.kind, o.name, path))
+            yield Hit(f"{path}.volumes", f"claim {name} is {'/'.join(claims[name])} (one node) but {where} can run "
+                      f"{total if total > 2 or len(users) > 1 else 'several'} pods that mount it; a pod on a second "
+                      "node stays in ContainerCreating (Multi-Attach error)", obj=o)

@@ -52,18 +52,19 @@ URL_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*)://([^\s/?#@'\"]*)@[^\s/?#@'\"]
 LONG_USER = 20
 
 
-def credential_in(text: str) -> str | None:
-    """What credential a URL in `text` carries in its user-info ('a password', 'a token'), or None."""
+def credential_in(text: str) -> tuple[str, str] | None:
+    """(what credential a URL in `text` carries in its user-info: 'a password' or 'a token', that URL with its
+    user-info masked), or None."""
     if "@" not in text or "://" not in text:
         return None  # no URL with user-info (most strings: the regex is not run)
     for m in URL_USERINFO.finditer(text):
         user, sep, password = m.group(2).partition(":")
         user, password = unquote(user), unquote(password)
         if sep and password and not _placeholder(password):
-            return "a password"
+            return "a password", _masked(m)
         if user and not _placeholder(user) and (len(user) >= LONG_USER or any(
                 rx.search(user) for rx in TOKEN_PATTERNS.values())):
-            return "a token"
+            return "a token", _masked(m)
     return None
 
 
@@ -71,18 +72,22 @@ def _placeholder(part: str) -> bool:
     return bool(PLACEHOLDER.match(part) or re.fullmatch(r"\$\([A-Za-z_][A-Za-z0-9_]*\)", part))
 
 
-def _masked(text: str) -> str:
-    return URL_USERINFO.sub(lambda m: f"{m.group(1)}://…@{m.group(0).rsplit('@', 1)[1]}", text)[:100]
+def _masked(m: re.Match) -> str:
+    """The URL (scheme, host and the path up to the first space or quote) with its user-info replaced by `…`: the
+    URL itself, never the rest of a long string it sits in (a serve config, a script)."""
+    rest = re.match(r"[^\s'\"]*", m.string[m.end():]).group(0)
+    return f"{m.group(1)}://…@{m.group(0).rsplit('@', 1)[1]}{rest}"[:120]
 
 
 def check(ctx) -> Iterator[Hit]:
     seen: set[str] = set()
     if ctx.has_values:
         for path, text in ctx.value_strings():
-            what = credential_in(text)
-            if what:
+            found = credential_in(text)
+            if found:
                 seen.add(text)
-                yield Hit(path, f"the URL {_masked(text)} carries {what} in its user-info; it reaches every pod "
+                what, url = found
+                yield Hit(path, f"the URL {url} carries {what} in its user-info; it reaches every pod "
                           "env and ConfigMap this setting is rendered into")
     for o in ctx.objects:
         if o.kind == "Secret":
@@ -90,7 +95,8 @@ def check(ctx) -> Iterator[Hit]:
         for path, text in ctx.object_strings(o):
             if path.startswith("metadata.") and not path.startswith("metadata.annotations"):
                 continue
-            what = credential_in(text)
-            if what and not any(url in text for url in seen):
-                yield Hit(path, f"{o.kind} {o.name}: the URL {_masked(text)} carries {what} in its user-info "
+            found = credential_in(text)
+            if found and not any(known in text for known in seen):
+                what, url = found
+                yield Hit(path, f"{o.kind} {o.name}: the URL {url} carries {what} in its user-info "
                           "(stored in clear in the object)", obj=o)
