@@ -24,6 +24,7 @@ exist, so only the objects' own validity decides.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import tempfile
@@ -198,3 +199,21 @@ def test_a_statefulset_mount_may_name_its_claim_template(admission_ns, tmp_path)
     without = {**sts, "spec": {k: v for k, v in sts["spec"].items() if k != "volumeClaimTemplates"}}
     assert ("GRPO002", "spec.template.spec.containers.0.volumeMounts.0.name") in lint_errors(without, tmp_path, "bare")
 
+
+
+def test_a_ray_group_may_leave_out_what_the_crd_defaults(admission_ns, raycluster_crd, tmp_path):
+    """KubeRay's CRD lists minReplicas and maxReplicas as required and gives each a default: the API server fills
+    the defaults in before it validates, so a worker group without them is admitted, and grpo-lint (with the same
+    CRD) passes it; a group without its template, which has no default, is refused by both."""
+    group = {"groupName": "gpu", "replicas": 1, "rayStartParams": {}, "template": {"spec": {"containers": [
+        {"name": "ray-worker", "image": "rayproject/ray:2.53.0-py311", "resources": {"requests": {"cpu": "1"}}}]}}}
+    cluster = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "defaults", "namespace": NS},
+               "spec": {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": {"containers": [
+                   {"name": "ray-head", "image": "rayproject/ray:2.53.0-py311"}]}}},
+                        "workerGroupSpecs": [group]}}
+    assert dry_run(admission_ns, cluster) is None
+    assert not lint_errors(cluster, tmp_path, "defaults", str(raycluster_crd))
+    templateless = copy.deepcopy(cluster)
+    del templateless["spec"]["workerGroupSpecs"][0]["template"]
+    assert dry_run(admission_ns, templateless) is not None
+    assert {c for c, _ in lint_errors(templateless, tmp_path, "templateless", str(raycluster_crd))} == {"GRPO002"}

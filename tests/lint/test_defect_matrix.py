@@ -801,19 +801,13 @@ def _capacity(instance: str | list[str], requests: dict[str, Any], limits: dict[
 P5_FULL = {"cpu": "150", "memory": "1500Gi", "nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
 P5_PARTIAL = {**P5_FULL, "vpc.amazonaws.com/efa": 16}
 RAY_HEADS = ("raycluster-head", "rayjob-head", "rayservice-head")
-# Embeddings whose pods run until stopped (the others are Jobs, CronJobs, Job-shaped templates and training
-# replicas restarted only on failure, and the file shapes that carry a Job).
-LONG_RUNNING = ("pod", "deployment", "statefulset", "raycluster-head", "raycluster-worker", "rayjob-head",
-                "rayjob-worker", "rayservice-head", "rayservice-worker", "lws-leader", "lws-worker", "custom-crd",
-                "kubectl-dump", "envsubst-output")
-FINITE_SKIP = "its pods run to completion: GRPO846 judges memory on long-running pods only"
 DEFECTS += [
     Defect("846-gpu-request-without-limit", "GRPO846", _gpu(True, ("requests", "limits")),
            _gpu(False, ("requests", "limits")), "containers.0.resources.requests"),
-    # A memory request alone is the good twin: a deliberate Burstable pod, not a defect. Pods that run to
-    # completion are not judged for memory (the rule's DOC).
+    # A memory request alone is the good twin: a deliberate Burstable pod, not a defect. Batch pods are judged
+    # as servers are (the rule's DOC).
     Defect("846-gpu-stating-no-memory", "GRPO846", _gpu(False, ()), _gpu(False, ("requests",)),
-           "containers.0.resources", only=LONG_RUNNING, skip_reason=FINITE_SKIP),
+           "containers.0.resources"),
     Defect("845-driverless-head-cpus", "GRPO845", _head({"dashboard-host": "127.0.0.1"}), _head({"num-cpus": "0"}),
            "@group:rayStartParams", only=RAY_HEADS, skip_reason="only a Ray head group has rayStartParams of a head"),
     Defect("845-driverless-head-gpus", "GRPO845", _head({"num-cpus": "0", "num-gpus": "8"}),
@@ -824,8 +818,7 @@ DEFECTS += [
            skip_reason="only a Ray head group has rayStartParams of a head"),
     Defect("846-gpu-string-quantity-without-limit", "GRPO846", _gpu_quantity("4", None), _gpu_quantity("4", "4"),
            "containers.0.resources.requests"),
-    Defect("846-mig-slice-stating-no-memory", "GRPO846", _mig(False), _mig(True), "containers.0.resources",
-           only=LONG_RUNNING, skip_reason=FINITE_SKIP),
+    Defect("846-mig-slice-stating-no-memory", "GRPO846", _mig(False), _mig(True), "containers.0.resources"),
     Defect("846-efa-request-without-limit", "GRPO846", _efa(False), _efa(True), "containers.0.resources.requests"),
     Defect("601-oversized-affinity-branch", "GRPO601",
            _capacity(["m5.xlarge", "m5.4xlarge"], {"cpu": "8", "memory": "16Gi"}, {"memory": "16Gi"}),

@@ -71,13 +71,19 @@ def _draft7(schema: dict[str, Any]) -> Any:
 
 
 def strict_crd_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """CRD schemas leave additionalProperties open; close every object that lists its properties."""
+    """CRD schemas leave additionalProperties open; close every object that lists its properties. A required
+    property with a `default` is not required of what a user writes: the API server fills the default in while
+    decoding, before it validates (apiextensions structural defaulting; KubeRay's minReplicas and maxReplicas)."""
     if isinstance(schema, dict):
         out = {k: strict_crd_schema(v) for k, v in schema.items()}
         if "properties" in out and "additionalProperties" not in out and not out.get(
             "x-kubernetes-preserve-unknown-fields"
         ):
             out["additionalProperties"] = False
+        props = out.get("properties")
+        if isinstance(out.get("required"), list) and isinstance(props, dict):
+            out["required"] = [k for k in out["required"]
+                               if not (isinstance(props.get(k), dict) and "default" in props[k])]
         return out
     if isinstance(schema, list):
         return [strict_crd_schema(v) for v in schema]

@@ -13,13 +13,14 @@ SECRET_WORDS = frozenset({"token", "password", "passwd", "pwd", "secret", "apike
 SECRET_PAIRS = (("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"), ("auth", "token"),
                 ("client", "secret"))
 # Words that make the name about the credential, not the credential (`--token-file`, `--secret-name`), or about
-# something else (`--max-tokens`, `tokenizer`).
+# something else (`--max-tokens`, `tokenizer`, and the timings of generated tokens: `--time-to-first-token`,
+# `--inter-token-latency`, `--prefill-time-per-token`).
 NOT_SECRET_WORDS = frozenset({"file", "path", "dir", "name", "ref", "env", "var", "length", "len", "limit",
                               "tokens", "tokenizer", "budget", "max", "min", "num", "count", "size", "ttl",
                               "expiry", "expires", "header", "type", "mode", "enabled", "enable", "disable",
                               "disabled", "required", "policy", "id", "url", "endpoint", "source",
                               "mount", "command", "cmd", "rotation", "timeout", "prefix", "field", "format",
-                              "stdin", "prompt", "no"})
+                              "stdin", "prompt", "no", "time", "latency", "per", "rate", "throughput"})
 ENV_REFERENCE = re.compile(r"^\$\(?\{?[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}?\)?$")
 # An upper-case identifier (`AWS_ACCESS_KEY_ID`): the name of a variable holding the credential, not the credential.
 VARIABLE_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")

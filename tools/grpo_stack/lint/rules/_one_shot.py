@@ -1,8 +1,9 @@
-"""Whether a container runs a command that finishes (not a rule: no CODE)."""
+"""Whether a container runs a command that finishes, or only inspects its GPUs (not a rule: no CODE)."""
 
 from __future__ import annotations
 
 from ..shell import command_name, command_words, commands_in, parse, script_in, walk
+from ._objects import argv_of
 
 DAY = 86_400
 
@@ -61,3 +62,21 @@ def _seconds(word: str) -> float:
         return float(number) * scale[unit]
     except ValueError:
         return 0.0
+
+
+# Programs that start no process per GPU and no collective: what a GPU smoke test runs.
+NO_PEERS = frozenset({"nvidia-smi", "sleep", "deviceQuery", "vectorAdd", "echo", "true", "date", "hostname",
+                      "env", "printenv", "cat", "ls", "nvcc"})
+
+
+def inspects_only(c: dict) -> bool:
+    """The container's stated command runs only NO_PEERS programs (its image's own entrypoint is never read so)."""
+    if not c.get("command"):
+        return False
+    argv = argv_of(c)
+    script = script_in(argv)
+    if script is None:
+        return bool(argv) and argv[0].rsplit("/", 1)[-1] in NO_PEERS
+    tree = parse(argv[script[0]])
+    names = [command_name(n).rsplit("/", 1)[-1] for n in commands_in(tree.root_node)]
+    return not tree.root_node.has_error and bool(names) and all(n in NO_PEERS for n in names)

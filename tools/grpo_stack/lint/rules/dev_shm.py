@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, commands_in, parse, script_in
-from ._objects import argv_of, containers, values_section
+from ._objects import containers, values_section
+from ._one_shot import inspects_only
 from ._quantity import quantity
 from ._vllm import single_worker
 
@@ -80,24 +80,6 @@ def _gpus(c: dict) -> float:
     return max([v for v in values if v is not None], default=0)
 
 
-# Programs that start no process per GPU and no collective: what a GPU smoke test runs.
-NO_PEERS = frozenset({"nvidia-smi", "sleep", "deviceQuery", "vectorAdd", "echo", "true", "date", "hostname",
-                      "env", "printenv", "cat", "ls", "nvcc"})
-
-
-def _inspects_only(c: dict) -> bool:
-    """The container's stated command runs only NO_PEERS programs (its image's own entrypoint is never read so)."""
-    if not c.get("command"):
-        return False
-    argv = argv_of(c)
-    script = script_in(argv)
-    if script is None:
-        return bool(argv) and argv[0].rsplit("/", 1)[-1] in NO_PEERS
-    tree = parse(argv[script[0]])
-    names = [command_name(n).rsplit("/", 1)[-1] for n in commands_in(tree.root_node)]
-    return not tree.root_node.has_error and bool(names) and all(n in NO_PEERS for n in names)
-
-
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         if pod.get("hostIPC") is True:
@@ -105,7 +87,7 @@ def check(ctx) -> Iterator[Hit]:
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
         for field, i, c in containers(pod):
             gpus = _gpus(c)
-            if gpus < 2 or _inspects_only(c) or single_worker(c):
+            if gpus < 2 or inspects_only(c) or single_worker(c):
                 continue
             mount = next((m for m in c.get("volumeMounts") or [] if isinstance(m, dict)
                           and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm"), None)

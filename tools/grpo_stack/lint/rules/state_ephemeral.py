@@ -21,7 +21,7 @@ PyTorchJob, MPIJob, Volcano Job, JobSet, RayJob; or a bare Pod that does not res
 training and evaluation scripts name where they keep their state: `--checkpoint*`, `--ckpt*`, a checkpoint's
 directory, folder, path or root under a prefix (`--dist_checkpoint_root_folder`, but not a pretrained or initial
 checkpoint to load), `--resume`, `--output-dir`/`--output_dir` (or folder), `--save-dir`, `--save-path`,
-`--results-dir`. Reported when that path is on no
+`--save-checkpoint` (`--save-ckpt`), Megatron's `--save`, `--results-dir`. Reported when that path is on no
 volume the container mounts, or on an `emptyDir` (the pod's own scratch): a relative path lands in the image's
 working directory unless `workingDir` is on a volume. Nothing is reported when the job copies its results to an
 object store (`s3://`, `gs://`, `az://` in its arguments).
@@ -51,6 +51,7 @@ results to an object store before the job ends.
 STATE_FLAG = re.compile(r"^--?(checkpoint[\w-]*|ckpt[\w-]*|(?![\w-]*(?:pretrained|load|init|base))"
                         r"[\w-]*(?:checkpoint|ckpt)[\w-]*(?:dir|folder|path|root)[\w-]*"
                         r"|resume(?:[-_]from[\w-]*)?|output[-_](?:dir|folder)|save[-_](?:dir|path|folder)"
+                        r"|save(?:[-_](?:checkpoint|ckpt)[\w-]*)?"
                         r"|results?[-_](?:dir|folder))$", re.IGNORECASE)
 OBJECT_STORE = re.compile(r"\b(?:s3|gs|az|abfss?)://")
 
