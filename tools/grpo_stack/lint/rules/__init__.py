@@ -76,6 +76,7 @@ from . import (
     sandbox_concurrency,
     server_requests,
     service_account_token,
+    service_monitor_selector,
     service_selector_overreach,
     service_target_port,
     serving_readiness,
@@ -193,6 +194,7 @@ _MODULES: list[ModuleType] = [
     backend_readiness,
     peer_pod_hostname,
     claim_never_binds,
+    service_monitor_selector,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -1,0 +1,108 @@
+"""GRPO865 service-monitor-selects-no-service."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..finding import Hit, Severity
+
+CODE = "GRPO865"
+NAME = "service-monitor-selects-no-service"
+SEVERITY = Severity.WARNING
+CATEGORY = "correctness"
+SUMMARY = ("A ServiceMonitor's selector matches no Service of the set, while a Service there has the port its "
+           "endpoints scrape: the selector names the pods' labels, not the Service's.")
+DOC = """## What it does
+For every Prometheus Operator `ServiceMonitor` (`monitoring.coreos.com`) in the files, takes the Services of the
+set in the namespaces it looks in (`spec.namespaceSelector.matchNames`, every namespace with `any: true`, else
+its own) and its label selector (`spec.selector.matchLabels`). When no such Service carries those labels, but one
+declares the port name an endpoint scrapes (`spec.endpoints[].port`), that Service is the one meant: a warning
+naming the labels it does carry. A monitor whose selector uses `matchExpressions`, or whose port no Service of
+the set declares (its Service may be applied from elsewhere), is not judged.
+
+## Why is this bad?
+A ServiceMonitor selects Services by the Services' own `metadata.labels`, not by the labels in their
+`spec.selector` (the pods'). A Service written with a pod selector and no labels of its own is invisible to it:
+Prometheus gets no target, no error is raised anywhere, and the dashboards and alerts built on the metrics stay
+empty until someone notices.
+
+## Example
+```yaml
+kind: Service
+metadata: {name: inference, namespace: serving}
+spec:
+  selector: {app: inference}
+  ports: [{name: metrics, port: 8002}]
+---
+kind: ServiceMonitor
+spec:
+  namespaceSelector: {matchNames: [serving]}
+  selector: {matchLabels: {app: inference}}
+  endpoints: [{port: metrics}]
+```
+Use instead:
+```yaml
+kind: Service
+metadata: {name: inference, namespace: serving, labels: {app: inference}}
+```
+
+## Fix
+Give the Service the labels the ServiceMonitor selects (`metadata.labels`), or select the labels it has.
+"""
+
+GROUP = "monitoring.coreos.com/"
+
+
+def _dict(node: Any) -> dict:
+    return node if isinstance(node, dict) else {}
+
+
+def _namespace(o) -> str | None:
+    return _dict(o.obj.get("metadata")).get("namespace")
+
+
+def _watched(monitor) -> set[str | None] | None:
+    """The namespaces the monitor discovers Services in; None for every namespace."""
+    selector = _dict(_dict(monitor.obj.get("spec")).get("namespaceSelector"))
+    if selector.get("any") is True:
+        return None
+    names = selector.get("matchNames")
+    if isinstance(names, list) and names:
+        return {str(n) for n in names}
+    return {_namespace(monitor)}
+
+
+def _port_names(service) -> set[str]:
+    ports = _dict(service.obj.get("spec")).get("ports")
+    return {str(p["name"]) for p in ports or [] if isinstance(p, dict) and p.get("name")} if isinstance(
+        ports, list) else set()
+
+
+def check(ctx) -> Iterator[Hit]:
+    services = ctx.of_kind("Service")
+    if not services:
+        return
+    for monitor in ctx.of_kind("ServiceMonitor"):
+        if not str(monitor.obj.get("apiVersion", "")).startswith(GROUP):
+            continue
+        spec = _dict(monitor.obj.get("spec"))
+        selector = _dict(spec.get("selector"))
+        wanted = selector.get("matchLabels")
+        if selector.get("matchExpressions") or not isinstance(wanted, dict) or not wanted:
+            continue
+        watched = _watched(monitor)
+        seen = [s for s in services if watched is None or _namespace(s) in watched]
+        labels_of = {id(s): _dict(_dict(s.obj.get("metadata")).get("labels")) for s in seen}
+        if any(all(labels_of[id(s)].get(k) == str(v) for k, v in wanted.items()) for s in seen):
+            continue
+        ports = {str(e["port"]) for e in spec.get("endpoints") or [] if isinstance(e, dict) and e.get("port")}
+        meant = [s for s in seen if ports & _port_names(s)]
+        if not meant:
+            continue
+        target = meant[0]
+        shown = labels_of[id(target)] or "none"
+        yield Hit("spec.selector.matchLabels", f"ServiceMonitor {monitor.name} selects Services labelled {wanted}, "
+                  f"and no Service it watches has those labels; Service {target.name}, which declares the port "
+                  f"{sorted(ports & _port_names(target))[0]} it scrapes, is labelled {shown} (a ServiceMonitor "
+                  "reads a Service's own labels, not its pod selector): Prometheus gets no target", obj=monitor)
