@@ -44,6 +44,7 @@ from . import (
     kuberay_fields,
     launcher_world_size,
     literal_secret,
+    model_source_empty,
     namespace,
     network_policy_coverage,
     no_learning_signal,
@@ -195,6 +196,7 @@ _MODULES: list[ModuleType] = [
     peer_pod_hostname,
     claim_never_binds,
     service_monitor_selector,
+    model_source_empty,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

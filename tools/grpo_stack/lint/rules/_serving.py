@@ -84,6 +84,28 @@ def one_port_server(c: dict[str, Any]) -> bool:
     return bool(ONE_PORT_SERVERS.search(argv(c)))
 
 
+# Triton's HTTP API, KServe v2 health included (`/v2/health/ready`), answers on --http-port, 8000 by default;
+# its metrics on --metrics-port, 8002 (triton-inference-server/server src/command_line_parser.h L195, L215,
+# command_line_parser.cc L487 @e1db8a60).
+TRITON = re.compile(r"(?:^|[\s/])tritonserver(?:\s|$)")
+TRITON_HTTP_FLAG = re.compile(r"^--http-port(?:=(\S+))?$")
+TRITON_HTTP_DEFAULT = 8000
+
+
+def triton_http_port(c: dict[str, Any]) -> int | None:
+    """The port a container's `tritonserver` serves HTTP on (its --http-port, else 8000); None when the container
+    runs no tritonserver or names its port by a variable."""
+    words = [part for w in argv_of(c) for part in w.split()]
+    if not any(TRITON.search(w) for w in words):
+        return None
+    for i, w in enumerate(words):
+        m = TRITON_HTTP_FLAG.match(w)
+        if m:
+            value = (m.group(1) or (words[i + 1] if i + 1 < len(words) else "")).strip("'\"")
+            return int(value) if value.isdigit() else None
+    return TRITON_HTTP_DEFAULT
+
+
 # Arguments only a model engine's server takes: what a server image's own entrypoint is started with.
 ENGINE_FLAGS = frozenset({"--model", "--model-path", "--model-id", "--tensor-parallel-size", "--max-model-len",
                           "--gpu-memory-utilization", "--served-model-name"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...catalog.capacity import capacity_row, quantity, stated_in_values
-from ...catalog.instances import EC2_NAME, InstanceType, did_you_mean, lookup
+from ...catalog.instances import EC2_NAME, INSTANCE_TYPES, InstanceType, did_you_mean, lookup
 from ...errors import InputError
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
@@ -27,8 +27,9 @@ mean"): `p5.48xl`, `p5en.48xlarg`. A real type the catalogue does not list is ac
 stated, in the values (`global.instanceTypes`) or in `.grpo-lint.yaml` (`instance-types`), and then checked like
 any other. Both state the same four figures; where both name a type, the values file's entry wins for that release
 (it describes the cluster the release is installed on). A catalogued type stated there is an error: its capacity
-is sourced already. In plain manifests an EC2-shaped unknown
-name is a warning, and other clouds' machine names (GKE `a2-highgpu-8g`, AKS `Standard_ND96asr_v4`) are not
+is sourced already. In plain manifests an unknown size of a family the catalogue lists (`p5.24xlarge`) is a
+warning; a family it does not list (`g4dn.xlarge`) says nothing about the manifest and is not reported until its
+capacity is stated, and other clouds' machine names (GKE `a2-highgpu-8g`, AKS `Standard_ND96asr_v4`) are not
 findings: they are not EC2 types at all.
 
 Allocatable figures as the node reports them (`kubectl describe node`), in the values:
@@ -187,11 +188,18 @@ def check(ctx) -> Iterator[Hit]:
                     continue  # global.cluster.gpuInstanceType: GRPO613 reports it, once
                 if section:
                     yield Hit(key, f"{o.kind} {o.name}: {unknown_type_message(name)}", **where)
-                elif EC2_NAME.match(name):  # another cloud's machine name is no finding (and no EC2 type)
+                elif EC2_NAME.match(name) and _catalogued_family(name):
+                    # a size the catalogue does not list in a family it does: likely a slip. A family it lacks
+                    # (g4dn) says nothing about the manifest, and another cloud's machine name is no EC2 type.
                     yield Hit(key, f"{o.kind} {o.name}: {unknown_type_message(name)}; fit cannot be checked",
                               severity=Severity.WARNING, **where)
                 continue
             yield from _fit(o, name, node, req, section, key, where)
+
+
+def _catalogued_family(name: str) -> bool:
+    family = name.partition(".")[0]
+    return any(known.partition(".")[0] == family for known in INSTANCE_TYPES)
 
 
 def _multi_node_ray_worker(o) -> bool:

@@ -6,9 +6,16 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
-from ._objects import RUNTIME_TEMPLATE_KINDS, containers
+from ._objects import RUNTIME_TEMPLATE_KINDS, argv_of, containers
 from ._one_shot import idles_only
-from ._serving import is_model_server, one_port_server, stated_ports
+from ._serving import (
+    TRITON_HTTP_DEFAULT,
+    TRITON_HTTP_FLAG,
+    is_model_server,
+    one_port_server,
+    stated_ports,
+    triton_http_port,
+)
 
 CODE = "GRPO854"
 NAME = "probe-port"
@@ -23,6 +30,9 @@ in every pod template, whatever the workload kind:
   kubelet cannot resolve it and the probe fails every time;
 - **error**: a vLLM or SGLang server, whose API, health and metrics all answer on the one port its `--port` names,
   is probed on another port number (one its container may even declare, named `metrics`);
+- **error**: an HTTP probe of Triton's KServe v2 health (`/v2/health/ready`, `/v2/health/live`) on a port other
+  than the one `tritonserver` serves HTTP on: its `--http-port`, else 8000 (8002 is its metrics port, where the
+  health path is not served);
 - **warning**: the probe checks a port number the container does not list while it lists others (ports are
   informational, so the process may still listen there: the finding names what is declared);
 - **error**: the container's command only waits (`sleep infinity`, `tail -f /dev/null`) and a probe checks a
@@ -110,6 +120,16 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(where, f"{who} checks port {_number(port)}, but the server listens only on "
                               f"{_listed_ports(stated_ports(c))} (its --port): nothing answers the probe there",
                               obj=o, remediation="probe the port the server's --port names")
+                elif (handler == "httpGet" and triton_http_port(c) is not None
+                      and _resolved(port, declared) not in (None, triton_http_port(c))
+                      and str((c.get(probe) or {}).get("httpGet", {}).get("path", "")).startswith("/v2/")):
+                    http = triton_http_port(c)
+                    yield Hit(where, f"{who} asks {c[probe]['httpGet']['path']} on port {_resolved(port, declared)}, "
+                              f"but tritonserver serves its HTTP API on {http} ("
+                              + ("its --http-port" if http != TRITON_HTTP_DEFAULT or _http_flag(c) else
+                                 "its default: the command sets no --http-port")
+                              + "): the probe gets no health answer there (8002 is its metrics port)", obj=o,
+                              remediation=f"probe port {http}, or start tritonserver with --http-port")
                 elif numbers and _number(port) is not None and _number(port) not in numbers:
                     yield Hit(where, f"{who} checks port {_number(port)}, which the container does not list "
                               f"({_listed(names, numbers)})", severity=Severity.WARNING, obj=o,
@@ -145,6 +165,18 @@ def _port(probe) -> tuple[str | None, object]:
         if isinstance(spec, dict) and isinstance(spec.get("port"), int | str) and not isinstance(spec["port"], bool):
             return handler, spec["port"]
     return None, None
+
+
+def _resolved(port, declared: list[dict]) -> int | None:
+    """A probe's port as a number: itself, or the containerPort of the container port it names."""
+    if _number(port) is not None:
+        return _number(port)
+    return next((p["containerPort"] for p in declared if p.get("name") == port
+                 and isinstance(p.get("containerPort"), int)), None)
+
+
+def _http_flag(c: dict) -> bool:
+    return any(TRITON_HTTP_FLAG.match(part) for w in argv_of(c) for part in w.split())
 
 
 def _number(port) -> int | None:
