@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ..shell import script_in
+from ._cache_paths import mount_at
 from ._objects import argv_of, containers
 
 CODE = "GRPO866"
@@ -63,19 +64,6 @@ def _model_paths(words: list[str]) -> Iterator[tuple[str, str]]:
             yield flag, value
 
 
-def _volume_of(path: str, c: dict) -> str | None:
-    """The name of the volume the container mounts deepest above `path`."""
-    best = None
-    for m in c.get("volumeMounts") or []:
-        if not isinstance(m, dict):
-            continue
-        mount = str(m.get("mountPath", "")).rstrip("/") or "/"
-        if path == mount or path.startswith(mount + "/"):
-            if best is None or len(mount) > len(best[0]):
-                best = (mount, m.get("name"))
-    return best[1] if best else None
-
-
 def _mounts(c: dict, volume: str) -> bool:
     return any(isinstance(m, dict) and m.get("name") == volume for m in c.get("volumeMounts") or [])
 
@@ -91,7 +79,8 @@ def check(ctx) -> Iterator[Hit]:
             if not words or script_in(words) is not None:
                 continue
             for flag, path in _model_paths(words):
-                name = _volume_of(path, c)
+                mount = mount_at(c, path)
+                name = mount.get("name") if mount else None
                 volume = volumes.get(name) if name else None
                 if not isinstance(volume, dict) or "emptyDir" not in volume:
                     continue

@@ -9,7 +9,6 @@ from ._accelerators import asked as accelerators_asked
 from ._objects import RUNTIME_TEMPLATE_KINDS, argv_of, containers
 from ._one_shot import idles_only
 from ._serving import (
-    TRITON_HTTP_DEFAULT,
     TRITON_HTTP_FLAG,
     is_model_server,
     one_port_server,
@@ -89,6 +88,7 @@ def check(ctx) -> Iterator[Hit]:
             names = {str(p["name"]) for p in declared if p.get("name")}
             numbers = {p["containerPort"] for p in declared if isinstance(p.get("containerPort"), int)}
             idle = idles_only(c)
+            triton = triton_http_port(c)
             for probe in PROBES:
                 handler, port = _port(c.get(probe))
                 if port is None:
@@ -120,16 +120,14 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(where, f"{who} checks port {_number(port)}, but the server listens only on "
                               f"{_listed_ports(stated_ports(c))} (its --port): nothing answers the probe there",
                               obj=o, remediation="probe the port the server's --port names")
-                elif (handler == "httpGet" and triton_http_port(c) is not None
-                      and _resolved(port, declared) not in (None, triton_http_port(c))
-                      and str((c.get(probe) or {}).get("httpGet", {}).get("path", "")).startswith("/v2/")):
-                    http = triton_http_port(c)
+                elif (handler == "httpGet" and triton is not None
+                      and _resolved(port, declared) not in (None, triton)
+                      and str(c[probe]["httpGet"].get("path", "")).startswith("/v2/")):
                     yield Hit(where, f"{who} asks {c[probe]['httpGet']['path']} on port {_resolved(port, declared)}, "
-                              f"but tritonserver serves its HTTP API on {http} ("
-                              + ("its --http-port" if http != TRITON_HTTP_DEFAULT or _http_flag(c) else
-                                 "its default: the command sets no --http-port")
+                              f"but tritonserver serves its HTTP API on {triton} ("
+                              + ("its --http-port" if _http_flag(c) else "its default: the command sets no --http-port")
                               + "): the probe gets no health answer there (8002 is its metrics port)", obj=o,
-                              remediation=f"probe port {http}, or start tritonserver with --http-port")
+                              remediation=f"probe port {triton}, or start tritonserver with --http-port")
                 elif numbers and _number(port) is not None and _number(port) not in numbers:
                     yield Hit(where, f"{who} checks port {_number(port)}, which the container does not list "
                               f"({_listed(names, numbers)})", severity=Severity.WARNING, obj=o,
