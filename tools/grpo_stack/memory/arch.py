@@ -161,8 +161,9 @@ def from_config(config: dict[str, Any]) -> Arch:
         v_head_dim=_int(c, "v_head_dim"), mtp_layers=_int(c, "num_nextn_predict_layers"))
 
 
-def _arg(v: dict[str, Any], key: str, default: int | None = None) -> int | None:
-    value = v.get(key)
+def int_arg(v: dict[str, Any], key: str, default: Any = None) -> Any:
+    """An argument's number as an int (a value the parser read as a float too), else `default`."""
+    value = v.get(key, default)
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
 
 
@@ -209,14 +210,15 @@ def from_megatron_args(v: dict[str, Any]) -> Arch | None:
     (L3548-3556). The vocabulary is padded as Megatron pads it: to a multiple of --make-vocab-size-divisible-by
     (128) x tensor parallel (training/vocab_utils.py L58). None when the layers, hidden size, heads or vocabulary
     are not stated (the tokenizer's size is not guessed), or --moe-layer-freq cannot be read."""
-    layers, hidden, heads, vocab = (_arg(v, k) for k in ("num-layers", "hidden-size", "num-attention-heads",
+    layers, hidden, heads, vocab = (int_arg(v, k) for k in ("num-layers", "hidden-size", "num-attention-heads",
                                                          "vocab-size"))
-    if not (layers and hidden and heads and vocab) or hidden % heads and not _arg(v, "kv-channels"):
+    if not (layers and hidden and heads and vocab) or hidden % heads and not int_arg(v, "kv-channels"):
         return None
-    multiple = (_arg(v, "make-vocab-size-divisible-by", 128) or 128) * (_arg(v, "tensor-model-parallel-size", 1) or 1)
+    multiple = ((int_arg(v, "make-vocab-size-divisible-by", 128) or 128)
+                * (int_arg(v, "tensor-model-parallel-size", 1) or 1))
     gated = v.get("swiglu") is True
-    ffn = _arg(v, "ffn-hidden-size") or (int(4 * hidden * 2 / 3 / 64) * 64 if gated else 4 * hidden)
-    experts = _arg(v, "num-experts", 0) or 0
+    ffn = int_arg(v, "ffn-hidden-size") or (int(4 * hidden * 2 / 3 / 64) * 64 if gated else 4 * hidden)
+    experts = int_arg(v, "num-experts", 0) or 0
     dense_layers = 0
     if experts:
         pattern = moe_pattern(v.get("moe-layer-freq", 1), layers)
@@ -226,17 +228,18 @@ def from_megatron_args(v: dict[str, Any]) -> Arch | None:
     mla = v.get("multi-latent-attention") is True
     return Arch(
         layers=layers, hidden=hidden, heads=heads,
-        kv_heads=(_arg(v, "num-query-groups") or heads) if v.get("group-query-attention") is True else heads,
-        head_dim=_arg(v, "kv-channels") or hidden // heads, ffn=ffn, vocab=-(-vocab // multiple) * multiple,
-        experts=experts, moe_ffn=(_arg(v, "moe-ffn-hidden-size") or ffn) if experts else 0,
-        topk=(_arg(v, "moe-router-topk", 2) or 2) if experts else 0,
-        shared_ffn=_arg(v, "moe-shared-expert-intermediate-size", 0) or 0 if experts else 0,
+        kv_heads=(int_arg(v, "num-query-groups") or heads) if v.get("group-query-attention") is True else heads,
+        head_dim=int_arg(v, "kv-channels") or hidden // heads, ffn=ffn, vocab=-(-vocab // multiple) * multiple,
+        experts=experts, moe_ffn=(int_arg(v, "moe-ffn-hidden-size") or ffn) if experts else 0,
+        topk=(int_arg(v, "moe-router-topk", 2) or 2) if experts else 0,
+        shared_ffn=int_arg(v, "moe-shared-expert-intermediate-size", 0) or 0 if experts else 0,
         dense_layers=dense_layers, tied=v.get("untie-embeddings-and-output-weights") is not True,
         qkv_bias=v.get("add-qkv-bias") is True or v.get("disable-bias-linear") is not True,
         qk_norm=v.get("qk-layernorm") is True, gated=gated,
         norm_params=1 if str(v.get("normalization", "LayerNorm")).strip("'\"") == "RMSNorm" else 2,
-        q_lora_rank=(_arg(v, "q-lora-rank", 0) or 0) if mla else 0,
-        kv_lora_rank=(_arg(v, "kv-lora-rank", 32) or 32) if mla else 0,
-        qk_nope_dim=(_arg(v, "qk-head-dim", 128) or 128) if mla else 0,
-        qk_rope_dim=(_arg(v, "qk-pos-emb-head-dim", 64) or 64) if mla else 0,
-        v_head_dim=(_arg(v, "v-head-dim", 128) or 128) if mla else 0, mtp_layers=_arg(v, "mtp-num-layers", 0) or 0)
+        q_lora_rank=(int_arg(v, "q-lora-rank", 0) or 0) if mla else 0,
+        kv_lora_rank=(int_arg(v, "kv-lora-rank", 32) or 32) if mla else 0,
+        qk_nope_dim=(int_arg(v, "qk-head-dim", 128) or 128) if mla else 0,
+        qk_rope_dim=(int_arg(v, "qk-pos-emb-head-dim", 64) or 64) if mla else 0,
+        v_head_dim=(int_arg(v, "v-head-dim", 128) or 128) if mla else 0,
+        mtp_layers=int_arg(v, "mtp-num-layers", 0) or 0)

@@ -14,7 +14,7 @@ from typing import Any
 from ..catalog.capacity import stated_in_values
 from ..catalog.instances import InstanceType, gpu_memory_mib, lookup
 from . import terms as t
-from .arch import from_shape
+from .arch import from_shape, int_arg
 from .model import Run
 
 AR = "actor_rollout_ref"
@@ -65,11 +65,6 @@ FIX_KEYS["verl-fsdp"] = {**{k: v for k, v in FIX_KEYS["verl"].items() if k not i
 def fix_keys(framework: str, engine: str) -> dict[str, str]:
     """The values keys a GRPO920 fix may name for a run of `framework` on `engine` (its training backend)."""
     return FIX_KEYS["verl-fsdp" if framework == "verl" and engine == "fsdp" else framework]
-
-
-def _int(values: dict, key: str, default: Any) -> Any:
-    value = values.get(key, default)
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
 
 
 def _hardware(spec, stated: InstanceType | None) -> tuple[int, int | None] | None:
@@ -163,32 +158,32 @@ def megatron_precision(v: dict) -> dict[str, Any]:
 
 def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
     """verl's Hydra keys (as the builder emits them, or as a manifest's entrypoint spells them) -> Run."""
-    nodes, gpus = _int(v, "trainer.nnodes", 1), _int(v, "trainer.n_gpus_per_node", 8)
-    tp = _int(v, MG + "tensor_model_parallel_size", 1) if megatron else 1
-    pp = _int(v, MG + "pipeline_model_parallel_size", 1) if megatron else 1
-    cp = _int(v, MG + "context_parallel_size", 1) if megatron else 1
+    nodes, gpus = int_arg(v, "trainer.nnodes", 1), int_arg(v, "trainer.n_gpus_per_node", 8)
+    tp = int_arg(v, MG + "tensor_model_parallel_size", 1) if megatron else 1
+    pp = int_arg(v, MG + "pipeline_model_parallel_size", 1) if megatron else 1
+    cp = int_arg(v, MG + "context_parallel_size", 1) if megatron else 1
     eng = MG if megatron else FS
-    prompt, response = _int(v, "data.max_prompt_length", 512), _int(v, "data.max_response_length", 512)
+    prompt, response = int_arg(v, "data.max_prompt_length", 512), int_arg(v, "data.max_response_length", 512)
     dynamic = bool(v.get(f"{AR}.actor.use_dynamic_bsz", False))
-    budget = _int(v, f"{AR}.actor.ppo_max_token_len_per_gpu", 16384) if dynamic else None  # actor.yaml L31-33
-    micro = _int(v, f"{AR}.actor.ppo_micro_batch_size_per_gpu", 1)
-    lp_micro = _int(v, f"{AR}.rollout.log_prob_micro_batch_size_per_gpu", None)
-    lp_budget = _int(v, f"{AR}.rollout.log_prob_max_token_len_per_gpu", None) if dynamic else None
-    n = _int(v, f"{AR}.rollout.n", 1)
-    ulysses = _int(v, f"{AR}.actor.ulysses_sequence_parallel_size", 1)
+    budget = int_arg(v, f"{AR}.actor.ppo_max_token_len_per_gpu", 16384) if dynamic else None  # actor.yaml L31-33
+    micro = int_arg(v, f"{AR}.actor.ppo_micro_batch_size_per_gpu", 1)
+    lp_micro = int_arg(v, f"{AR}.rollout.log_prob_micro_batch_size_per_gpu", None)
+    lp_budget = int_arg(v, f"{AR}.rollout.log_prob_max_token_len_per_gpu", None) if dynamic else None
+    n = int_arg(v, f"{AR}.rollout.n", 1)
+    ulysses = int_arg(v, f"{AR}.actor.ulysses_sequence_parallel_size", 1)
     world = nodes * gpus
     dp = max(1, world // (tp * pp * cp) if megatron else world // ulysses)
-    mini = _int(v, f"{AR}.actor.ppo_mini_batch_size", 256)
+    mini = int_arg(v, f"{AR}.actor.ppo_mini_batch_size", 256)
     recompute = str(v.get(MG + "override_transformer_config.recompute_granularity") or "none") if megatron else (
         # verl's FSDP model config turns gradient checkpointing on unless the run turns it off
         "full" if v.get(f"{AR}.model.enable_gradient_checkpointing", True) else "none")
-    lora = _int(v, f"{AR}.model.lora.rank", 0) or _int(v, f"{AR}.model.lora_rank", 0)
+    lora = int_arg(v, f"{AR}.model.lora.rank", 0) or int_arg(v, f"{AR}.model.lora_rank", 0)
     ref = f"{AR}.ref.{'megatron' if megatron else 'fsdp_config'}.param_offload"
     return Run(
         arch=arch, framework="verl", engine="megatron" if megatron else "fsdp", gpu_bytes=gpu, nodes=nodes,
-        gpus_per_node=gpus, node_ram_bytes=ram, tp=tp, pp=pp, cp=cp, ep=_int(v, MG + "expert_model_parallel_size", 1),
-        etp=_int(v, MG + "expert_tensor_parallel_size", None), vpp=_int(v, MG + "virtual_pipeline_model_parallel_size",
-                                                                           None),
+        gpus_per_node=gpus, node_ram_bytes=ram, tp=tp, pp=pp, cp=cp,
+        ep=int_arg(v, MG + "expert_model_parallel_size", 1), etp=int_arg(v, MG + "expert_tensor_parallel_size", None),
+        vpp=int_arg(v, MG + "virtual_pipeline_model_parallel_size", None),
         ulysses=ulysses, sequence_parallel=bool(v.get(MG + "sequence_parallel", True)) and tp > 1,
         distributed_optimizer=bool(v.get(MG + "use_distributed_optimizer", True)),  # verl engine.py L198-199
         lora_rank=lora, param_offload=bool(v.get(eng + "param_offload", False)),
@@ -217,38 +212,38 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         remove_padding=bool(v.get(f"{AR}.model.use_remove_padding", True)),
         # the step computes the entropy only for a non-zero coefficient (dp_actor.py L445-451; actor.yaml L89: 0)
         train_entropy=bool(v.get(f"{AR}.actor.entropy_coeff", 0)),
-        rollout_tp=_int(v, f"{AR}.rollout.tensor_model_parallel_size", 2),
+        rollout_tp=int_arg(v, f"{AR}.rollout.tensor_model_parallel_size", 2),
         # rollout.yaml L452-453 @v0.9.0: "quantization: null", fp8 or torchao; torchao's bytes are not modelled
         rollout_fp8=str(v.get(f"{AR}.rollout.quantization") or "").lower() == "fp8",
         rollout_graphs=not v.get(f"{AR}.rollout.enforce_eager", False),  # rollout.yaml L52
         gmu=float(v.get(f"{AR}.rollout.gpu_memory_utilization", 0.5)),
-        max_model_len=_int(v, f"{AR}.rollout.max_model_len", prompt + response),
-        max_num_seqs=_int(v, f"{AR}.rollout.max_num_seqs", 256),
-        max_batched_tokens=_int(v, f"{AR}.rollout.max_num_batched_tokens", 8192),
-        requests_per_step=_int(v, "data.train_batch_size", 1024) * n)
+        max_model_len=int_arg(v, f"{AR}.rollout.max_model_len", prompt + response),
+        max_num_seqs=int_arg(v, f"{AR}.rollout.max_num_seqs", 256),
+        max_batched_tokens=int_arg(v, f"{AR}.rollout.max_num_batched_tokens", 8192),
+        requests_per_step=int_arg(v, "data.train_batch_size", 1024) * n)
 
 
 def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
     """miles' arguments (as the builder emits them with extraArgs' flags, or as a manifest's command spells them;
     bare flags are True) on `nodes` nodes -> Run."""
     colocate = bool(v.get("colocate", False))
-    gpus = _int(v, "actor-num-gpus-per-node", 8)
-    prompt, response = _int(v, "rollout-max-prompt-len", 1024), _int(v, "rollout-max-response-len", 1024)
+    gpus = int_arg(v, "actor-num-gpus-per-node", 8)
+    prompt, response = int_arg(v, "rollout-max-prompt-len", 1024), int_arg(v, "rollout-max-response-len", 1024)
     dynamic = bool(v.get("use-dynamic-batch-size", False))
-    tp, pp, cp = (_int(v, k, 1) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
+    tp, pp, cp = (int_arg(v, k, 1) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
                                           "context-parallel-size"))
-    actor_nodes = _int(v, "actor-num-nodes", 1)
+    actor_nodes = int_arg(v, "actor-num-nodes", 1)
     world = (nodes if colocate else actor_nodes) * gpus
     dp = max(1, world // (tp * pp * cp))
-    micro = _int(v, "micro-batch-size", 1)
-    engine_tp = _int(v, "rollout-num-gpus-per-engine", 1)
-    chunk, graph_bs = t.sglang_settings(gpu, engine_tp, _int(v, "sglang-chunked-prefill-size", None),
+    micro = int_arg(v, "micro-batch-size", 1)
+    engine_tp = int_arg(v, "rollout-num-gpus-per-engine", 1)
+    chunk, graph_bs = t.sglang_settings(gpu, engine_tp, int_arg(v, "sglang-chunked-prefill-size", None),
                                         _sglang_graph_bs(v))
     return Run(
         arch=arch, framework="miles", engine="megatron", gpu_bytes=gpu, nodes=nodes, gpus_per_node=gpus,
         trainer_nodes=None if colocate else actor_nodes, node_ram_bytes=ram, tp=tp, pp=pp, cp=cp,
-        ep=_int(v, "expert-model-parallel-size", 1), etp=_int(v, "expert-tensor-parallel-size", None),
-        vpp=_int(v, "num-virtual-stages-per-pipeline-rank", None),
+        ep=int_arg(v, "expert-model-parallel-size", 1), etp=int_arg(v, "expert-tensor-parallel-size", None),
+        vpp=int_arg(v, "num-virtual-stages-per-pipeline-rank", None),
         sequence_parallel=bool(v.get("sequence-parallel", False)) and tp > 1,
         # miles turns Megatron's distributed optimizer on for every run, whatever the command says
         # (set_default_megatron_args, miles/backends/megatron_utils/arguments.py L12-14, miles-rl 0.0.2)
@@ -264,13 +259,13 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         # miles packs a micro batch's samples (--qkv-format thd by default: miles utils/arguments.py L136-140,
         # backends/training_utils/data.py get_batch, miles-rl 0.0.2)
         remove_padding=v.get("qkv-format", "thd") == "thd",
-        token_budget=_int(v, "max-tokens-per-gpu", None) if dynamic else None,
-        microbatches=max(1, _int(v, "global-batch-size", dp) // dp // max(1, micro)),
+        token_budget=int_arg(v, "max-tokens-per-gpu", None) if dynamic else None,
+        microbatches=max(1, int_arg(v, "global-batch-size", dp) // dp // max(1, micro)),
         use_ref=bool(v.get("use-kl-loss") or v.get("kl-coef")), rollout="sglang",
         rollout_tp=engine_tp, gmu=_sglang_fraction(v, gpu, engine_tp, chunk, graph_bs),
         sglang_chunk=chunk, sglang_graph_bs=graph_bs,
         max_model_len=prompt + response,
-        requests_per_step=_int(v, "rollout-batch-size", 1) * _int(v, "n-samples-per-prompt", 1))
+        requests_per_step=int_arg(v, "rollout-batch-size", 1) * int_arg(v, "n-samples-per-prompt", 1))
 
 
 def _sglang_graph_bs(v: dict) -> int | None:
@@ -279,7 +274,7 @@ def _sglang_graph_bs(v: dict) -> int | None:
     --disable-cuda-graph are SGLang 0.5.16's deprecated aliases (server_args.py L7201-7221)."""
     if v.get("sglang-disable-cuda-graph") or str(v.get("sglang-cuda-graph-backend-decode", "")) == "disabled":
         return 0
-    return _int(v, "sglang-cuda-graph-max-bs-decode", None) or _int(v, "sglang-cuda-graph-max-bs", None)
+    return int_arg(v, "sglang-cuda-graph-max-bs-decode", None) or int_arg(v, "sglang-cuda-graph-max-bs", None)
 
 
 def _sglang_fraction(v: dict, gpu: int, tp: int, chunk: int, graph_bs: int) -> float:
