@@ -75,6 +75,22 @@ def test_warm_run_answers_every_unit_from_the_cache(inputs):
     assert second.findings == first.findings
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_lint_leaves_the_callers_cycle_collector_as_it_was(inputs, enabled):
+    """A lint pauses Python's cycle collector while it runs; a caller in the same process (the in-pod gate, a test
+    session) must get back its own setting, on success and when the input is refused alike."""
+    import gc
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        result = run(inputs, use_cache=False)
+        assert result.findings and result.input_errors  # it linted, and refused broken.yaml
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
 def test_a_changed_file_misses(inputs, tmp_path):
     """Editing a file must never return the stale result (here: fixing the eval context clears GRPO502)."""
     run(inputs)

@@ -39,6 +39,8 @@ class LintContext:
     # What is derived from the objects (by kind, pod templates, the NetworkPolicies selecting a pod, ...), once per
     # object list: (the list it was derived from, key -> value); see `derived`.
     _derived: tuple[list, dict[Any, Any]] | None = field(default=None, init=False, repr=False, compare=False)
+    # The typed job spec, once per job_spec mapping (rules read it a few hundred times per values file).
+    _spec: tuple[dict, Spec] | None = field(default=None, init=False, repr=False, compare=False)
 
     # --- values -------------------------------------------------------------------------------------------
     @property
@@ -87,7 +89,11 @@ class LintContext:
 
     @property
     def spec(self) -> Spec | None:
-        return Spec(self.job_spec) if self.job_spec else None
+        if not self.job_spec:
+            return None
+        if self._spec is None or self._spec[0] is not self.job_spec:
+            self._spec = (self.job_spec, Spec(self.job_spec))
+        return self._spec[1]
 
     # --- rendered objects -----------------------------------------------------------------------------------
     def of_kind(self, *kinds: str) -> list[RenderedObject]:
