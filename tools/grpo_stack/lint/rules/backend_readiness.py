@@ -95,7 +95,7 @@ def check(ctx) -> Iterator[Hit]:
                           f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
                           "starts, before the model it holds an accelerator for has loaded (assumed: the pod serves "
                           "a model)", obj=o)
-            elif b.type in PUBLIC and not is_ray_pod(o, pod_path) and _overlaps(o.obj):
+            elif b.type in PUBLIC and _overlaps(o.obj):
                 yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: {b.type} Service {b.name} routes "
                           f"requests from outside the cluster to it, and container {c.get('name', i)} has no "
                           "readinessProbe; it gets them as soon as it starts, before it has loaded what it "
@@ -120,8 +120,9 @@ def check(ctx) -> Iterator[Hit]:
 
 def _unprobed(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
     """The regular containers of a long-running pod that has no readiness probe and runs no server another rule
-    names (GRPO503's) and nothing that only sleeps (GRPO849's, GRPO854's); else []."""
-    if runs_to_completion(o, pod_path, pod):
+    names (GRPO503's) and nothing that only sleeps (GRPO849's, GRPO854's); else []. A Ray pod has a probe whatever
+    its manifest says: KubeRay gives its Ray container readiness and liveness probes of its own."""
+    if runs_to_completion(o, pod_path, pod) or is_ray_pod(o, pod_path):
         return []
     mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
     if not mains or any(c.get("readinessProbe") or is_model_server(c) or idles_only(c) for _i, c in mains):
