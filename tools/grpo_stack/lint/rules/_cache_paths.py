@@ -11,7 +11,7 @@ from ..shell import command_name, command_words, commands_in, parse, script_in
 from ._hub import HUB_GIT, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import argv_of, containers, literal_env
 from ._ollama import pod_ollama_pulls
-from ._serving import is_ollama
+from ._serving import is_model_server, is_ollama
 from ._vllm import argv_words, is_vllm_server
 
 CACHE_ENV = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
@@ -42,10 +42,27 @@ def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
         for node in commands_in(parse(source).root_node):
             found += argv_pulls([command_name(node), *command_words(node)], env)
         found += [p for _off, p in python_pulls(source)]
+    found += entrypoint_pulls(c)
     for var in MODEL_ENV:
         if env.get(var) and hub_repo(env[var]) and (var != "MODEL_ID" or is_tgi(c, argv)):
             found.append(Pull(env[var], f"env {var}", None))
     return found
+
+
+def entrypoint_pulls(c: dict) -> list[Pull]:
+    """A model server image's own entrypoint given the model as its first argument (`args: [ORG/NAME, --port,
+    ...]` to an image whose entrypoint is `vllm serve`): the server pulls it when it starts."""
+    command = c.get("command") if isinstance(c.get("command"), list) else []
+    args = c.get("args") if isinstance(c.get("args"), list) else []
+    if command or not args or not is_model_server(c):
+        return []
+    first = str(args[0]).strip("'\"")
+    if first.startswith("-") or not hub_repo(first):
+        return []
+    words = [str(a) for a in args]
+    at = next((i for i, w in enumerate(words) if w.partition("=")[0] == "--revision"), None)
+    revision = None if at is None else (words[at].partition("=")[2] or (words[at + 1] if at + 1 < len(words) else ""))
+    return [Pull(first, "the image's server, its first argument", revision or None)]
 
 
 def _clone_target(c: dict, argv: list[str]) -> str | None:

@@ -17,14 +17,14 @@ SUMMARY = ("NetworkPolicies isolate a pod's egress and admit no address outside 
            "its model from the Hugging Face Hub when it starts.")
 DOC = """## What it does
 For each pod template (any controller) with a container that pulls from the Hugging Face Hub when it starts (a
-server's `--model org/name`, `hf download`, `snapshot_download`, TGI's `MODEL_ID`, a Trainer initializer's
-`hf://` URI), gathers the NetworkPolicies that select the pod and isolate its egress, KubeRay's own from
-`networkPolicy.mode` included. When no egress rule admits an address outside the cluster on TCP 443 (a rule with
-no `to`, or an `ipBlock` that is not a private range), the download cannot connect. It is an error when the
-download lands on storage that starts empty with the pod (an emptyDir, the container's filesystem), and a warning
-when it lands on a persistent volume, which may have been filled beforehand (then `HF_HUB_OFFLINE=1` says so).
-A container that goes through a proxy or a mirror (`HTTPS_PROXY`, `HF_ENDPOINT`) or is offline
-(`HF_HUB_OFFLINE`, `TRANSFORMERS_OFFLINE`) is not reported.
+server's `--model org/name` or its image's entrypoint given `org/name` first, `hf download`, `snapshot_download`,
+TGI's `MODEL_ID`, a Trainer initializer's `hf://` URI), gathers the NetworkPolicies that select the pod and isolate
+its egress, KubeRay's own from `networkPolicy.mode` included. When no egress rule admits an address outside the
+cluster on TCP 443 (a rule with no `to`, or an `ipBlock` that is not a private range), the download cannot connect.
+It is an error when the download lands on storage that starts empty with the pod (an emptyDir, the container's
+filesystem), and a warning when it lands on a persistent volume, which may have been filled beforehand (then
+`HF_HUB_OFFLINE=1` says so). A container that goes through a proxy or a mirror (`HTTPS_PROXY`, `HF_ENDPOINT`) or is
+offline (`HF_HUB_OFFLINE`, `TRANSFORMERS_OFFLINE`) is not reported.
 
 A NetworkPolicy whose pods are not in the files is read alone: an egress rule that admits pods of every namespace
 (`namespaceSelector: {}`) on ports 80 and 443 only reads as "the internet over HTTP(S)", which it is not, and is

@@ -15,7 +15,8 @@ SUMMARY = ("A container downloads a model from the Hugging Face Hub into a cache
            "download fails with EROFS at start.")
 DOC = """## What it does
 For every container that pulls a model from the Hugging Face Hub when it starts (a server started with a hub id:
-`--model ORG/NAME`, `vllm serve ORG/NAME`, `--model-path`, TGI's `MODEL_ID`; `hf download`, `snapshot_download` /
+`--model ORG/NAME`, `vllm serve ORG/NAME`, a server image's entrypoint given `ORG/NAME` as its first argument,
+`--model-path`, TGI's `MODEL_ID`; `hf download`, `snapshot_download` /
 `from_pretrained`, a Trainer initializer's `STORAGE_URI=hf://...`; in command, args, env or an `sh -c` script),
 finds where the download lands, as GRPO626 does (`--download-dir` / `--local-dir`, `HF_HUB_CACHE`,
 `TRANSFORMERS_CACHE`, `HF_HOME/hub`, else `$HOME/.cache/huggingface/hub`), and the volume mounted there. It is

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
 from ._accelerators import asked
+from ._cache_paths import entrypoint_pulls
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
 from ._runtime_env import embedded_yaml, runtime_env_vars
-from ._serving import is_model_server
 
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
@@ -107,20 +107,6 @@ def _message(o, where: str, pull: Pull, detail: str = "") -> str:
             f"{detail}{assumed}; it gets whatever the branch holds that day")
 
 
-def _entrypoint_pull(c: dict, command: list, args: list) -> list[Pull]:
-    """A model server image's own entrypoint given the model as its first argument (`args: [ORG/NAME, --port,
-    ...]` to an image whose entrypoint is `vllm serve`): the server pulls it when it starts."""
-    if command or not args or not is_model_server(c):
-        return []
-    first = str(args[0]).strip("'\"")
-    if first.startswith("-") or not hub_repo(first):
-        return []
-    words = [str(a) for a in args]
-    at = next((i for i, w in enumerate(words) if w.partition("=")[0] == "--revision"), None)
-    revision = None if at is None else (words[at].partition("=")[2] or (words[at + 1] if at + 1 < len(words) else ""))
-    return [Pull(first, "the image's server, its first argument", revision or None)]
-
-
 def _severity(pull: Pull) -> Severity | None:
     return Severity.WARNING if pull.canonical else None
 
@@ -133,7 +119,7 @@ def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
         args = c.get("args") if isinstance(c.get("args"), list) else []
         argv = [str(w) for w in (*command, *args)]
         if script_in(argv) is None:  # a shell script is read command by command below
-            for pull in [*argv_pulls(argv, env), *_entrypoint_pull(c, command, args)]:
+            for pull in [*argv_pulls(argv, env), *entrypoint_pulls(c)]:
                 if not pull.pinned:
                     yield Hit(_word_path(base, command, argv, pull.repo, env), _message(o, f"container {name}", pull),
                               obj=o)
