@@ -10,7 +10,7 @@ from ._objects import containers, runs_to_completion
 from ._one_shot import idles_only
 from ._podsecurity import is_ray_pod
 from ._services import backends
-from ._serving import SERVING_KINDS, is_model_server
+from ._serving import SERVING_KINDS, is_model_server, loads_no_model_at_start
 
 CODE = "GRPO862"
 NAME = "backend-readiness"
@@ -34,7 +34,9 @@ warning naming the assumption that the server takes more than a moment to start:
 an index, runs migrations or fills a cache at start), where a readiness probe would change what callers get: the
 workload has several replicas, or rolls a new pod out beside the old one (a Deployment's default RollingUpdate).
 One replica under `Recreate`, or a bare Pod, has no other pod to serve while it starts, probe or not. Ray pods are
-left out: KubeRay gives their containers its own probes.
+left out: KubeRay gives their containers its own probes. A model server that loads no model until a request names
+one (Ollama without a start-time pull, Triton in explicit model control, LocalAI started with no model: GRPO503
+leaves them alone) is judged as such an app, accelerator or not: reported only behind a public Service.
 
 ## Why is this bad?
 A pod with no readiness probe is Ready as soon as its containers start, so the Service's endpoints include it
@@ -90,7 +92,7 @@ def check(ctx) -> Iterator[Hit]:
             if not mains:
                 continue
             i, c = _serving(mains, b.ports)
-            if any(asked(m) for _j, m in mains):
+            if any(asked(m) for _j, m in mains) and not any(is_model_server(m) for _j, m in mains):
                 yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
                           f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
                           "starts, before the model it holds an accelerator for has loaded (assumed: the pod serves "
@@ -106,8 +108,8 @@ def check(ctx) -> Iterator[Hit]:
     # a set with no Service at all: the Service in front of a server that declares its port is applied apart
     for o, pod_path, pod in ctx.pod_templates():
         mains = _unprobed(o, pod_path, pod) if o.kind in SERVING_KINDS else []
-        if not any(asked(c) for _i, c in mains):
-            continue  # no accelerator: no sign of a load that takes minutes
+        if not any(asked(c) for _i, c in mains) or any(is_model_server(c) for _i, c in mains):
+            continue  # no accelerator, or a server that loads its model on request: no sign of a load at start
         declared = [(i, c) for i, c in mains if any(isinstance(p, dict) and p.get("containerPort")
                                                     for p in c.get("ports") or [])]
         if declared:
@@ -119,13 +121,15 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _unprobed(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
-    """The regular containers of a long-running pod that has no readiness probe and runs no server another rule
-    names (GRPO503's) and nothing that only sleeps (GRPO849's, GRPO854's); else []. A Ray pod has a probe whatever
+    """The regular containers of a long-running pod that has no readiness probe and runs no server GRPO503 reports
+    (a server that loads no model until asked, Ollama's way, is this rule's) and nothing that only sleeps
+    (GRPO849's, GRPO854's); else []. A Ray pod has a probe whatever
     its manifest says: KubeRay gives its Ray container readiness and liveness probes of its own."""
     if runs_to_completion(o, pod_path, pod) or is_ray_pod(o, pod_path):
         return []
     mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
-    if not mains or any(c.get("readinessProbe") or is_model_server(c) or idles_only(c) for _i, c in mains):
+    if not mains or any(c.get("readinessProbe") or idles_only(c) or (is_model_server(c) and not
+                                                                     loads_no_model_at_start(c)) for _i, c in mains):
         return []
     return mains
 

@@ -21,8 +21,8 @@ entrypoint) in Deployments, StatefulSets, ReplicaSets, DaemonSets, Pods and Lead
 request that names it (unless its command or a postStart hook pulls one at start, which is reported), and Triton
 under `--model-control-mode=explicit` without `--load-model` loads only what an API call asks for, and LocalAI
 started with no model (none in its arguments or `MODELS`/`PRELOAD_MODELS`, not an All-in-One image) loads one on
-the first request that names it; such a server answers as soon as it listens. GRPO862 reports servers no rule
-can name that hold an accelerator behind a Service.
+the first request that names it; such a server answers as soon as it listens (GRPO862 reports it behind a public
+Service that rolls). GRPO862 reports servers no rule can name that hold an accelerator behind a Service.
 
 ## Why is this bad?
 Without a readiness probe a pod is Ready as soon as its containers start. A model server starts by downloading
