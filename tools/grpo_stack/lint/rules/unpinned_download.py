@@ -30,13 +30,13 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   `$(VAR)` and `$VAR` are read from the container's literal env; a server image's own entrypoint given the model as
   its first argument (`args: [ORG/NAME, --max-model-len, ...]` to an image that runs `vllm serve`);
 - TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
-- a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`,
-  ...; a RayJob's `runtimeEnvYAML` and a RayService application's `runtime_env` env_vars, and a ConfigMap of env
-  too) that its command does not name itself, where the program loads models: its pod holds an accelerator or runs
-  to completion, it is a Ray job's or Serve application's, or a revision variable sits beside the name (a web
-  app's `MODEL_ID` is usually the name it asks a model server for). A warning, since only the program's code shows
-  that it loads that id from the Hub. A `*REVISION` or `*COMMIT` variable beside it pins it, unless it names a
-  branch (`MODEL_REVISION: main`);
+- a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`, ..., and
+  each id of a comma-separated list in `MODELS`, `MODEL_IDS`, `MODEL_NAMES`, `MODEL_LIST`; a RayJob's `runtimeEnvYAML`
+  and a RayService application's `runtime_env` env_vars, and a ConfigMap of env too) that its command does not name
+  itself, where the program loads models: its pod holds an accelerator or runs to completion, it is a Ray job's or
+  Serve application's, or a revision variable sits beside the name (a web app's `MODEL_ID` is usually the name it asks
+  a model server for). A warning, since only the program's code shows that it loads that id from the Hub. A
+  `*REVISION` or `*COMMIT` variable beside it pins it, unless it names a branch (`MODEL_REVISION: main`);
 - `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts;
 - Python's `snapshot_download`, `hf_hub_download`, `from_pretrained` and `load_dataset` in inline code
   (`python -c`, heredocs) and in ConfigMap scripts, naming the repository literally or through a variable the code
@@ -92,6 +92,7 @@ MODEL_ENV = {"MODEL_ID": "REVISION", "HF_MODEL_ID": "HF_MODEL_REVISION"}
 # it asks a model server for.
 PROGRAM_MODEL_ENV = frozenset({"MODEL_ID", "MODEL_NAME", "MODEL", "BASE_MODEL", "HF_MODEL", "MODEL_REPO",
                                "MODEL_REPO_ID", "PRETRAINED_MODEL", "MODEL_NAME_OR_PATH"})
+PROGRAM_MODELS_ENV = frozenset({"MODELS", "MODEL_IDS", "MODEL_NAMES", "MODEL_LIST"})
 TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
 
 
@@ -160,14 +161,16 @@ def _program_env_pulls(env: dict[str, str], named: set[str], loads: bool) -> Ite
     does not already pull (`--model $(MODEL_ID)` is the command's finding), pinned by any `*REVISION` or `*COMMIT`
     variable beside it; only where the program `loads` models or a revision variable says it does."""
     pins = [v for k, v in env.items() if "REVISION" in k.upper() or k.upper().endswith("COMMIT")]
-    for var in sorted(env.keys() & PROGRAM_MODEL_ENV):
-        repo = env[var]
-        if not (loads or pins):
-            continue
-        if hub_repo(repo) and repo not in named:
-            pull = Pull(repo.strip(), f"env {var}", pins[0] if pins else None)
-            if not pull.pinned:
-                yield var, pull
+    if not (loads or pins):
+        return
+    for var in sorted(env.keys() & (PROGRAM_MODEL_ENV | PROGRAM_MODELS_ENV)):
+        # a list variable names several models, separated by commas (`MODELS: "org/a,org/b"`)
+        for repo in env[var].split(",") if var in PROGRAM_MODELS_ENV else [env[var]]:
+            repo = repo.strip()
+            if hub_repo(repo) and repo not in named:
+                pull = Pull(repo, f"env {var}", pins[0] if pins else None)
+                if not pull.pinned:
+                    yield var, pull
 
 
 def _tgi(c: dict, argv: list[str]) -> bool:
