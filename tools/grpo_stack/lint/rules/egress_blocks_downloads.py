@@ -75,7 +75,7 @@ def check(ctx) -> Iterator[Hit]:
         rules = [r for _p, spec in isolating for r in spec.get("egress") or [] if isinstance(r, dict)]
         if any(_reaches_outside(r) for r in rules):
             continue
-        for where, c, pulls, into in downloads(pod, pod_path):
+        for where, c, pulls, into in downloads(pod, pod_path, config_maps=config_maps):
             env = known_env(c, config_maps)
             if offline(env) or any(env.get(k) for k in ROUTED_ENV):
                 continue

@@ -106,7 +106,7 @@ def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
         templates = _claim_templates(o, pod_path)
-        for base, c, pulls, cache in downloads(pod, pod_path):
+        for base, c, pulls, cache in downloads(pod, pod_path, config_maps=config_maps):
             j = mount_index(c, cache)
             if j is None or offline(known_env(c, config_maps)):
                 continue

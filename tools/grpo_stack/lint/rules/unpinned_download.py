@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
 from ._accelerators import asked
-from ._cache_paths import entrypoint_pulls
+from ._cache_paths import config_map_data, entrypoint_pulls, known_env
 from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
@@ -27,7 +27,8 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
 - a model server's model: `vllm serve ORG/NAME`, `--model`, `--model-path` (SGLang), `--model-id` (TGI,
   `text-generation-launcher`), `--model_id` (KServe), `lmdeploy serve api_server ORG/NAME`, `--tokenizer`,
   `--model_name_or_path` (Transformers scripts), in `command`/`args` or in the commands of an inline script;
-  `$(VAR)` and `$VAR` are read from the container's literal env; a server image's own entrypoint given the model as
+  `$(VAR)` and `$VAR` are read from the container's env: its literal values and a ConfigMap of the same
+  manifests it loads (`envFrom`, `configMapKeyRef`); a server image's own entrypoint given the model as
   its first argument (`args: [ORG/NAME, --max-model-len, ...]` to an image that runs `vllm serve`);
 - TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
 - a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`, ..., and
@@ -112,30 +113,32 @@ def _severity(pull: Pull) -> Severity | None:
     return Severity.WARNING if pull.canonical else None
 
 
-def _container_pulls(o, pod_path: str, pod: dict) -> Iterator[Hit]:
+def _container_pulls(o, pod_path: str, pod: dict, config_maps: dict[str, dict]) -> Iterator[Hit]:
     for field, i, c in containers(pod):
         base, name = f"{pod_path}.{field}.{i}", c.get("name", i)
         env = literal_env(c)
+        # what `$(VAR)` in the arguments expands to: the literal env, or a ConfigMap of the same manifests
+        resolved = known_env(c, config_maps)
         command = c.get("command") if isinstance(c.get("command"), list) else []
         args = c.get("args") if isinstance(c.get("args"), list) else []
         argv = [str(w) for w in (*command, *args)]
         if script_in(argv) is None:  # a shell script is read command by command below
-            for pull in [*argv_pulls(argv, env), *entrypoint_pulls(c)]:
+            for pull in [*argv_pulls(argv, resolved), *entrypoint_pulls(c)]:
                 if not pull.pinned:
-                    yield Hit(_word_path(base, command, argv, pull.repo, env), _message(o, f"container {name}", pull),
-                              obj=o)
+                    yield Hit(_word_path(base, command, argv, pull.repo, resolved),
+                              _message(o, f"container {name}", pull), obj=o)
             for k, word in enumerate(argv):
                 for _offset, pull in python_pulls(word, canonical=True):
                     if not pull.pinned:
                         yield Hit(_index_path(base, command, k), _message(o, f"container {name}", pull), obj=o,
                                   severity=_severity(pull))
-            for tagged in ollama_pulls(argv, env):
+            for tagged in ollama_pulls(argv, resolved):
                 if not tagged.pinned:
-                    yield Hit(_word_path(base, command, argv, tagged.name, env),
+                    yield Hit(_word_path(base, command, argv, tagged.name, resolved),
                               _ollama_message(o, f"container {name}", tagged), obj=o, remediation=OLLAMA_FIX)
         yield from _env_pulls(o, base, name, c, env, argv)
         if not _tgi(c, argv):
-            named = {p.repo for p in argv_pulls(argv, env)} if not any(w.startswith("--revision") for w in argv) \
+            named = {p.repo for p in argv_pulls(argv, resolved)} if not any(w.startswith("--revision") for w in argv) \
                 else set(env.values())
             # finite work (a Job, a RayJob's entrypoint) reads its pods' env
             loads = bool(asked(c)) or for_finite_work(o, pod_path, pod)
@@ -220,8 +223,9 @@ def _word_path(base: str, command: list, argv: list[str], repo: str, env: dict[s
 
 
 def _script_pulls(ctx) -> Iterator[Hit]:
+    config_maps = config_map_data(ctx)
     for s in scripts(ctx):
-        env = literal_env(s.container) if isinstance(s.container, dict) else {}
+        env = known_env(s.container, config_maps) if isinstance(s.container, dict) else {}
         for node in commands_in(s.root):
             for pull in argv_pulls(_words(node), env):
                 if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
@@ -370,7 +374,8 @@ def _llm_configs(node) -> Iterator[dict]:
 
 def check(ctx) -> Iterator[Hit]:
     seen: set[tuple] = set()
-    hits = [*(h for o, pod_path, pod in ctx.pod_templates() for h in _container_pulls(o, pod_path, pod)),
+    config_maps = config_map_data(ctx)
+    hits = [*(h for o, pod_path, pod in ctx.pod_templates() for h in _container_pulls(o, pod_path, pod, config_maps)),
             *_script_pulls(ctx), *_configmap_pulls(ctx), *_uri_pulls(ctx), *_serve_llm_pulls(ctx),
             *_runtime_env_pulls(ctx), *_configmap_env_pulls(ctx), *_inline_container_pulls(ctx),
             *_custom_resource_models(ctx)]

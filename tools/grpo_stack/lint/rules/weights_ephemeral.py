@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ...catalog.models import MODELS
 from ..finding import Hit, Severity
-from ._cache_paths import downloads, mount_at
+from ._cache_paths import config_map_data, downloads, mount_at
 from ._hub import Pull
 from ._quantity import quantity
 
@@ -113,7 +113,7 @@ def _gb(n: float) -> str:
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
-        for base, c, pulls, cache in downloads(pod, pod_path, with_ollama=True):
+        for base, c, pulls, cache in downloads(pod, pod_path, with_ollama=True, config_maps=config_map_data(ctx)):
             yield from _judge(o, base, c, pulls, cache, volumes)
 
 
