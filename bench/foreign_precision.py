@@ -189,13 +189,15 @@ def _lint(repo: str, label: str, files: list[Path], extra: list[str], tools: Pat
         doc = json.loads(run.stdout)
     except json.JSONDecodeError:  # a crash (Python exits 1 on a traceback) or text around the JSON
         doc = None
+    out = []
     if run.returncode not in (0, 1) or doc is None:
         errors = (doc or {}).get("input_errors") or []
         message = "; ".join(f"{Path(e['file']).name}:{e.get('line')} {e.get('key_path', '')}: {e['message']}"
                             for e in errors) or f"exit {run.returncode}: {(run.stderr or run.stdout).strip()[-300:]}"
-        return [{"repo": repo, "path": label, "code": "INPUT", "at": "", "severity": "", "message": message}]
-    return [{"repo": repo, "path": label, "code": f["code"], "at": f"{Path(f['file']).name}:{f['key_path']}",
-             "severity": f["severity"], "message": f["message"]} for f in doc["findings"]]
+        out.append({"repo": repo, "path": label, "code": "INPUT", "at": "", "severity": "", "message": message})
+    # an input error in one file of a release leaves the others linted (exit 2 with their findings): keep them
+    return out + [{"repo": repo, "path": label, "code": f["code"], "at": f"{Path(f['file']).name}:{f['key_path']}",
+                   "severity": f["severity"], "message": f["message"]} for f in (doc or {}).get("findings") or []]
 
 
 def report(findings: list[dict], verdicts: dict, misses: list[dict], as_json: bool) -> None:
