@@ -80,3 +80,33 @@ def inspects_only(c: dict) -> bool:
     tree = parse(argv[script[0]])
     names = [command_name(n).rsplit("/", 1)[-1] for n in commands_in(tree.root_node)]
     return not tree.root_node.has_error and bool(names) and all(n in NO_PEERS for n in names)
+
+
+# Launchers of distributed training: each starts the ranks of one run and exits when the run ends (or fails).
+LAUNCHERS = frozenset({"torchrun", "deepspeed", "mpirun", "mpiexec", "horovodrun"})
+TORCH_RUN_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
+
+
+def training_launcher(c: dict) -> str | None:
+    """The distributed training launcher the container's stated command runs (`torchrun`, `deepspeed`,
+    `accelerate launch`, `mpirun`, `python -m torch.distributed.run`, ...), directly or in its shell script; None
+    when it runs none. Such a command ends when its run does: it serves nothing and is finite work."""
+    argv = [str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(w, str | int | float)]
+    if not c.get("command") or not argv:
+        return None
+    script = script_in(argv)
+    if script is None:
+        return _launcher(argv[0].rsplit("/", 1)[-1], argv[1:])
+    tree = parse(argv[script[0]])
+    return next((found for n in commands_in(tree.root_node)
+                 if (found := _launcher(command_name(n), command_words(n)))), None)
+
+
+def _launcher(name: str, words: list[str]) -> str | None:
+    if name in LAUNCHERS:
+        return name
+    if name == "accelerate" and words[:1] == ["launch"]:
+        return "accelerate launch"
+    if name.startswith("python") and "-m" in words[:-1] and words[words.index("-m") + 1] in TORCH_RUN_MODULES:
+        return f"python -m {words[words.index('-m') + 1]}"
+    return None

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._accelerators import asked
 from ._objects import containers, runs_to_completion
-from ._one_shot import idles_only
+from ._one_shot import idles_only, training_launcher
 from ._podsecurity import is_ray_pod
 from ._services import backends
 from ._serving import SERVING_KINDS, is_model_server, loads_no_model_at_start
@@ -21,13 +21,14 @@ SUMMARY = ("Pods with an accelerator that a Service routes to, or any server a p
 DOC = """## What it does
 For every Service in the set, finds the long-running pods its selector matches (Deployments, StatefulSets,
 DaemonSets, ReplicaSets, Pods that restart, the pods of custom resources) that ask for an accelerator (a GPU, MIG
-slice, TPU, Neuron device, Gaudi, ...) and in which no container has a `readinessProbe`. This is GRPO503 for
-servers no rule can name: a speech or vision model's own image, a project's app. Model servers GRPO503 knows are
-its, and containers that only sleep are GRPO849's and GRPO854's. In a set with no Service at all (a Deployment
-file applied apart from its Service), such a pod of a serving workload whose container declares a port is
-reported too, naming the assumption that a Service elsewhere routes to it. A warning: it assumes that a pod
-holding an accelerator behind a Service serves a model, which loads before it answers; a notebook or a dashboard
-on a GPU node listens within seconds.
+slice, TPU, Neuron device, Gaudi, ...) and in which no container has a `readinessProbe`. This is GRPO503 for servers
+no rule can name: a speech or vision model's own image, a project's app. Model servers GRPO503 knows are its,
+containers that only sleep are GRPO849's and GRPO854's, and a pod running a training launcher (`torchrun`,
+`deepspeed`, ...) serves nothing (a Service in front of it is its rendezvous). In a set with no Service at all (a
+Deployment file applied apart from its Service), such a pod of a serving workload whose container declares a port is
+reported too, naming the assumption that a Service elsewhere routes to it. A warning: it assumes that a pod holding
+an accelerator behind a Service serves a model, which loads before it answers; a notebook or a dashboard on a GPU
+node listens within seconds.
 
 A public Service (`LoadBalancer` or `NodePort`) in front of such pods without an accelerator is reported too (a
 warning naming the assumption that the server takes more than a moment to start: an app that loads a model or
@@ -121,15 +122,15 @@ def check(ctx) -> Iterator[Hit]:
 
 
 def _unprobed(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
-    """The regular containers of a long-running pod that has no readiness probe and runs no server GRPO503 reports
-    (a server that loads no model until asked, Ollama's way, is this rule's) and nothing that only sleeps
-    (GRPO849's, GRPO854's); else []. A Ray pod has a probe whatever
-    its manifest says: KubeRay gives its Ray container readiness and liveness probes of its own."""
+    """The regular containers of a long-running pod that has no readiness probe and runs no server GRPO503 reports (a
+    server that loads no model until asked, Ollama's way, is this rule's), nothing that only sleeps (GRPO849's,
+    GRPO854's) and no training launcher (its Service is a rendezvous, GRPO855's case); else []. A Ray pod has a
+    probe whatever its manifest says: KubeRay gives its Ray container readiness and liveness probes of its own."""
     if runs_to_completion(o, pod_path, pod) or is_ray_pod(o, pod_path):
         return []
     mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
-    if not mains or any(c.get("readinessProbe") or idles_only(c) or (is_model_server(c) and not
-                                                                     loads_no_model_at_start(c)) for _i, c in mains):
+    if not mains or any(c.get("readinessProbe") or idles_only(c) or training_launcher(c)
+                        or (is_model_server(c) and not loads_no_model_at_start(c)) for _i, c in mains):
         return []
     return mains
 

@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import containers
-from ._one_shot import one_shot
+from ._one_shot import one_shot, training_launcher
 
 CODE = "GRPO855"
 NAME = "one-shot-restarts"
 SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
 SUMMARY = ("A bare Pod (or a batch workload's pod template) runs a command that finishes under restartPolicy "
-           "Always: it runs for ever.")
+           "Always, or a Deployment or StatefulSet runs a training launcher: it runs for ever.")
 DOC = """## What it does
 Reads every bare Pod (`kind: Pod`, no controller) whose `restartPolicy` is `Always` or unset (the default) and
 whose every container is a one-shot command: it states its `command` or `args` (an image's own entrypoint may be a
@@ -26,8 +26,13 @@ The pod template of a custom batch workload that keeps its own `restartPolicy` (
 core Job, which refuses `Always`, nor Kubeflow's, whose operators set it from their replica specs) is reported
 the same way when it says `restartPolicy: Always`: the job's work never completes.
 
-Other controllers are left alone: a Deployment's or StatefulSet's pods must restart, and whether their command
-ends cannot be read from the manifest (a queue worker with no port looks like a script).
+Other controllers' pods must restart, and whether their command ends cannot in general be read from the
+manifest (a queue worker with no port looks like a script). One command says so itself: a distributed training
+launcher (`torchrun`, `python -m torch.distributed.run`, `deepspeed`, `accelerate launch`, `mpirun`, `horovodrun`),
+which starts one run's ranks and exits when the run ends. A Deployment, StatefulSet, ReplicaSet, DaemonSet or bare
+Pod under `Always` whose container runs one is reported, ports, probes or a `sleep infinity` after it or not: the
+finished run starts again from the top, a failed one is retried for ever, and a run kept alive by a trailing sleep
+holds its accelerators idle.
 
 ## Why is this bad?
 A data preparation, download, evaluation or check (`nvidia-smi -L`) run as a bare Pod with the default
@@ -55,7 +60,8 @@ spec:
 ```
 
 ## Fix
-Set `restartPolicy: Never` (or `OnFailure`), or run the work as a Job.
+Set `restartPolicy: Never` (or `OnFailure`), or run the work as a Job (an Indexed Job, a JobSet or a PyTorchJob
+where it spans several pods).
 """
 
 def check(ctx) -> Iterator[Hit]:
@@ -67,6 +73,17 @@ def check(ctx) -> Iterator[Hit]:
                           "that finish under restartPolicy Always: each is started again when it ends, so the work "
                           "never completes", obj=o)
             continue
+        if pod.get("restartPolicy", "Always") == "Always" and (o.kind in RESTARTING or
+                                                               (o.kind == "Pod" and pod_path == "spec")):
+            found = next(((i, c, launcher) for field, i, c in containers(pod) if field == "containers"
+                          and (launcher := training_launcher(c))), None)
+            if found:
+                i, c, launcher = found
+                yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: container {c.get('name', i)} runs "
+                          f"{launcher}, which exits when its training run ends, in a pod that restarts: the run "
+                          "starts again from the top when it finishes and is retried for ever when it fails (or, "
+                          "kept alive by a sleep after it, holds its accelerators idle)", obj=o)
+                continue
         if o.kind != "Pod" or pod_path != "spec" or pod.get("restartPolicy", "Always") != "Always":
             continue
         pairs = [(field, i, c) for field, i, c in containers(pod) if field == "containers"]
@@ -77,6 +94,9 @@ def check(ctx) -> Iterator[Hit]:
                       f"Pod {o.name} runs a command that finishes ({argv[:80]}) under restartPolicy Always"
                       f"{'' if 'restartPolicy' in pod else ' (the default)'}: the kubelet starts it again each time "
                       "it ends, for ever", obj=o)
+
+
+RESTARTING = ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet")
 
 
 def _batch_template(o, pod_path: str) -> bool:
