@@ -98,3 +98,35 @@ def test_generated_malformed_documents(doc, tmp_path_factory, capsys):
     code = main([str(path)])
     out = capsys.readouterr()
     check_output(code, out.out, out.err, path)
+
+
+MANIFEST_WITH_DUPLICATE = b"""apiVersion: apps/v1
+kind: Deployment
+metadata: {name: echo}
+spec:
+  selector: {matchLabels: {app: echo}}
+  template:
+    metadata: {labels: {app: echo}}
+    spec:
+      containers:
+        - name: echo
+          image: registry.example.org/echo:latest
+          livenessProbe:
+            httpGet: {path: /healthz, port: 8080}
+            failureThreshold: 3
+            periodSeconds: 10
+            failureThreshold: 5
+"""
+
+
+def test_a_manifest_with_a_duplicate_key_is_refused_and_still_linted(tmp_path, capsys):
+    """kubectl refuses a manifest with a duplicate key, so it is an input error (exit 2, file and line); the rest
+    of the file is still read, with the later value, so one run shows what else a fix would leave (here the
+    moving tag). A values file with a duplicate key stays refused whole (test_bad_input_case)."""
+    path = tmp_path / "deploy.yaml"
+    path.write_bytes(MANIFEST_WITH_DUPLICATE)
+    code = main(["--no-cache", str(path)])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert f"{path}:16:" in out and "duplicate key 'failureThreshold' (first at line 14)" in out
+    assert "GRPO701" in out and "echo:latest" in out

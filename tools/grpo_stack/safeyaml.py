@@ -83,20 +83,22 @@ class BaseLoader(_LibLoader):
 Span = tuple[int, int, int]  # a document's first line (0-based), the index its line starts at, the index after it
 
 
-def load_documents(text: str, name: str, helm: bool = True, spans: list[Span] | None = None) -> list[Any]:
+def load_documents(text: str, name: str, helm: bool = True, spans: list[Span] | None = None,
+                   duplicates: list[InputError] | None = None) -> list[Any]:
     """Every non-empty YAML document of `text` as plain JSON-safe Python values (see the module docstring).
     `helm=False` for manifest streams, which kubectl and the API server read with sigs.k8s.io/yaml (go-yaml v2):
     a plain octal integer (`defaultMode: 0777`) reads as the same number there and in PyYAML, so it is accepted;
     every other scalar some reader takes otherwise (`y`, `08`, `1e3`, `1:30`) is still refused.
     `spans`, when given, receives where each returned document lies in `text` (positions.documents_at reads one
-    document of a long stream alone)."""
+    document of a long stream alone). `duplicates`, when given, receives each duplicate key as an input error and
+    the later value is kept, where otherwise the first duplicate refuses the whole stream."""
     loader = BaseLoader(text)
     try:
         nodes = []
         while loader.check_node():
             nodes.append(loader.get_node())
         budget = [MAX_NODES]
-        converter = _Converter(loader, name, budget, text, helm)
+        converter = _Converter(loader, name, budget, text, helm, duplicates)
         read = [(n, converter.plain(n, "", 0)) for n in nodes]
         if spans is not None:
             spans[:] = [(n.start_mark.line, n.start_mark.index - n.start_mark.column, n.end_mark.index)
@@ -117,18 +119,24 @@ _UNCLOSED = ("while scanning a quoted scalar", "while parsing a flow mapping", "
              "while scanning a block scalar", "while parsing a flow node")
 
 
-def load_input(text: str, name: str, is_manifest: Any, spans: list[Span] | None = None) -> list[Any]:
+def load_input(text: str, name: str, is_manifest: Any, spans: list[Span] | None = None,
+               duplicates: list[InputError] | None = None) -> list[Any]:
     """A file of unknown kind as its reader reads it: values files as Helm does; a stream that `is_manifest`
     (its documents are Kubernetes objects) as kubectl does, so the octal `defaultMode: 0777` of every Kubernetes
-    example is no error there. `spans` as load_documents fills it."""
+    example is no error there. `spans` as load_documents fills it; `duplicates` too, for a manifest stream only
+    (a values file with a duplicate key stays refused)."""
     try:
         return load_documents(text, name, spans=spans)
     except InputError as exc:
+        found: list[InputError] = []
         try:
-            docs = load_documents(text, name, helm=False, spans=spans)
+            docs = load_documents(text, name, helm=False, spans=spans,
+                                  duplicates=found if duplicates is not None else None)
         except InputError:
             raise exc from None
         if is_manifest(docs):
+            if duplicates is not None:
+                duplicates += found
             return docs
         raise
 
@@ -251,8 +259,10 @@ def _kind_of(value: Any) -> str:
 
 
 class _Converter:
-    def __init__(self, loader: Any, name: str, budget: list[int], text: str = "", helm: bool = True):
+    def __init__(self, loader: Any, name: str, budget: list[int], text: str = "", helm: bool = True,
+                 duplicates: list[InputError] | None = None):
         self.loader, self.name, self.budget, self.text, self.helm = loader, name, budget, text, helm
+        self.duplicates = duplicates
         self._tags: dict[tuple[int, int], str] | None = None
         if "!" in text and _NON_SPECIFIC_TAG.search(text):
             self._tags = _explicit_tags(text)
@@ -356,8 +366,12 @@ class _Converter:
             if not _reads_as_written(style, key, untagged):
                 self.check_helm_reading(key_node, key, child, "key")
             if key in first:
-                raise self.error(key_node, f"duplicate key {excerpt(key)} (first at line "
-                                 f"{first[key].start_mark.line + 1})", child)
+                message = f"duplicate key {excerpt(key)} (first at line {first[key].start_mark.line + 1})"
+                if self.duplicates is None:
+                    raise self.error(key_node, message, child)
+                # kubectl refuses the file; the rest of it is still worth reading (the later value is kept)
+                self.duplicates.append(self.error(key_node, f"{message}; kubectl refuses the file (the later "
+                                                  "value is linted)", child))
             first[key] = key_node
             # The common value, a string, read here with the checks scalar() makes of it; all else in plain().
             if value_node.__class__ is ScalarNode and value_node.tag == _STR_TAG and budget[0] > 0 \

@@ -40,6 +40,7 @@ class ManifestFile:
     text: str
     docs: list[Any]
     spans: list[Span] | None = None  # where each document lies in `text`, when the reader noted it
+    errors: tuple[InputError, ...] = ()  # what kubectl refuses but still reads: a duplicate key (the later value)
 
 
 def read_input(path: str) -> ManifestFile | None:
@@ -47,8 +48,9 @@ def read_input(path: str) -> ManifestFile | None:
     An unreadable file raises InputError."""
     text = read_text(path)
     spans: list[Span] = []
-    docs = load_input(text, path, is_manifest_docs, spans)
-    return ManifestFile(path, text, docs, spans) if is_manifest_docs(docs) else None
+    duplicates: list[InputError] = []
+    docs = load_input(text, path, is_manifest_docs, spans, duplicates)
+    return ManifestFile(path, text, docs, spans, tuple(duplicates)) if is_manifest_docs(docs) else None
 
 
 def looks_like_manifests(path: str) -> bool:
@@ -64,12 +66,13 @@ def lint_manifests(path: str, namespace: str | None = None, text: str | None = N
                    **kw: Any) -> LintResult:
     """Lint one plain manifest stream: a release of one file. Objects of the wrong shape get object-schema
     findings and are kept from the rules, which read objects by their Kubernetes shape."""
+    duplicates: list[InputError] = []
     try:
         text = read_text(path) if text is None else text
-        docs = load_documents(text, path, helm=False) if docs is None else docs
+        docs = load_documents(text, path, helm=False, duplicates=duplicates) if docs is None else docs
     except InputError as exc:
         return LintResult(input_errors=[exc])
-    return lint_release([ManifestFile(path, text, docs)], namespace=namespace, **kw)
+    return lint_release([ManifestFile(path, text, docs, errors=tuple(duplicates))], namespace=namespace, **kw)
 
 
 def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: Any) -> LintResult:
@@ -89,6 +92,7 @@ def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: 
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]
     sup = [s for f in files for s in inline_suppressions(f.path, f.text)]
     return LintResult(findings=apply_suppressions(findings, sup, opts.config.disable, {}),
+                      input_errors=[e for f in files for e in f.errors],
                       unchecked_rayclusters=unchecked_rayclusters(objects, opts), unchecked_kinds=unchecked_kinds)
 
 
