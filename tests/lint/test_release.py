@@ -137,3 +137,18 @@ def test_a_file_linted_alone_may_name_a_service_another_file_applies(capsys, tmp
     code, findings = lint(capsys, near)
     assert code == 0 and codes(findings) == [("GRPO101", "near.yaml")]
     assert findings[0]["severity"] == "warning" and "'sandbox'" in findings[0]["message"]
+
+
+def test_a_one_label_url_host_names_a_service_of_the_set(capsys, tmp_path):
+    """`http://llm-inference:8000` resolves only to a Service of the pod's own namespace. In files linted together
+    that define Services, a host none of them names is a warning that states the assumption (a file outside the
+    set may apply it); the same file alone is not judged, and a host the set defines is fine."""
+    svc = write(tmp_path, "svc.yaml", SERVICE.format(ns=""))
+    missing = write(tmp_path, "missing.yaml", DEPLOYMENT.format(name="rag", ns="", url="http://llm-inference:8000/v1"))
+    assert lint(capsys, missing) == (0, [])
+    code, findings = lint(capsys, svc, missing)
+    assert code == 0 and codes(findings) == [("GRPO101", "missing.yaml")]
+    assert findings[0]["severity"] == "warning" and "no Service 'llm-inference' in these files" in \
+        findings[0]["message"] and "assumed" in findings[0]["message"]
+    present = write(tmp_path, "present.yaml", DEPLOYMENT.format(name="rag", ns="", url="http://sandbox:8080/run"))
+    assert lint(capsys, svc, present) == (0, [])

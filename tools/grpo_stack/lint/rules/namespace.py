@@ -28,7 +28,13 @@ a file linted alone may name a Service another file applies, so there it is only
 file declares a Service of a near name (`sandbox-fusoin` beside `sandbox-fusion`: a misspelling). When nothing
 states the namespace the files go into (no `--namespace`, and the Service itself names none), a name in another
 namespace is a warning naming that assumption: the files work if applied there (`kubectl apply -n`);
-`kubernetes.default.svc` is the API server and is never reported.
+`kubernetes.default.svc` is the API server and is never reported. A URL whose host is one label
+(`http://llm-inference:8000/v1`, any network scheme) names a Service of the pod's own namespace: read in a
+container's env values and arguments, in plain manifests that define Services, a host none of them names (nor a
+`hostAliases` name, nor localhost) is a warning when the files are linted together, naming the assumption that no
+file outside them applies it; a file linted alone is judged only for a misspelling of one of its own Services.
+ConfigMap keys are not read for it: they often configure a mode the set does not run (a mock backend, a disabled
+exporter).
 
 A shared service in another namespace is declared as a flow in `global.network.egress` (docs/security.md): a name
 in namespace `N` is accepted when a flow from the pods that use it (`ray` for `global.job`, else the component
@@ -90,8 +96,10 @@ def check(ctx) -> Iterator[Hit]:
                 from_values.add(text)  # judged here, at its values key, whatever the verdict
             for message, severity in _check_text(ctx, text, services, flows, _sources_of_key(path)):
                 yield Hit(path, message, severity=severity)
+    several = len({o.template for o in ctx.objects}) > 1  # files linted together: the set applied
     for o in ctx.objects:
         sources = _sources_of_object(o)
+        aliases = _host_aliases(o.obj)
         for path, text in ctx.object_strings(o):
             if ".svc" not in text and "://" not in text:
                 continue  # names no Service (_names)
@@ -99,6 +107,9 @@ def check(ctx) -> Iterator[Hit]:
                 continue  # already reported at the values key that carries it
             for message, severity in _check_text(ctx, text, services, flows, sources):
                 yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=severity)
+            if not ctx.has_values and services and CONTAINER_SETTING.search(path):
+                for message in _bare_hosts(text, services, aliases, several):
+                    yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=Severity.WARNING)
     claim = ctx.get("global.storage.claimName")
     if claim:
         for o, pod_path, pod in ctx.pod_templates():
@@ -123,6 +134,54 @@ def _names(text: str, services: set[str]):
 
 # How alike a URL's Service name and a declared one must be (difflib's ratio) to read the first as a misspelling.
 NEAR_NAME = 0.8
+
+# `http://reward:8000/score`: a one-label host resolves only to a Service of the pod's own namespace (the DNS search
+# list), or to a name the pod's hostAliases give. Read for network schemes only (an `s3://bucket` is no host), with
+# any `user:password@` skipped.
+BARE = re.compile(r"\b(https?|grpcs?|wss?|tcp|bolt|neo4j|redis|rediss|postgres|postgresql|mysql|mongodb|amqp|nats)"
+                  r"://(?:[^@/\s]*@)?([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)(?=[:/?#\s\"';,)]|$)")
+# Where a one-label host is what a container runs with: its literal env and its arguments. A ConfigMap's keys are
+# often settings for a mode the set does not run (a mock backend, a disabled exporter): not read for them.
+CONTAINER_SETTING = re.compile(r"\b(?:initC|c)ontainers\.\d+\.(?:env\.\d+\.value|args|command)\b")
+UPSTREAM = re.compile(r"\bupstream\s+([-\w]+)\s*\{")  # nginx: `proxy_pass http://backend` names an upstream
+
+
+def _bare_hosts(text: str, services: set[str], aliases: set[str], several: bool) -> Iterator[str]:
+    """What is wrong with each one-label URL host of `text` (a container's env value or argument) in plain
+    manifests that define Services: in files linted together, a host no Service of theirs is named; in one file, a
+    host that misspells one of its own."""
+    if "://" not in text:
+        return
+    upstreams = set(UPSTREAM.findall(text)) if "upstream" in text else set()
+    for m in BARE.finditer(text):
+        scheme, host = m.group(1), m.group(2)
+        if host in services or host in aliases or host in upstreams or host == "localhost":
+            continue
+        if several:
+            yield (f"{scheme}://{host}: no Service {host!r} in these files (has: {', '.join(sorted(services))}); a "
+                   "one-label host resolves only to a Service of the pod's own namespace (assumed: no file outside "
+                   "these applies one)")
+        else:
+            near = get_close_matches(host, services, n=1, cutoff=NEAR_NAME)
+            if near:
+                yield (f"{scheme}://{host}: this file declares no Service named {host!r} but one named {near[0]!r}: "
+                       f"a misspelling? (assumed: no other file applies a Service {host!r})")
+
+
+def _host_aliases(obj: dict) -> set[str]:
+    """The host names an object's pods get from `hostAliases` (/etc/hosts), wherever the pod spec is."""
+    found: set[str] = set()
+    stack = [obj]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for alias in node.get("hostAliases") or [] if isinstance(node.get("hostAliases"), list) else []:
+                if isinstance(alias, dict):
+                    found.update(h for h in alias.get("hostnames") or [] if isinstance(h, str))
+            stack.extend(v for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, dict | list))
+    return found
 
 
 def _check_text(ctx, text: str, services: set[str], flows: list[dict],
