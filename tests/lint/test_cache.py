@@ -77,8 +77,8 @@ def test_warm_run_answers_every_unit_from_the_cache(inputs):
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_a_lint_leaves_the_callers_cycle_collector_as_it_was(inputs, enabled):
-    """A lint pauses Python's cycle collector while it runs; a caller in the same process (the in-pod gate, a test
-    session) must get back its own setting, on success and when the input is refused alike."""
+    """A lint pauses Python's cycle collector while it runs (release.lint_units); a caller in the same process (the
+    in-pod gate, a test session) must get back its own setting, on success and when the input is refused alike."""
     import gc
 
     was = gc.isenabled()

@@ -17,8 +17,6 @@ cannot be read or written is skipped, never an error.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import json
 import os
@@ -263,11 +261,6 @@ def _unit_key(cache: ResultCache, unit: tuple[str, ...], digests: dict[str, str]
 
 def _compute(paths, base, release, namespace, crd, config_path, select, cache: ResultCache | None, overlay=()):
     """(config errors, entry by unit) for `paths`, linted now; stored when `cache` is given."""
-    with _collector_paused():  # from the linter's import on
-        return _lint_now(paths, base, release, namespace, crd, config_path, select, cache, overlay)
-
-
-def _lint_now(paths, base, release, namespace, crd, config_path, select, cache: ResultCache | None, overlay):
     from ..render import load_engine_in_background
 
     if any(_may_render(p) for p in [*paths, *(base or ()), *(overlay or ())]):
@@ -299,20 +292,6 @@ def _lint_now(paths, base, release, namespace, crd, config_path, select, cache: 
                     cache.put(cache.key("kind", digests[p]), kind)
                 cache.put(_unit_key(cache, unit, digests), fresh[unit])
     return config_errors, fresh
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Python's cycle collector off while linting: a lint builds many small acyclic objects (schemas, parsed
-    documents), and the collector's passes over them were a twentieth of a cold run's CPU. Restored after,
-    so a caller in the same process (a test, the in-pod gate) keeps its own setting."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _linted_digest(path: str, reads: dict[str, set[str]], before: dict[str, str]) -> str | None:
