@@ -33,18 +33,24 @@ def one_shot(c: dict) -> bool:
 def idles_only(c: dict) -> bool:
     """The container's stated command only waits (`sleep infinity`, `tail -f /dev/null`, or a script of such waits
     and `echo`s): no process it starts listens on a port."""
+    found = _stated_commands(c)
+    return bool(found) and any(_idles(n, w) for n, w in found) and all(_idles(n, w) or n in ("echo", "printf", "true")
+                                                                        for n, w in found)
+
+
+def _stated_commands(c: dict) -> list[tuple[str, list[str]]] | None:
+    """(name, words) of each command the container's stated `command` runs: itself, or those of its shell script;
+    None where it states none (the image's entrypoint decides) or its script does not parse."""
     argv = [str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(w, str | int | float)]
     if not c.get("command") or not argv:
-        return False
+        return None
     script = script_in(argv)
     if script is None:
-        return _idles(argv[0].rsplit("/", 1)[-1], argv[1:])
+        return [(argv[0].rsplit("/", 1)[-1], argv[1:])]
     tree = parse(argv[script[0]])
     if tree.root_node.has_error:
-        return False
-    found = [(command_name(n), command_words(n)) for n in commands_in(tree.root_node)]
-    return any(_idles(n, w) for n, w in found) and all(_idles(n, w) or n in ("echo", "printf", "true")
-                                                       for n, w in found)
+        return None
+    return [(command_name(n), command_words(n)) for n in commands_in(tree.root_node)]
 
 
 def _idles(name: str, words: list[str]) -> bool:
@@ -91,15 +97,7 @@ def training_launcher(c: dict) -> str | None:
     """The distributed training launcher the container's stated command runs (`torchrun`, `deepspeed`,
     `accelerate launch`, `mpirun`, `python -m torch.distributed.run`, ...), directly or in its shell script; None
     when it runs none. Such a command ends when its run does: it serves nothing and is finite work."""
-    argv = [str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(w, str | int | float)]
-    if not c.get("command") or not argv:
-        return None
-    script = script_in(argv)
-    if script is None:
-        return _launcher(argv[0].rsplit("/", 1)[-1], argv[1:])
-    tree = parse(argv[script[0]])
-    return next((found for n in commands_in(tree.root_node)
-                 if (found := _launcher(command_name(n), command_words(n)))), None)
+    return next((found for name, words in _stated_commands(c) or [] if (found := _launcher(name, words))), None)
 
 
 def _launcher(name: str, words: list[str]) -> str | None:
