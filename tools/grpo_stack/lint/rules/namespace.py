@@ -99,7 +99,7 @@ def check(ctx) -> Iterator[Hit]:
     several = len({o.template for o in ctx.objects}) > 1  # files linted together: the set applied
     for o in ctx.objects:
         sources = _sources_of_object(o)
-        aliases = _host_aliases(o.obj)
+        aliases: set[str] | None = None  # read only where a one-label host is found
         for path, text in ctx.object_strings(o):
             if ".svc" not in text and "://" not in text:
                 continue  # names no Service (_names)
@@ -107,7 +107,8 @@ def check(ctx) -> Iterator[Hit]:
                 continue  # already reported at the values key that carries it
             for message, severity in _check_text(ctx, text, services, flows, sources):
                 yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=severity)
-            if not ctx.has_values and services and CONTAINER_SETTING.search(path):
+            if not ctx.has_values and services and "://" in text and CONTAINER_SETTING.search(path):
+                aliases = _host_aliases(o.obj) if aliases is None else aliases
                 for message in _bare_hosts(text, services, aliases, several):
                     yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=Severity.WARNING)
     claim = ctx.get("global.storage.claimName")
@@ -175,9 +176,11 @@ def _host_aliases(obj: dict) -> set[str]:
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            for alias in node.get("hostAliases") or [] if isinstance(node.get("hostAliases"), list) else []:
-                if isinstance(alias, dict):
-                    found.update(h for h in alias.get("hostnames") or [] if isinstance(h, str))
+            aliases = node.get("hostAliases")
+            for alias in aliases if isinstance(aliases, list) else []:
+                names = alias.get("hostnames") if isinstance(alias, dict) else None
+                if isinstance(names, list):
+                    found.update(h for h in names if isinstance(h, str))
             stack.extend(v for v in node.values() if isinstance(v, dict | list))
         elif isinstance(node, list):
             stack.extend(v for v in node if isinstance(v, dict | list))
