@@ -26,6 +26,9 @@ SECRET_SHAPED = [
     "kubeconfig-prod.yaml", ".kube/config", "id_rsa", "id_ed25519.pub", ".ssh/known_hosts", ".netrc",
     ".huggingface/token", ".cache/huggingface/token", "server.pem", "tls.key", ".git-credentials",
     ".docker/config.json", "gcp-credentials.json", "wandb_token", "reward-secrets.yaml",
+    # the seed's (000) list of what the predecessor's ignore file let through while an image copies values/ whole
+    ".env.local", ".env.production", ".envrc", "secrets.json", "secrets.env", "secrets.yml", "secrets.toml",
+    "gcp-service-account.json", "my-project-service-account-key.json", ".npmrc", ".pypirc",
 ]
 # Where they end up: the root, an image directory, inside a copied source tree.
 PLACES = ["", "images/verl/", "tools/grpo_stack/", "charts/grpo-stack/", "values/"]
