@@ -218,22 +218,22 @@ def mount_at(c: dict, path: str) -> dict | None:
 
 
 def downloads(pod: dict, pod_path: str, with_ollama: bool = False, config_maps: dict[str, dict] | None = None
-              ) -> Iterator[tuple[str, dict, list[Pull], str]]:
-    """(container path, container, pulls, download directory) for every container of the pod that pulls from the
-    hub at start: its own pulls into its cache, and a Trainer initializer's `STORAGE_URI` into /workspace;
-    `with_ollama`: also an Ollama server's models, which it or a container beside it pulls at start
-    (`pod_ollama_pulls`), into its model store. `config_maps`: the set's ConfigMaps by name (`config_map_data`),
-    which the container's env may read."""
+              ) -> Iterator[tuple[str, dict, list[Pull], str, dict[str, str]]]:
+    """(container path, container, pulls, download directory, the container's env as `known_env` reads it) for every
+    container of the pod that pulls from the hub at start: its own pulls into its cache, and a Trainer
+    initializer's `STORAGE_URI` into /workspace; `with_ollama`: also an Ollama server's models, which it or a
+    container beside it pulls at start (`pod_ollama_pulls`), into its model store. `config_maps`: the set's
+    ConfigMaps by name (`config_map_data`), which the container's env may read."""
     ollama = [Pull(p.name, p.how, None) for p in pod_ollama_pulls(pod)] if with_ollama else []
     for field, i, c in containers(pod):
         env = known_env(c, config_maps or {})  # a ConfigMap of the set names the model or the cache too
         argv = argv_of(c)
         base = f"{pod_path}.{field}.{i}"
         if ollama and is_ollama(c):
-            yield base, c, ollama, ollama_models_dir(c, env)
+            yield base, c, ollama, ollama_models_dir(c, env), env
         pulls = [p for p in start_pulls(c, argv, env) if p.repo != "a repository" or p.how == "snapshot_download"]
         if pulls:
-            yield base, c, pulls, cache_dir(c, argv, env)
+            yield base, c, pulls, cache_dir(c, argv, env), env
         initialized = list(uri_pulls(env.get("STORAGE_URI", "")))
         if initialized:
-            yield base, c, initialized, INITIALIZER_DIR
+            yield base, c, initialized, INITIALIZER_DIR, env

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import config_map_data, downloads, known_env, mount_at, offline
+from ._cache_paths import config_map_data, downloads, mount_at, offline
 from ._podsecurity import pod_label, policies_selecting, policy_types, port_entry_admits
 
 CODE = "GRPO861"
@@ -75,8 +75,7 @@ def check(ctx) -> Iterator[Hit]:
         rules = [r for _p, spec in isolating for r in spec.get("egress") or [] if isinstance(r, dict)]
         if any(_reaches_outside(r) for r in rules):
             continue
-        for where, c, pulls, into in downloads(pod, pod_path, config_maps=config_maps):
-            env = known_env(c, config_maps)
+        for where, c, pulls, into, env in downloads(pod, pod_path, config_maps=config_maps):
             if offline(env) or any(env.get(k) for k in ROUTED_ENV):
                 continue
             persistent = _persistent(pod, mount_at(c, into))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import config_map_data, downloads, known_env, mount_index, offline
+from ._cache_paths import config_map_data, downloads, mount_index, offline
 
 CODE = "GRPO627"
 NAME = "read-only-model-cache"
@@ -106,9 +106,9 @@ def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
         templates = _claim_templates(o, pod_path)
-        for base, c, pulls, cache in downloads(pod, pod_path, config_maps=config_maps):
+        for base, c, pulls, cache, env in downloads(pod, pod_path, config_maps=config_maps):
             j = mount_index(c, cache)
-            if j is None or offline(known_env(c, config_maps)):
+            if j is None or offline(env):
                 continue
             mount = c["volumeMounts"][j]
             why = _why_read_only(mount, volumes.get(mount.get("name")), claims, templates)

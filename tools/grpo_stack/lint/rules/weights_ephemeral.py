@@ -111,9 +111,10 @@ def _gb(n: float) -> str:
 
 
 def check(ctx) -> Iterator[Hit]:
+    config_maps = config_map_data(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
-        for base, c, pulls, cache in downloads(pod, pod_path, with_ollama=True, config_maps=config_map_data(ctx)):
+        for base, c, pulls, cache, _env in downloads(pod, pod_path, with_ollama=True, config_maps=config_maps):
             yield from _judge(o, base, c, pulls, cache, volumes)
 
 
