@@ -108,7 +108,7 @@ def check(ctx) -> Iterator[Hit]:
             for message, severity in _check_text(ctx, text, services, flows, sources):
                 yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=severity)
             if not ctx.has_values and services and "://" in text and CONTAINER_SETTING.search(path):
-                aliases = _host_aliases(o.obj) if aliases is None else aliases
+                aliases = _host_aliases(ctx, o) if aliases is None else aliases
                 for message in _bare_hosts(text, services, aliases, several):
                     yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=Severity.WARNING)
     claim = ctx.get("global.storage.claimName")
@@ -151,8 +151,6 @@ def _bare_hosts(text: str, services: set[str], aliases: set[str], several: bool)
     """What is wrong with each one-label URL host of `text` (a container's env value or argument) in plain
     manifests that define Services: in files linted together, a host no Service of theirs is named; in one file, a
     host that misspells one of its own."""
-    if "://" not in text:
-        return
     upstreams = set(UPSTREAM.findall(text)) if "upstream" in text else set()
     for m in BARE.finditer(text):
         scheme, host = m.group(1), m.group(2)
@@ -169,21 +167,15 @@ def _bare_hosts(text: str, services: set[str], aliases: set[str], several: bool)
                        f"a misspelling? (assumed: no other file applies a Service {host!r})")
 
 
-def _host_aliases(obj: dict) -> set[str]:
-    """The host names an object's pods get from `hostAliases` (/etc/hosts), wherever the pod spec is."""
+def _host_aliases(ctx, o) -> set[str]:
+    """The host names the object's pods get from `hostAliases` (/etc/hosts), in any of its pod templates."""
     found: set[str] = set()
-    stack = [obj]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            aliases = node.get("hostAliases")
-            for alias in aliases if isinstance(aliases, list) else []:
-                names = alias.get("hostnames") if isinstance(alias, dict) else None
-                if isinstance(names, list):
-                    found.update(h for h in names if isinstance(h, str))
-            stack.extend(v for v in node.values() if isinstance(v, dict | list))
-        elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, dict | list))
+    for owner, _path, pod in ctx.pod_templates():
+        aliases = pod.get("hostAliases") if owner is o else None
+        for alias in aliases if isinstance(aliases, list) else []:
+            names = alias.get("hostnames") if isinstance(alias, dict) else None
+            if isinstance(names, list):
+                found.update(h for h in names if isinstance(h, str))
     return found
 
 
