@@ -73,18 +73,18 @@ def check(ctx) -> Iterator[Hit]:
                           "that finish under restartPolicy Always: each is started again when it ends, so the work "
                           "never completes", obj=o)
             continue
-        if pod.get("restartPolicy", "Always") == "Always" and (o.kind in RESTARTING or
-                                                               (o.kind == "Pod" and pod_path == "spec")):
-            found = next(((i, c, launcher) for field, i, c in containers(pod) if field == "containers"
-                          and (launcher := training_launcher(c))), None)
-            if found:
-                i, c, launcher = found
-                yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: container {c.get('name', i)} runs "
-                          f"{launcher}, which exits when its training run ends, in a pod that restarts: the run "
-                          "starts again from the top when it finishes and is retried for ever when it fails (or, "
-                          "kept alive by a sleep after it, holds its accelerators idle)", obj=o)
-                continue
-        if o.kind != "Pod" or pod_path != "spec" or pod.get("restartPolicy", "Always") != "Always":
+        bare_pod = o.kind == "Pod" and pod_path == "spec"
+        if pod.get("restartPolicy", "Always") != "Always" or not (bare_pod or o.kind in RESTARTING):
+            continue
+        launched = _launched(pod)
+        if launched:
+            i, c, launcher = launched
+            yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: container {c.get('name', i)} runs "
+                      f"{launcher}, which exits when its training run ends, in a pod that restarts: the run "
+                      "starts again from the top when it finishes and is retried for ever when it fails (or, "
+                      "kept alive by a sleep after it, holds its accelerators idle)", obj=o)
+            continue
+        if not bare_pod:
             continue
         pairs = [(field, i, c) for field, i, c in containers(pod) if field == "containers"]
         if pairs and all(one_shot(c) for _, _, c in pairs):
@@ -97,6 +97,12 @@ def check(ctx) -> Iterator[Hit]:
 
 
 RESTARTING = ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet")
+
+
+def _launched(pod: dict) -> tuple[int, dict, str] | None:
+    """(index, container, launcher) of the first regular container that runs a training launcher."""
+    return next(((i, c, launcher) for field, i, c in containers(pod) if field == "containers"
+                 and (launcher := training_launcher(c))), None)
 
 
 def _batch_template(o, pod_path: str) -> bool:
