@@ -90,13 +90,13 @@ def check(ctx) -> Iterator[Hit]:
     services |= controller_services(ctx.objects)  # KubeRay head/serve, JobSet and LeaderWorkerSet Services
     from_values = set()
     flows = declared_flows(ctx)
+    several = len({o.template for o in ctx.objects}) > 1  # files linted together: the set applied
     if ctx.has_values:
         for path, text in ctx.value_strings():
             if next(_names(text, services), None) is not None:
                 from_values.add(text)  # judged here, at its values key, whatever the verdict
-            for message, severity in _check_text(ctx, text, services, flows, _sources_of_key(path)):
+            for message, severity in _check_text(ctx, text, services, flows, _sources_of_key(path), several):
                 yield Hit(path, message, severity=severity)
-    several = len({o.template for o in ctx.objects}) > 1  # files linted together: the set applied
     for o in ctx.objects:
         sources = _sources_of_object(o)
         aliases: set[str] | None = None  # read only where a one-label host is found
@@ -105,7 +105,7 @@ def check(ctx) -> Iterator[Hit]:
                 continue  # names no Service (_names)
             if any(v in text for v in from_values):
                 continue  # already reported at the values key that carries it
-            for message, severity in _check_text(ctx, text, services, flows, sources):
+            for message, severity in _check_text(ctx, text, services, flows, sources, several):
                 yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=severity)
             if not ctx.has_values and services and "://" in text and CONTAINER_SETTING.search(path):
                 aliases = _host_aliases(ctx, o) if aliases is None else aliases
@@ -179,8 +179,8 @@ def _host_aliases(ctx, o) -> set[str]:
     return found
 
 
-def _check_text(ctx, text: str, services: set[str], flows: list[dict],
-                sources: set[str] | None) -> Iterator[tuple[str, Severity | None]]:
+def _check_text(ctx, text: str, services: set[str], flows: list[dict], sources: set[str] | None,
+                several: bool) -> Iterator[tuple[str, Severity | None]]:
     for m in _names(text, services):
         svc, ns = m.group(1), m.group(3)
         if (svc, ns) == ("kubernetes", "default"):
@@ -207,7 +207,7 @@ def _check_text(ctx, text: str, services: set[str], flows: list[dict],
             yield (f"{name} is in namespace {ns!r}, the release is in {ctx.namespace!r}; a Service of this release "
                    f"would resolve as {svc}.{ctx.namespace}.svc.cluster.local, and no global.network.egress flow "
                    f"reaches namespace {ns!r} (declare one for a shared service: docs/security.md)", None)
-        elif services and svc not in services and (ctx.has_values or len({o.template for o in ctx.objects}) > 1):
+        elif services and svc not in services and (ctx.has_values or several):
             yield (f"{m.group(0)}: the release renders no Service named {svc!r} "
                    f"(has: {', '.join(sorted(services))})", None)
         elif services and svc not in services:  # one manifest file: the Service may be applied from another file,
