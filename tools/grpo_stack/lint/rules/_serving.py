@@ -106,6 +106,56 @@ def triton_http_port(c: dict[str, Any]) -> int | None:
     return TRITON_HTTP_DEFAULT
 
 
+# The ports a server opens when its flags name none: vLLM's OpenAI server 8000 (vllm/entrypoints/openai/cli_args.py,
+# --port), SGLang's 30000 (sglang/srt/server_args.py, ServerArgs.port), Triton's HTTP 8000, gRPC 8001 and metrics
+# 8002 (triton-inference-server/server src/command_line_parser.h, http_port_ / grpc_port_ / metrics_port_).
+ONE_PORT_DEFAULTS = ((re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b"), 30000),
+                     (re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(openai\.)?api_server\b"), 8000))
+TRITON_PORTS = (("http", 8000), ("grpc", 8001), ("metrics", 8002))
+SHELL_LIST = re.compile(r"[;&|\n]")
+
+
+def listening_ports(c: dict[str, Any]) -> set[int] | None:
+    """The ports the model server a container runs opens, by its own flags and its defaults; None when that is not
+    known: no server read here, a port named by a variable, or a shell list that may start other programs too."""
+    words = [part for w in argv_of(c) for part in w.split()]
+    if any(SHELL_LIST.search(w) for w in words):
+        return None
+    text = " ".join(words)
+    if TRITON.search(text):
+        return _triton_ports(words)
+    for pattern, default in ONE_PORT_DEFAULTS:
+        if pattern.search(text):
+            stated = _flag_values(words, re.compile(r"^--port(?:=(\S+))?$"))
+            return None if stated is None else (stated or {default})
+    return None
+
+
+def _flag_values(words: list[str], flag: re.Pattern) -> set[int] | None:
+    """The numbers a flag is given (empty when it is absent); None when one is not a number."""
+    out = set()
+    for i, w in enumerate(words):
+        m = flag.match(w)
+        if m:
+            value = (m.group(1) or (words[i + 1] if i + 1 < len(words) else "")).strip("'\"")
+            if not value.isdigit():
+                return None
+            out.add(int(value))
+    return out
+
+
+def _triton_ports(words: list[str]) -> set[int] | None:
+    out = set()
+    for name, default in TRITON_PORTS:
+        if any(re.fullmatch(rf"--allow-{name}=(?:false|0)", w, re.IGNORECASE) for w in words):
+            continue
+        stated = _flag_values(words, re.compile(rf"^--{name}-port(?:=(\S+))?$"))
+        if stated is None:
+            return None
+        out |= stated or {default}
+    return out
+
+
 # Arguments only a model engine's server takes: what a server image's own entrypoint is started with.
 ENGINE_FLAGS = frozenset({"--model", "--model-path", "--model-id", "--tensor-parallel-size", "--max-model-len",
                           "--gpu-memory-utilization", "--served-model-name"})

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._objects import containers
 from ._services import backends
-from ._serving import stated_ports
+from ._serving import listening_ports, stated_ports
 
 CODE = "GRPO857"
 NAME = "service-target-port"
@@ -21,7 +21,12 @@ controller, and reads each of its ports' `targetPort` (the `port` when unset):
   Service has no endpoint on that port;
 - **warning**: a port *number* that no container of those pods lists while every one of them says where it
   listens (its `ports`, or its own `--port N` flag where it lists none); container ports are informational, so
-  the process may still listen there: the finding names what is declared.
+  the process may still listen there: the finding names what is declared;
+- **warning**: a port a model server's container declares (by number, or the name it declares) that the server
+  does not open, by its own flags and its defaults (vLLM's OpenAI server and SGLang: `--port`, else 8000 and
+  30000; Triton: `--http-port`, `--grpc-port`, `--metrics-port`, else 8000, 8001, 8002, less those it is told
+  not to open), while no other container of the pods declares or states it. A container started through a shell
+  list (`a & b`, `a; b`) may start other programs, so its ports are not judged.
 
 A Service whose pods are in no file here is not judged (they may be applied from another file), nor are the head
 Services KubeRay creates itself.
@@ -80,6 +85,41 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit(where, f"Service {b.name} targets port {target}, which no container of {pods} lists "
                           f"({_listed(names, numbers)})", obj=b.obj, severity=Severity.WARNING,
                           remediation="target the port the server listens on, and declare it")
+            else:
+                deaf = _declared_not_served(b.pods, target)
+                if deaf:
+                    name, number, served = deaf
+                    yield Hit(where, f"Service {b.name} targets port {number}, which container {name} of {pods} "
+                              f"declares, but its server listens on {', '.join(map(str, sorted(served)))} (its "
+                              "flags and the server's defaults): nothing answers there", obj=b.obj,
+                              severity=Severity.WARNING,
+                              remediation="target a port the server opens, or start it on the declared one")
+
+
+def _declared_not_served(pods, target) -> tuple[str, int, set[int]] | None:
+    """(container, port, the ports its server opens) when the target is a port that a model server's container
+    declares, by number or name, while the server opens other ports (a declared port is informational), and no
+    other container of the pods declares or states it; None otherwise."""
+    found = None
+    for _o, _path, pod in pods:
+        for field, i, c in containers(pod):
+            if field != "containers":
+                continue
+            declared = {p.get("name"): p.get("containerPort") for p in c.get("ports") or [] if isinstance(p, dict)}
+            number = declared.get(target) if isinstance(target, str) and not target.isdigit() else (
+                int(target) if str(target).isdigit() else None)
+            if not isinstance(number, int):
+                continue
+            if number in stated_ports(c):
+                return None
+            served = listening_ports(c)
+            if number in declared.values():
+                if not served or number in served:
+                    return None  # a container that declares it may listen there
+                found = found or (str(c.get("name", i)), number, served)
+            elif served and number in served:
+                return None
+    return found
 
 
 def _listed(names: set[str], numbers: set[int]) -> str:

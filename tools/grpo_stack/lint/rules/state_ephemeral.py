@@ -21,7 +21,10 @@ PyTorchJob, MPIJob, Volcano Job, JobSet, RayJob; or a bare Pod that does not res
 training and evaluation scripts name where they keep their state: `--checkpoint*`, `--ckpt*`, a checkpoint's
 directory, folder, path or root under a prefix (`--dist_checkpoint_root_folder`, but not a pretrained or initial
 checkpoint to load), `--resume`, `--output-dir`/`--output_dir` (or folder), `--save-dir`, `--save-path`,
-`--save-checkpoint` (`--save-ckpt`), Megatron's `--save`, `--results-dir`. Reported when that path is on no
+`--save-checkpoint` (`--save-ckpt`), Megatron's `--save`, `--results-dir`; and where a trained model or a run's
+outputs go: `--output` (`--output-path`, `--output-prefix`), `--outdir`/`--out-dir`, `--save-model*`,
+`--model-prefix`, `--model-output*`, `--export-dir`. A value is a path when it holds a `/` or starts with `.`
+(`--output json` is a format, `/dev/stdout` a stream). Reported when that path is on no
 volume the container mounts, or on an `emptyDir` (the pod's own scratch): a relative path lands in the image's
 working directory unless `workingDir` is on a volume. Nothing is reported when the job copies its results to an
 object store (`s3://`, `gs://`, `az://` in its arguments).
@@ -50,9 +53,16 @@ results to an object store before the job ends.
 
 STATE_FLAG = re.compile(r"^--?(checkpoint[\w-]*|ckpt[\w-]*|(?![\w-]*(?:pretrained|load|init|base))"
                         r"[\w-]*(?:checkpoint|ckpt)[\w-]*(?:dir|folder|path|root)[\w-]*"
-                        r"|resume(?:[-_]from[\w-]*)?|output[-_](?:dir|folder)|save[-_](?:dir|path|folder)"
+                        r"|resume(?:[-_]from[\w-]*)?|save[-_](?:dir|path|folder)"
                         r"|save(?:[-_](?:checkpoint|ckpt)[\w-]*)?"
+                        # where a trained model or a run's outputs go: --output, --output-dir, --outdir,
+                        # --save-model-dir, --model-prefix (MXNet's save prefix), --export-dir
+                        r"|output(?:[-_]?(?:dir|folder|path|prefix|model[\w-]*))?|out[-_]?dir"
+                        r"|save[-_]model[\w-]*|model[-_](?:prefix|output[\w-]*|out[-_]?dir|save[\w-]*)"
+                        r"|export[-_](?:dir|path)"
                         r"|results?[-_](?:dir|folder))$", re.IGNORECASE)
+# Paths that are not storage: the process's own streams and the kernel's files.
+NOT_STORAGE = ("/dev/", "/proc/", "/sys/")
 OBJECT_STORE = re.compile(r"\b(?:s3|gs|az|abfss?)://")
 
 
@@ -78,7 +88,8 @@ def _state_paths(words: list[str]) -> Iterator[tuple[str, str]]:
         if not STATE_FLAG.match(flag):
             continue
         value = value if eq else (words[i + 1] if i + 1 < len(words) else "")
-        if value and not value.startswith(("-", "$")) and ("/" in value or value.startswith(".") or value == "."):
+        if (value and not value.startswith(("-", "$", *NOT_STORAGE))
+                and ("/" in value or value.startswith(".") or value == ".")):
             yield flag, value
 
 
