@@ -11,7 +11,7 @@ from functools import lru_cache
 SECRET_WORDS = frozenset({"token", "password", "passwd", "pwd", "secret", "apikey", "credential", "credentials",
                           "passphrase", "requirepass", "masterauth"})
 SECRET_PAIRS = (("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"), ("auth", "token"),
-                ("client", "secret"))
+                ("client", "secret"), ("master", "key"), ("admin", "key"))  # a proxy's master_key, an admin key
 # Words that make the name about the credential, not the credential (`--token-file`, `--secret-name`), or about
 # something else (`--max-tokens`, `tokenizer`, and the timings of generated tokens: `--time-to-first-token`,
 # `--inter-token-latency`, `--prefill-time-per-token`).
@@ -57,7 +57,7 @@ def real_value(value: str, placeholder: re.Pattern, not_a_credential: re.Pattern
     v = value.strip().strip("'\"")
     return bool(v) and not placeholder.match(v) and not not_a_credential.match(v) and not ENV_REFERENCE.match(v) \
         and "$(" not in v and "${" not in v and not v.startswith("$") and v.lower() not in ("none", "null", "-") \
-        and not VARIABLE_NAME.match(v)
+        and not VARIABLE_NAME.match(v) and not v.startswith("os.environ/")  # LiteLLM's reference to an env var
 
 
 def flag_values(words: list[str]) -> list[tuple[int, str, str]]:

@@ -99,6 +99,12 @@ def _unwrapped(words: list[str]) -> list[str]:
     return words
 
 
+# A Hydra override naming the model a trainer loads (verl's `actor_rollout_ref.model.path`, `critic.model.path`,
+# `reward_model.model.path`): verl hands the value to Transformers' from_pretrained as it is, so a hub id is fetched
+# at start from the branch's head; verl has no key for a revision (a pinned download to a local path is the fix).
+HYDRA_MODEL_KEY = re.compile(r"^\+{0,2}(?:\w+\.)*model\.path$")
+
+
 def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
     """Pulls one command line makes (a container's command + args, or one command of a script)."""
     words = _unwrapped([resolve(str(w).strip("'\""), env) for w in argv])
@@ -120,6 +126,12 @@ def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
                 seen.add(value)
                 rev = _revision_for(words, flag, revision)
                 yield Pull(value.strip("'\""), f"{program} {flag}", rev)
+    for word in words:
+        key, eq, value = word.partition("=")
+        value = value.strip("'\"")
+        if eq and HYDRA_MODEL_KEY.match(key) and hub_repo(value) and value not in seen:
+            seen.add(value)
+            yield Pull(value, f"{program} {key.lstrip('+')}", None)
     for (prog, sub), index in POSITIONAL.items():
         if program == prog and sub in words[1:2]:
             positional = [w for w in _positionals(words[2:])]

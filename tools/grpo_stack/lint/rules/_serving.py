@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...rayports import POD_PORTS
 from ..shell import split_words
 from ._objects import argv_of
 
@@ -129,6 +130,30 @@ def listening_ports(c: dict[str, Any]) -> set[int] | None:
             stated = _flag_values(words, re.compile(r"^--port(?:=(\S+))?$"))
             return None if stated is None else (stated or {default})
     return None
+
+
+RAY_START = re.compile(r"\bray\s+start\b")
+
+
+def may_open(c: dict[str, Any]) -> set[int]:
+    """Every port the programs a container starts may open by their flags and defaults, shell lists included (a
+    superset: a Service on one of them is not reported as unanswered): the model servers above and a `ray start`
+    (Ray's head and node ports, rayports.POD_PORTS, its --port and --dashboard-port)."""
+    words = [part for w in argv_of(c) for part in w.split()]
+    text = " ".join(words)
+    out: set[int] = set()
+    if TRITON.search(text):
+        out |= {default for _name, default in TRITON_PORTS}
+    out |= {default for pattern, default in ONE_PORT_DEFAULTS if pattern.search(text)}
+    if RAY_START.search(text):
+        out |= set(POD_PORTS.values())
+    for flag in (PORT_FLAG, re.compile(r"^--(?:grpc|metrics|dashboard|ray-client-server)-port(?:=(\d+))?$")):
+        for i, w in enumerate(words):
+            m = flag.match(w)
+            value = m.group(1) if m and m.group(1) else (words[i + 1] if m and i + 1 < len(words) else "")
+            if value.strip("'\"").isdigit():
+                out.add(int(value.strip("'\"")))
+    return out
 
 
 def _flag_values(words: list[str], flag: re.Pattern) -> set[int] | None:

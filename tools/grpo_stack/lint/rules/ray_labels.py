@@ -24,7 +24,8 @@ they create (KubeRay, JobSet, LeaderWorkerSet, Job, StatefulSet): a Service that
 RayJob's pods by those labels is not dangling. A RayJob's or RayService's cluster is named `<name>-<random>`, so
 `ray.io/cluster: <RayJob name>` matches nothing; scope such selectors with a label of the pod template instead.
 A Service whose selector names a custom resource of the set that has no pod template (a `Prometheus`, a database
-cluster: its operator labels the pods it makes with the resource's name) is not reported as matching nothing; in a
+cluster: its operator labels the pods it makes with the resource's name; KServe with `isvc.<name>-predictor` and its
+twins) is not reported as matching nothing; in a
 set with no pod template, one that selects by such an operator's label (`prometheus: <name>`) naming no resource of
 the set is.
 A selector that adds any label of its own to the Ray keys is taken as scoped. A preferred anti-affinity term need
@@ -72,7 +73,7 @@ def check(ctx) -> Iterator[Hit]:
     with_pods = {id(o) for o, _, _ in pods}
     # a custom resource without a template the set shows: its operator makes its pods (a Prometheus, a sandbox pool)
     operated_objects = [o for o in ctx.objects if id(o) not in with_pods and custom_resource(o.obj)]
-    operated = {o.name for o in operated_objects}
+    operated = {name for o in operated_objects for name in _operator_label_values(o)}
     # the label an operator puts on the pods it makes, named for the resource's kind (`prometheus: <name>`)
     operator_keys = {o.kind.lower() for o in operated_objects}
     if not all_labels and not ctx.has_values:
@@ -106,6 +107,22 @@ def check(ctx) -> Iterator[Hit]:
             # resources of the set are then the pods it can mean
             judged = [] if all_labels is None and operator_keys & set(map(str, sel)) else all_labels
             yield from _selector(o, "spec.selector", {"matchLabels": sel}, judged, clusters, generated, operated)
+
+
+# KServe labels the pods of an InferenceService's components `app: isvc.<name>-<component>` (a raw deployment's
+# workers `...-worker`) and `serving.kserve.io/inferenceservice: <name>` (kserve pkg/constants, GetRawServiceLabel,
+# GetRawWorkerServiceLabel; PredictorServiceName and its twins).
+KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+
+
+def _operator_label_values(o) -> set[str]:
+    """The label values an operator gives the pods it makes for a resource: its name, and for an InferenceService
+    the names KServe derives from it."""
+    names = {o.name}
+    if o.kind == "InferenceService":
+        for component in KSERVE_COMPONENTS:
+            names |= {f"{o.name}-{component}", f"isvc.{o.name}-{component}", f"isvc.{o.name}-{component}-worker"}
+    return names
 
 
 def _term(o, path, term, all_labels, clusters, generated, apart: bool, preferred: str = "") -> Iterator[Hit]:

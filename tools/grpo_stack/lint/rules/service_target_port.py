@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._objects import containers
 from ._services import backends
-from ._serving import listening_ports, stated_ports
+from ._serving import listening_ports, may_open, stated_ports
 
 CODE = "GRPO857"
 NAME = "service-target-port"
@@ -21,7 +21,8 @@ controller, and reads each of its ports' `targetPort` (the `port` when unset):
   Service has no endpoint on that port;
 - **warning**: a port *number* that no container of those pods lists while every one of them says where it
   listens (its `ports`, or its own `--port N` flag where it lists none); container ports are informational, so
-  the process may still listen there: the finding names what is declared;
+  the process may still listen there, and the ports the programs it starts open by their own defaults count too
+  (a model server's below, a `ray start`'s head and node ports): the finding names what is declared;
 - **warning**: a port a model server's container declares (by number, or the name it declares) that the server
   does not open, by its own flags and its defaults (vLLM's OpenAI server and SGLang: `--port`, else 8000 and
   30000; Triton: `--http-port`, `--grpc-port`, `--metrics-port`, else 8000, 8001, 8002, less those it is told
@@ -64,6 +65,7 @@ def check(ctx) -> Iterator[Hit]:
             continue
         names: set[str] = set()
         numbers: set[int] = set()
+        heard: set[int] = set()
         known = True  # every container says where it listens (declared ports or its own --port flag)
         for _o, _path, pod in b.pods:
             for field, _i, c in containers(pod):
@@ -73,6 +75,7 @@ def check(ctx) -> Iterator[Hit]:
                 names |= {str(p["name"]) for p in declared if p.get("name")}
                 mine = {p["containerPort"] for p in declared if isinstance(p.get("containerPort"), int)}
                 mine |= stated_ports(c)
+                heard |= may_open(c)  # the programs' own ports: not declared, but answered
                 known = known and bool(mine)
                 numbers |= mine
         pods = ", ".join(sorted({f"{o.kind} {o.name}" for o, _path, _pod in b.pods}))
@@ -81,7 +84,7 @@ def check(ctx) -> Iterator[Hit]:
             if isinstance(target, str) and not target.isdigit() and target not in names:
                 yield Hit(where, f"Service {b.name} targets port {target!r}, which no container of {pods} declares "
                           f"({_listed(names, numbers)}): the Service has no endpoint on it", obj=b.obj)
-            elif known and numbers and str(target).isdigit() and int(target) not in numbers:
+            elif known and numbers and str(target).isdigit() and int(target) not in numbers | heard:
                 yield Hit(where, f"Service {b.name} targets port {target}, which no container of {pods} lists "
                           f"({_listed(names, numbers)})", obj=b.obj, severity=Severity.WARNING,
                           remediation="target the port the server listens on, and declare it")

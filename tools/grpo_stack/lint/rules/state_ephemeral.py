@@ -23,7 +23,9 @@ directory, folder, path or root under a prefix (`--dist_checkpoint_root_folder`,
 checkpoint to load), `--resume`, `--output-dir`/`--output_dir` (or folder), `--save-dir`, `--save-path`,
 `--save-checkpoint` (`--save-ckpt`), Megatron's `--save`, `--results-dir`; and where a trained model or a run's
 outputs go: `--output` (`--output-path`, `--output-prefix`), `--outdir`/`--out-dir`, `--save-model*`,
-`--model-prefix`, `--model-output*`, `--export-dir`. A value is a path when it holds a `/` or starts with `.`
+`--model-prefix`, `--model-output*`, `--export-dir`; and a verl command that saves checkpoints
+(`trainer.save_freq` above 0) at `trainer.default_local_dir`, by default `checkpoints/<project>/<experiment>` under
+the working directory. A value is a path when it holds a `/` or starts with `.`
 (`--output json` is a format, `/dev/stdout` a stream). Reported when that path is on no
 volume the container mounts, or on an `emptyDir` (the pod's own scratch): a relative path lands in the image's
 working directory unless `workingDir` is on a volume. Nothing is reported when the job copies its results to an
@@ -82,7 +84,29 @@ def _words(c: dict) -> list[str]:
     return out
 
 
+# verl saves checkpoints every trainer.save_freq steps (-1: never) under trainer.default_local_dir, by default
+# `checkpoints/${trainer.project_name}/${trainer.experiment_name}`, relative to the working directory (verl 0.9.1
+# trainer/config/ppo_trainer.yaml L174, L217).
+VERL_SAVE_FREQ = re.compile(r"^\+{0,2}trainer\.save_freq=(-?\d+)$")
+VERL_SAVE_DIR = re.compile(r"^\+{0,2}trainer\.default_local_dir=(.+)$")
+VERL_DEFAULT_DIR = "checkpoints/<project>/<experiment>"
+
+
+def _verl_checkpoints(words: list[str]) -> tuple[str, str] | None:
+    """(key, directory) where a verl command saves checkpoints, when it saves any."""
+    freq = next((int(m.group(1)) for w in words if (m := VERL_SAVE_FREQ.match(w))), -1)
+    if freq <= 0:
+        return None
+    given = next((m.group(1).strip("'\"") for w in words if (m := VERL_SAVE_DIR.match(w))), None)
+    if given is None:
+        return "trainer.default_local_dir (verl's default)", VERL_DEFAULT_DIR
+    return "trainer.default_local_dir", given
+
+
 def _state_paths(words: list[str]) -> Iterator[tuple[str, str]]:
+    verl = _verl_checkpoints(words)
+    if verl and not verl[1].startswith(("$", *NOT_STORAGE)):
+        yield verl
     for i, w in enumerate(words):
         flag, eq, value = w.partition("=")
         if not STATE_FLAG.match(flag):

@@ -30,6 +30,9 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   `$(VAR)` and `$VAR` are read from the container's env: its literal values and a ConfigMap of the same
   manifests it loads (`envFrom`, `configMapKeyRef`); a server image's own entrypoint given the model as
   its first argument (`args: [ORG/NAME, --max-model-len, ...]` to an image that runs `vllm serve`);
+- a trainer's Hydra override naming its model (verl's `actor_rollout_ref.model.path=ORG/NAME`, `critic.model.path`,
+  any `*.model.path`): verl passes it to Transformers as it is and has no revision key, so a hub id there always
+  tracks its branch;
 - TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
 - a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`, ..., and
   each id of a comma-separated list in `MODELS`, `MODEL_IDS`, `MODEL_NAMES`, `MODEL_LIST`; a RayJob's `runtimeEnvYAML`
