@@ -248,11 +248,14 @@ RAY_FAMILY = re.compile(r"^((docker\.io/)?rayproject/ray)(-ml|-llm)$")
 
 
 def _build(image: str) -> str:
+    """The build an image is a variant of: Ray's image families at one tag, a tag's or a repository's accelerator
+    variant (`2.40.0-gpu`, a project's own `trainer-gpu` beside `trainer-cpu`), a tag's commit stamp."""
     repo, tag, digest = split(image)
-    if digest or not tag:
+    if digest:
         return image
-    return f"{RAY_FAMILY.sub(lambda m: m.group(1), repo)}:" \
-           f"{COMMIT_STAMP.sub(lambda m: m.group(1), VARIANT.sub('', tag))}"
+    head, slash, last = RAY_FAMILY.sub(lambda m: m.group(1), repo).rpartition("/")
+    repo = f"{head}{slash}{VARIANT.sub('', last) or last}"
+    return f"{repo}:{COMMIT_STAMP.sub(lambda m: m.group(1), VARIANT.sub('', tag))}" if tag else repo
 
 
 def _controller_supplied(o) -> bool:

@@ -24,9 +24,11 @@ create together. Namespaced objects must agree on where they go:
   ServiceAccount, ConfigMaps, Secrets and claims it names, a RoleBinding and its Role and ServiceAccount subjects
   (without an explicit namespace), an Ingress and its backend Services, a workload and its Kueue LocalQueue
   (`kueue.x-k8s.io/queue-name`). One of a pair without a namespace (while the other sets one) or two different
-  namespaces is reported. Objects that refer to nothing in the set (unrelated samples in one folder) are never
-  compared, and a reference that finds its object in its own namespace is never paired with a namesake
-  elsewhere: one set may hold the same release in several namespaces (staging and production linted together).
+  namespaces is reported; a warning when the one set is `default`, where an unset object lands too while the
+  kubectl context's namespace is the usual `default`. Objects that refer to nothing in the set (unrelated samples
+  in one folder) are never compared, and a reference that finds its object in its own namespace is never paired
+  with a namesake elsewhere: one set may hold the same release in several namespaces (staging and production
+  linted together).
 
 A set with no namespaces at all (plain `helm template` output, applied with `-n`) is clean. Cluster-scoped kinds
 (Namespace, ClusterRole, StorageClass, PersistentVolume, CRDs, any `Cluster*` kind, and the cluster-scoped custom
@@ -102,9 +104,14 @@ def check(ctx) -> Iterator[Hit]:
         if ns_a is None or ns_b is None:
             unplaced, placed = (a, b) if ns_a is None else (b, a)
             where = "metadata" if isinstance(unplaced.obj.get("metadata"), dict) else "kind"
+            # the context's namespace is `default` unless the user chose another: then the pair meets, so the
+            # verdict rests on that assumption
+            usual = target == "default"
             yield Hit(where, f"{unplaced.kind} {unplaced.name} has no namespace, but {_pair(a, b, why)}, and "
                       f"{placed.kind} {placed.name} is in {target!r}: `kubectl apply -f` puts it in the kubectl "
-                      "context's namespace", obj=unplaced, remediation=f"set metadata.namespace: {target}")
+                      "context's namespace" + (" (they meet only while that is 'default', the usual context)"
+                                               if usual else ""), obj=unplaced,
+                      remediation=f"set metadata.namespace: {target}", severity=Severity.WARNING if usual else None)
         else:
             yield Hit("metadata.namespace", f"{a.kind} {a.name} is in namespace {ns_a!r}, but {_pair(a, b, why)}, "
                       f"and {b.kind} {b.name} is in {ns_b!r}", obj=a)
