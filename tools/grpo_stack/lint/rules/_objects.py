@@ -9,6 +9,7 @@ from ...apivalidation.objects import custom_group
 from ...apivalidation.podspecs import containers as containers  # the rules' reader of a pod's containers
 from ...apivalidation.podspecs import is_pod_spec, node_at
 from ..controllers import label_matches
+from ._quantity import whole
 
 # Pod-template component label -> the values section that shapes that pod (for locating findings).
 COMPONENT_VALUES = {
@@ -203,3 +204,31 @@ def selector_keys(selector: dict[str, Any]) -> list[str]:
     keys = list((selector.get("matchLabels") or {}).keys())
     keys += [e.get("key") for e in selector.get("matchExpressions") or [] if e.get("key")]
     return keys
+
+
+def pods_of(o, pod_path: str) -> int:
+    """How many pods the template at pod_path can run at once (2 stands for "several" where it is open-ended)."""
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    if o.kind == "DaemonSet":
+        return 2
+    if o.kind in ("Deployment", "ReplicaSet", "StatefulSet"):
+        return whole(spec.get("replicas"), 1)
+    if o.kind == "Job":
+        return whole(spec.get("parallelism"), 1)
+    if o.kind == "CronJob":
+        return whole(((spec.get("jobTemplate") or {}).get("spec") or {}).get("parallelism"), 1)
+    if o.kind == "LeaderWorkerSet":
+        size = whole((spec.get("leaderWorkerTemplate") or {}).get("size"), 1)
+        groups = whole(spec.get("replicas"), 1)
+        return groups * (1 if ".leaderTemplate." in f"{pod_path}." else size)
+    if ".workerGroupSpecs." in pod_path:
+        group = node_at(o.obj, pod_path.split(".template.spec")[0])
+        group = group if isinstance(group, dict) else {}
+        largest = max(whole(group.get("replicas"), 1), whole(group.get("maxReplicas"), 0))
+        return largest * whole(group.get("numOfHosts"), 1)
+    if ".replicatedJobs." in pod_path:
+        job = node_at(o.obj, pod_path.split(".template.spec.template.spec")[0])
+        job = job if isinstance(job, dict) else {}
+        inner = ((job.get("template") or {}).get("spec") or {}) if isinstance(job.get("template"), dict) else {}
+        return whole(job.get("replicas"), 1) * whole(inner.get("parallelism"), 1)
+    return 1

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..context import node_at
 from ..finding import Hit, Severity
-from ._quantity import whole
+from ._objects import pods_of
 
 CODE = "GRPO624"
 NAME = "rwo-claim-shared"
@@ -54,34 +53,6 @@ StatefulSet's `volumeClaimTemplates`).
 """
 
 ONE_NODE = ("ReadWriteOnce", "ReadWriteOncePod")
-
-
-def pods_of(o, pod_path: str) -> int:
-    """How many pods the template at pod_path can run at once (2 stands for "several" where it is open-ended)."""
-    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
-    if o.kind == "DaemonSet":
-        return 2
-    if o.kind in ("Deployment", "ReplicaSet", "StatefulSet"):
-        return whole(spec.get("replicas"), 1)
-    if o.kind == "Job":
-        return whole(spec.get("parallelism"), 1)
-    if o.kind == "CronJob":
-        return whole(((spec.get("jobTemplate") or {}).get("spec") or {}).get("parallelism"), 1)
-    if o.kind == "LeaderWorkerSet":
-        size = whole((spec.get("leaderWorkerTemplate") or {}).get("size"), 1)
-        groups = whole(spec.get("replicas"), 1)
-        return groups * (1 if ".leaderTemplate." in f"{pod_path}." else size)
-    if ".workerGroupSpecs." in pod_path:
-        group = node_at(o.obj, pod_path.split(".template.spec")[0])
-        group = group if isinstance(group, dict) else {}
-        largest = max(whole(group.get("replicas"), 1), whole(group.get("maxReplicas"), 0))
-        return largest * whole(group.get("numOfHosts"), 1)
-    if ".replicatedJobs." in pod_path:
-        job = node_at(o.obj, pod_path.split(".template.spec.template.spec")[0])
-        job = job if isinstance(job, dict) else {}
-        inner = ((job.get("template") or {}).get("spec") or {}) if isinstance(job.get("template"), dict) else {}
-        return whole(job.get("replicas"), 1) * whole(inner.get("parallelism"), 1)
-    return 1
 
 
 def _pinned(pod: dict) -> bool:
