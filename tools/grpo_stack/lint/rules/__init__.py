@@ -79,7 +79,6 @@ from . import (
     service_account_token,
     service_monitor_selector,
     service_selector_overreach,
-    service_selects_no_pod,
     service_target_port,
     serving_readiness,
     serving_startup_budget,
@@ -198,7 +197,6 @@ _MODULES: list[ModuleType] = [
     claim_never_binds,
     service_monitor_selector,
     model_source_empty,
-    service_selects_no_pod,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -9,6 +9,7 @@ Serve 8000).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from ...rayports import HEAD_DEFAULT_PORTS
 from ._objects import containers, label_pairs, selector_matches
 from ._podsecurity import namespace_of
+from ._serving import stated_ports
 
 RAY_HEAD_DEFAULT_PORTS = HEAD_DEFAULT_PORTS
 
@@ -129,3 +131,44 @@ def target_containers(pod: dict, target: Any) -> Iterator[tuple[str, int, dict]]
             if isinstance(p, dict) and (str(p.get("containerPort")) == str(target) or p.get("name") == target):
                 yield f, i, c
                 break
+
+
+# A word of a label value (`vllm` in `vllm-sim`), for the pods a Service that selects none was meant for.
+LABEL_WORD = re.compile(r"[a-z0-9]{3,}")
+
+
+def _words(value: object) -> set[str]:
+    return set(LABEL_WORD.findall(str(value).lower()))
+
+
+def _near(selected: str, carried: object) -> bool:
+    values = carried if isinstance(carried, frozenset) else (carried,)
+    return any(str(v) != selected and _words(v) & _words(selected) for v in values)
+
+
+def _serves(pod: dict, targets: set[str]) -> bool:
+    for kind, _i, c in containers(pod):
+        if kind != "containers":
+            continue
+        declared = [p for p in c.get("ports") or [] if isinstance(p, dict)]
+        offered = {str(p.get("name")) for p in declared if p.get("name")} | {str(p.get("containerPort"))
+                                                                              for p in declared}
+        if offered & targets or {str(n) for n in stated_ports(c)} & targets:
+            return True
+    return False
+
+
+def meant_pods(ctx, backend: Backend) -> tuple[Any, dict] | None:
+    """For a Service whose selector matches no pod of the set: the pod template it was likely written for (one
+    that carries every key of the selector, with a value that differs but shares a word with the selector's, and
+    declares or states the port the Service targets) and the labels it carries for those keys; None when none."""
+    selector = {str(k): str(v) for k, v in backend.selector.items()}
+    targets = {str(p.target) for p in backend.ports}
+    for t, path, pod in ctx.pod_templates():
+        if namespace_of(t, ctx.namespace) != backend.namespace:
+            continue
+        labels = ctx.pod_labels(t, path)
+        if (all(k in labels for k in selector) and any(_near(v, labels[k]) for k, v in selector.items())
+                and all(labels[k] == v or _near(v, labels[k]) for k, v in selector.items()) and _serves(pod, targets)):
+            return t, {k: labels[k] for k in selector}
+    return None

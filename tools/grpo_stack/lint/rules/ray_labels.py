@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ..finding import Hit, Severity
 from ._objects import custom_resource, selector_keys, selector_matches
+from ._services import backends, meant_pods
 
 CODE = "GRPO401"
 NAME = "ray-selector"
@@ -23,6 +25,8 @@ that), counting the labels controllers add to the pods
 they create (KubeRay, JobSet, LeaderWorkerSet, Job, StatefulSet): a Service that selects a JobSet's or a
 RayJob's pods by those labels is not dangling. A RayJob's or RayService's cluster is named `<name>-<random>`, so
 `ray.io/cluster: <RayJob name>` matches nothing; scope such selectors with a label of the pod template instead.
+A Service that matches no pod names the pods of the set it was likely written for, when some carry every key of
+its selector with a near value (`app: vllm` for `app: vllm-sim`) and declare the port it targets.
 A Service whose selector names a custom resource of the set that has no pod template (a `Prometheus`, a database
 cluster: its operator labels the pods it makes with the resource's name; KServe with `isvc.<name>-predictor` and its
 twins) is not reported as matching nothing; in a
@@ -100,13 +104,15 @@ def check(ctx) -> Iterator[Hit]:
                     if isinstance(peer.get("podSelector"), dict) and "namespaceSelector" not in peer:
                         path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
                         yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated)
+    written = {id(b.obj): b for b in backends(ctx) if b.obj.kind == "Service"}
     for o in ctx.of_kind("Service"):
         sel = (o.obj.get("spec") or {}).get("selector")
         if sel:
             # with no pod template in the set, only a Service selecting by an operator's label is judged: the
             # resources of the set are then the pods it can mean
             judged = [] if all_labels is None and operator_keys & set(map(str, sel)) else all_labels
-            yield from _selector(o, "spec.selector", {"matchLabels": sel}, judged, clusters, generated, operated)
+            for hit in _selector(o, "spec.selector", {"matchLabels": sel}, judged, clusters, generated, operated):
+                yield _with_meant_pods(ctx, written.get(id(o)), hit)
 
 
 # KServe labels the pods of an InferenceService's components `app: isvc.<name>-<component>` (a raw deployment's
@@ -123,6 +129,19 @@ def _operator_label_values(o) -> set[str]:
         for component in KSERVE_COMPONENTS:
             names |= {f"{o.name}-{component}", f"isvc.{o.name}-{component}", f"isvc.{o.name}-{component}-worker"}
     return names
+
+
+def _with_meant_pods(ctx, backend, hit: Hit) -> Hit:
+    """A Service that matches no pod, told which pods of the set it was likely written for (a near label value on
+    pods that declare its target port) and how to select them."""
+    meant = meant_pods(ctx, backend) if backend is not None and "matches no pod" in hit.message else None
+    if meant is None:
+        return hit
+    pods, carried = meant
+    return replace(hit, message=f"{hit.message}; {pods.kind} {pods.name}, whose containers declare the port it "
+                   f"targets, labels its pods {carried}: the Service has no endpoints",
+                   remediation=f"select the labels the pods carry ({carried}), or label the pods as the Service "
+                   "selects")
 
 
 def _term(o, path, term, all_labels, clusters, generated, apart: bool, preferred: str = "") -> Iterator[Hit]:
