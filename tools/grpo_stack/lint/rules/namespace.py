@@ -8,6 +8,8 @@ from difflib import get_close_matches
 
 from ..controllers import controller_services
 from ..finding import Hit, Severity
+from ._objects import containers
+from ._serving import stated_ports
 from .release_namespace import EXPECTED
 
 CODE = "GRPO101"
@@ -34,7 +36,10 @@ container's env values and arguments, in plain manifests that define Services, a
 `hostAliases` name, nor localhost) is a warning when the files are linted together, naming the assumption that no
 file outside them applies it; a file linted alone is judged only for a misspelling of one of its own Services.
 ConfigMap keys are not read for it: they often configure a mode the set does not run (a mock backend, a disabled
-exporter).
+exporter). A container's URL to `localhost` (or a loopback address) on the node port of a NodePort Service of the
+set is an error when nothing in its pod declares or states that port: localhost is the pod's own network
+namespace, not the node's (unless the pod runs on the host network); on a port of the default node-port range
+(30000-32767) with no such Service in the files, a warning naming that assumption.
 
 A shared service in another namespace is declared as a flow in `global.network.egress` (docs/security.md): a name
 in namespace `N` is accepted when a flow from the pods that use it (`ray` for `global.job`, else the component
@@ -97,12 +102,15 @@ def check(ctx) -> Iterator[Hit]:
                 from_values.add(text)  # judged here, at its values key, whatever the verdict
             for message, severity in _check_text(ctx, text, services, flows, _sources_of_key(path), several):
                 yield Hit(path, message, severity=severity)
+    node_ports = _node_ports(ctx) if not ctx.has_values else {}
     for o in ctx.objects:
         sources = _sources_of_object(o)
         aliases: set[str] | None = None  # read only where a one-label host is found
         for path, text in ctx.object_strings(o):
             if ".svc" not in text and "://" not in text:
                 continue  # names no Service (_names)
+            if not ctx.has_values and LOCALHOST.search(text) and CONTAINER_SETTING.search(path):
+                yield from _localhost_node_port(ctx, o, path, text, node_ports)
             if any(v in text for v in from_values):
                 continue  # already reported at the values key that carries it
             for message, severity in _check_text(ctx, text, services, flows, sources, several):
@@ -274,3 +282,50 @@ def _sources_of_object(o) -> set[str] | None:
         return {"ray"}
     component = ((o.obj.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component")
     return {component} if component else None
+
+
+# A URL to the pod itself: `localhost` and the loopback addresses.
+NODE_PORT_RANGE = range(30000, 32768)  # kube-apiserver --service-node-port-range default
+LOCALHOST = re.compile(r"://(?:localhost|127\.0\.0\.1|\[::1\]):(\d+)")
+
+
+def _node_ports(ctx) -> dict[int, str]:
+    """nodePort -> the Service of the set that opens it on every node."""
+    out = {}
+    for svc in ctx.of_kind("Service"):
+        for p in (svc.obj.get("spec") or {}).get("ports") or []:
+            if isinstance(p, dict) and isinstance(p.get("nodePort"), int):
+                out[p["nodePort"]] = svc.name
+    return out
+
+
+def _localhost_node_port(ctx, o, path: str, text: str, node_ports: dict[int, str]) -> Iterator[Hit]:
+    """A container's URL to localhost on a port a NodePort Service of the set opens on the nodes, while nothing in
+    the pod listens there: localhost is the pod's own network namespace (the node's only under hostNetwork)."""
+    for pod in (pod for t, pp, pod in ctx.pod_templates() if t is o and path.startswith(pp + ".")):
+        if pod.get("hostNetwork") is True:
+            return
+        for m in LOCALHOST.finditer(text):
+            port = int(m.group(1))
+            if (port not in node_ports and port not in NODE_PORT_RANGE) or port in _pod_ports(pod):
+                continue
+            if port in node_ports:
+                yield Hit(path, f"{o.kind} {o.name}: {m.group(0)} is the pod itself, but port {port} is the node port "
+                          f"of Service {node_ports[port]}, which nothing in the pod listens on: the connection is "
+                          "refused", obj=o, remediation=f"name the Service (http://{node_ports[port]}:<its port>)")
+            else:
+                yield Hit(path, f"{o.kind} {o.name}: {m.group(0)} is the pod itself, and nothing in it listens on "
+                          f"port {port}, a port of Kubernetes' default node-port range (assumed: a NodePort Service "
+                          "applied elsewhere opens it on the nodes, which localhost does not reach)", obj=o,
+                          severity=Severity.WARNING, remediation="name the Service by its cluster DNS name and port")
+        return
+
+
+def _pod_ports(pod: dict) -> set[int]:
+    """The ports the pod's containers declare or state with their own --port flags."""
+    out: set[int] = set()
+    for _field, _i, c in containers(pod):
+        out |= {p["containerPort"] for p in c.get("ports") or [] if isinstance(p, dict)
+                and isinstance(p.get("containerPort"), int)}
+        out |= stated_ports(c)
+    return out
