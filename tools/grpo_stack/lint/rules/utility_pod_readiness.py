@@ -19,7 +19,9 @@ its last command is `sleep infinity` (or a sleep of a day or more, `sleep 365d`)
 `while true; do sleep …; done` loop — and requires a `readinessProbe` on them (a file the script writes after
 set-up, tested by the probe). Set-up means a command that installs, downloads, copies or unpacks (pip, apt-get,
 curl, wget, git, cp, tar, huggingface-cli, aws, python, ...); a script that only checks or prints (ping, echo,
-test) before idling has nothing to wait for.
+test) before idling has nothing to wait for. A DaemonSet's node agent is not judged (nobody execs into it); in a
+batch workload (a Job, CronJob, JobSet or any `*Job` resource) only installs, downloads and copies count as
+set-up: one that runs its program and then idles keeps the pod for a look at the output.
 
 ## Why is this bad?
 Such a pod is what people `kubectl wait` on and `kubectl exec` into. Without a readiness probe it reports Ready
@@ -48,17 +50,24 @@ image).
 
 def check(ctx) -> Iterator[Hit]:
     for s in scripts(ctx):
-        if not s.where.startswith("container "):
+        if not s.where.startswith("container ") or s.obj.kind == "DaemonSet":
             continue
         statements = [c for c in s.root.named_children if c.type != "comment"]
         if len(statements) < 2 or not _idles(statements[-1]):
             continue
-        if not any(_sets_up(c) for c in statements[:-1]):
+        # a batch workload idling after running its program keeps the pod for a look at the output: only the
+        # installs, downloads and copies of a helper are set-up someone waits for there
+        setup = SETUP - PROGRAMS if _batch(s.obj.kind) else SETUP
+        if not any(_sets_up(c, setup) for c in statements[:-1]):
             continue  # nothing to wait for: it checks or prints, then idles
         container = _container(s)
         if container is not None and not container.get("readinessProbe"):
             yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: {s.where} sets itself up and then idles, without a "
                       "readinessProbe; it is Ready before its set-up has finished or failed", obj=s.obj)
+
+
+def _batch(kind: str) -> bool:
+    return kind in ("Job", "CronJob", "JobSet") or kind.endswith("Job")
 
 
 DAY = 86_400
@@ -94,11 +103,13 @@ def _idles(node) -> bool:
 SETUP = frozenset({"pip", "pip3", "uv", "conda", "mamba", "micromamba", "apt", "apt-get", "yum", "dnf", "apk",
                    "npm", "curl", "wget", "git", "cp", "rsync", "tar", "unzip", "huggingface-cli", "hf", "aws",
                    "gsutil", "s5cmd", "mv", "ln", "install", "python", "python3"})
+# Interpreters: a set-up step in a helper pod, but a batch job's own work when a Job runs them.
+PROGRAMS = frozenset({"python", "python3"})
 
 
-def _sets_up(node) -> bool:
+def _sets_up(node, setup: frozenset[str] = SETUP) -> bool:
     """Whether the statement runs a set-up command anywhere inside it (loops and conditions included)."""
-    return any(command_name(c) in SETUP for c in commands_in(node))
+    return any(command_name(c) in setup for c in commands_in(node))
 
 
 def _container(script):
