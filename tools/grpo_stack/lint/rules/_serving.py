@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any
 
@@ -179,6 +180,21 @@ def _triton_ports(words: list[str]) -> set[int] | None:
             return None
         out |= stated or {default}
     return out
+
+
+# Programs that start a notebook server (Jupyter's commands and its images' start scripts, code-server).
+NOTEBOOK_PROGRAMS = frozenset({"jupyter", "jupyter-lab", "jupyter-notebook", "jupyterhub-singleuser",
+                               "start-notebook.sh", "start-notebook.py", "start-singleuser.sh", "code-server"})
+
+
+def command_programs(c: dict[str, Any]) -> set[str]:
+    """The base names of the words of a container's command and args, split at shell separators."""
+    return {posixpath.basename(w) for w in re.split(r"[\s;&|()]+", argv(c)) if w}
+
+
+def is_notebook(c: dict[str, Any]) -> bool:
+    """A container that runs a notebook server: it loads no model before it answers."""
+    return bool(command_programs(c) & NOTEBOOK_PROGRAMS)
 
 
 # Arguments only a model engine's server takes: what a server image's own entrypoint is started with.

@@ -12,7 +12,7 @@ from ._accelerators import asked as accelerators_asked
 from ._objects import containers
 from ._podsecurity import namespace_of
 from ._services import Backend, ServicePort, backends, target_containers
-from ._serving import argv, is_model_server, server_family
+from ._serving import NOTEBOOK_PROGRAMS, argv, is_model_server, server_family
 
 CODE = "GRPO820"
 NAME = "unauthenticated-api-exposed"
@@ -161,7 +161,7 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
     if "tensorflow_model_server" in words or ("tensorflow/serving" in image and image_entrypoint):
         return Api("the TensorFlow Serving API", frozenset({_port_flag(text) or 8500,
                                                             _port_flag(text, "--rest_api_port") or 8501}))
-    if words & {"jupyter", "jupyter-lab", "jupyter-notebook", "start-notebook.sh", "start-notebook.py"} and (
+    if words & NOTEBOOK_PROGRAMS and (
             TOKEN_OFF.search(text) or env.get("JUPYTER_TOKEN") == ""):
         return Api("a Jupyter server with its token switched off", frozenset({_port_flag(text) or 8888}))
     if "gradio" in image or "gradio" in words:

@@ -10,7 +10,7 @@ from ._objects import containers, runs_to_completion
 from ._one_shot import idles_only, training_launcher
 from ._podsecurity import is_ray_pod
 from ._services import backends
-from ._serving import SERVING_KINDS, is_model_server, loads_no_model_at_start
+from ._serving import SERVING_KINDS, is_model_server, is_notebook, loads_no_model_at_start
 
 CODE = "GRPO862"
 NAME = "backend-readiness"
@@ -37,7 +37,8 @@ workload has several replicas, or rolls a new pod out beside the old one (a Depl
 One replica under `Recreate`, or a bare Pod, has no other pod to serve while it starts, probe or not. Ray pods are
 left out: KubeRay gives their containers its own probes. A model server that loads no model until a request names
 one (Ollama without a start-time pull, Triton in explicit model control, LocalAI started with no model: GRPO503
-leaves them alone) is judged as such an app, accelerator or not: reported only behind a public Service.
+leaves them alone) is judged as such an app, accelerator or not: reported only behind a public Service. So is a
+notebook server (Jupyter, code-server) holding a GPU: it loads no model before it answers.
 
 ## Why is this bad?
 A pod with no readiness probe is Ready as soon as its containers start, so the Service's endpoints include it
@@ -93,7 +94,7 @@ def check(ctx) -> Iterator[Hit]:
             if not mains:
                 continue
             i, c = _serving(mains, b.ports)
-            if any(asked(m) for _j, m in mains) and not any(is_model_server(m) for _j, m in mains):
+            if any(asked(m) for _j, m in mains) and not any(is_model_server(m) or is_notebook(m) for _j, m in mains):
                 yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
                           f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
                           "starts, before the model it holds an accelerator for has loaded (assumed: the pod serves "
@@ -109,8 +110,8 @@ def check(ctx) -> Iterator[Hit]:
     # a set with no Service at all: the Service in front of a server that declares its port is applied apart
     for o, pod_path, pod in ctx.pod_templates():
         mains = _unprobed(o, pod_path, pod) if o.kind in SERVING_KINDS else []
-        if not any(asked(c) for _i, c in mains) or any(is_model_server(c) for _i, c in mains):
-            continue  # no accelerator, or a server that loads its model on request: no sign of a load at start
+        if not any(asked(c) for _i, c in mains) or any(is_model_server(c) or is_notebook(c) for _i, c in mains):
+            continue  # no accelerator, a server that loads its model on request, a notebook: no load at start
         declared = [(i, c) for i, c in mains if any(isinstance(p, dict) and p.get("containerPort")
                                                     for p in c.get("ports") or [])]
         if declared:

@@ -229,12 +229,14 @@ def _script_pulls(ctx) -> Iterator[Hit]:
     config_maps = config_map_data(ctx)
     for s in scripts(ctx):
         env = known_env(s.container, config_maps) if isinstance(s.container, dict) else {}
+        reported: set[str] = set()  # `ollama pull M` then `ollama run M` is one pull of M
         for node in commands_in(s.root):
             for pull in argv_pulls(_words(node), env):
                 if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
                     yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {s.line_of(node)})"), obj=s.obj)
             for tagged in script_ollama_pulls(node, env):
-                if not tagged.pinned:
+                if not tagged.pinned and tagged.name not in reported:
+                    reported.add(tagged.name)
                     yield Hit(s.path, _ollama_message(s.obj, s.where, tagged, f" (script line {s.line_of(node)})"),
                               obj=s.obj, remediation=OLLAMA_FIX)
         for offset, pull in python_pulls(s.source, canonical=True):
@@ -269,8 +271,10 @@ def _configmap_pulls(ctx) -> Iterator[Hit]:
             for pull in found:
                 if not pull.pinned:
                     yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o, severity=_severity(pull))
+            named: set[str] = set()  # one finding per model: its first pull
             for pull in tagged:
-                if not pull.pinned:
+                if not pull.pinned and pull.name not in named:
+                    named.add(pull.name)
                     yield Hit(f"data.{key}", _ollama_message(o, f"script {key}", pull), obj=o, remediation=OLLAMA_FIX)
 
 
