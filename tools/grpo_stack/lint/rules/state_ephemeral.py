@@ -26,7 +26,8 @@ outputs go: `--output` (`--output-path`, `--output-prefix`), `--outdir`/`--out-d
 `--model-prefix`, `--model-output*`, `--export-dir`; and a verl command that saves checkpoints
 (`trainer.save_freq` above 0) at `trainer.default_local_dir`, by default `checkpoints/<project>/<experiment>` under
 the working directory. A value is a path when it holds a `/` or starts with `.`
-(`--output json` is a format, `/dev/stdout` a stream). Reported when that path is on no
+(`--output json` is a format, `/dev/stdout` a stream) and holds no `=`, `,` or `:` (BuildKit's
+`--output type=image,name=...` names an image). Reported when that path is on no
 volume the container mounts, or on an `emptyDir` (the pod's own scratch): a relative path lands in the image's
 working directory unless `workingDir` is on a volume. Nothing is reported when the job copies its results to an
 object store (`s3://`, `gs://`, `az://` in its arguments).
@@ -63,6 +64,9 @@ STATE_FLAG = re.compile(r"^--?(checkpoint[\w-]*|ckpt[\w-]*|(?![\w-]*(?:pretraine
                         r"|save[-_]model[\w-]*|model[-_](?:prefix|output[\w-]*|out[-_]?dir|save[\w-]*)"
                         r"|export[-_](?:dir|path)"
                         r"|results?[-_](?:dir|folder))$", re.IGNORECASE)
+# A file system path: no `=`, `,` or `:` (BuildKit's `--output type=image,name=REGISTRY/...` names an image, a
+# `host:port/...` a registry or a URL).
+PATH_LIKE = re.compile(r"^[\w./~+@-]+$")
 # Paths that are not storage: the process's own streams and the kernel's files.
 NOT_STORAGE = ("/dev/", "/proc/", "/sys/")
 OBJECT_STORE = re.compile(r"\b(?:s3|gs|az|abfss?)://")
@@ -112,7 +116,7 @@ def _state_paths(words: list[str]) -> Iterator[tuple[str, str]]:
         if not STATE_FLAG.match(flag):
             continue
         value = value if eq else (words[i + 1] if i + 1 < len(words) else "")
-        if (value and not value.startswith(("-", "$", *NOT_STORAGE))
+        if (value and not value.startswith(("-", "$", *NOT_STORAGE)) and PATH_LIKE.match(value)
                 and ("/" in value or value.startswith(".") or value == ".")):
             yield flag, value
 
