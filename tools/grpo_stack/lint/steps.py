@@ -23,11 +23,11 @@ OBJECT_SCHEMA = ("GRPO002", "object-schema")
 def is_manifest_docs(docs: list[Any]) -> bool:
     """Kubernetes objects, not values: the first document is one, or the stream holds several documents (a values
     file is one mapping) of which one is (a first object whose `apiVersion` is mistyped stays a manifest's)."""
-    if not docs:
-        return False
-    if isinstance(docs[0], dict) and "apiVersion" in docs[0] and "kind" in docs[0]:
-        return True
-    return len(docs) > 1 and any(isinstance(d, dict) and "apiVersion" in d and "kind" in d for d in docs)
+    return bool(docs) and (_is_object(docs[0]) or len(docs) > 1 and any(map(_is_object, docs)))
+
+
+def _is_object(doc: Any) -> bool:
+    return isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc
 
 
 def unchecked_rayclusters(objects: list[RenderedObject], opts: Options) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 from ...rayports import HEAD_DEFAULT_PORTS
 from ._objects import containers, label_pairs, selector_matches
 from ._podsecurity import namespace_of
-from ._serving import stated_ports
+from ._serving import container_ports
 
 RAY_HEAD_DEFAULT_PORTS = HEAD_DEFAULT_PORTS
 
@@ -150,10 +150,8 @@ def _serves(pod: dict, targets: set[str]) -> bool:
     for kind, _i, c in containers(pod):
         if kind != "containers":
             continue
-        declared = [p for p in c.get("ports") or [] if isinstance(p, dict)]
-        offered = {str(p.get("name")) for p in declared if p.get("name")} | {str(p.get("containerPort"))
-                                                                              for p in declared}
-        if offered & targets or {str(n) for n in stated_ports(c)} & targets:
+        names = {str(p.get("name")) for p in c.get("ports") or [] if isinstance(p, dict) and p.get("name")}
+        if (names | {str(n) for n in container_ports(c)}) & targets:
             return True
     return False
 

@@ -63,17 +63,24 @@ def is_model_server(c: dict[str, Any]) -> bool:
 PORT_FLAG = re.compile(r"^--(?:http-|server-)?port(?:=(\d+))?$")
 
 
-def stated_ports(c: dict[str, Any]) -> set[int]:
-    """`--port N` / `--port=N` (and `--http-port`, `--server-port`) in the container's command and args: where
-    the server says it listens, whatever its container lists."""
+def stated_ports(c: dict[str, Any], flag: re.Pattern = PORT_FLAG) -> set[int]:
+    """`--port N` / `--port=N` (and `--http-port`, `--server-port`; or the flags `flag` matches) in the container's
+    command and args: where the server says it listens, whatever its container lists."""
     words = [part for w in argv_of(c) for part in w.split()]
     out = set()
     for i, w in enumerate(words):
-        m = PORT_FLAG.match(w)
+        m = flag.match(w)
         value = m.group(1) if m and m.group(1) else (words[i + 1] if m and i + 1 < len(words) else None)
         if value and value.strip("'\"").isdigit():
             out.add(int(value.strip("'\"")))
     return out
+
+
+def container_ports(c: dict[str, Any]) -> set[int]:
+    """The ports a container declares (`ports[].containerPort`) or states with its own `--port` flag."""
+    declared = {p["containerPort"] for p in c.get("ports") or [] if isinstance(p, dict)
+                and isinstance(p.get("containerPort"), int)}
+    return declared | stated_ports(c)
 
 
 # Servers whose HTTP API, health and metrics all answer on the one port `--port` names (vLLM's OpenAI server,
@@ -134,26 +141,20 @@ def listening_ports(c: dict[str, Any]) -> set[int] | None:
 
 
 RAY_START = re.compile(r"\bray\s+start\b")
+OTHER_PORT_FLAG = re.compile(r"^--(?:grpc|metrics|dashboard|ray-client-server)-port(?:=(\d+))?$")
 
 
 def may_open(c: dict[str, Any]) -> set[int]:
     """Every port the programs a container starts may open by their flags and defaults, shell lists included (a
     superset: a Service on one of them is not reported as unanswered): the model servers above and a `ray start`
     (Ray's head and node ports, rayports.POD_PORTS, its --port and --dashboard-port)."""
-    words = [part for w in argv_of(c) for part in w.split()]
-    text = " ".join(words)
-    out: set[int] = set()
+    text = argv(c)
+    out = stated_ports(c) | stated_ports(c, OTHER_PORT_FLAG)
     if TRITON.search(text):
         out |= {default for _name, default in TRITON_PORTS}
     out |= {default for pattern, default in ONE_PORT_DEFAULTS if pattern.search(text)}
     if RAY_START.search(text):
         out |= set(POD_PORTS.values())
-    for flag in (PORT_FLAG, re.compile(r"^--(?:grpc|metrics|dashboard|ray-client-server)-port(?:=(\d+))?$")):
-        for i, w in enumerate(words):
-            m = flag.match(w)
-            value = m.group(1) if m and m.group(1) else (words[i + 1] if m and i + 1 < len(words) else "")
-            if value.strip("'\"").isdigit():
-                out.add(int(value.strip("'\"")))
     return out
 
 

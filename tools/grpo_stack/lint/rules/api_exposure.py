@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from ._accelerators import asked as accelerators_asked
 from ._objects import containers
 from ._podsecurity import namespace_of
 from ._services import Backend, ServicePort, backends, target_containers
-from ._serving import NOTEBOOK_PROGRAMS, argv, is_model_server, server_family
+from ._serving import NOTEBOOK_PROGRAMS, argv, command_programs, is_model_server, server_family
 
 CODE = "GRPO820"
 NAME = "unauthenticated-api-exposed"
@@ -136,7 +135,7 @@ def _port_flag(text: str, flag: str = "--port") -> int | None:
 def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | None:
     """The unauthenticated API the container serves, or None (none, or it authenticates callers)."""
     text, env, image = argv(c), _env_names(c), str(c.get("image", ""))
-    words = {posixpath.basename(w) for w in re.split(r"[\s;&|()]+", text) if w}
+    words = command_programs(c)
     keyed = bool(re.search(r"--api-keys?\b", text))
     image_entrypoint = not text.strip() or text.lstrip().startswith("--")  # the image's own server, flags only
     vllm_image = "vllm-openai" in image or ("vllm" in server_family(image) and is_model_server(c))

@@ -59,7 +59,7 @@ def check(ctx) -> Iterator[Hit]:
             continue
         pairs = [c for _field, _i, c in containers(pod)]
         if any(accelerators_asked(c) for c in pairs):
-            if flags == ["hostIPC"] or "hostIPC" in flags:
+            if "hostIPC" in flags:
                 yield from _lone_accelerator_pod(o, pod_path, pod, pairs)
             continue
         if any((c.get("securityContext") or {}).get("privileged") is True for c in pairs):

@@ -9,7 +9,7 @@ from difflib import get_close_matches
 from ..controllers import controller_services
 from ..finding import Hit, Severity
 from ._objects import containers
-from ._serving import stated_ports
+from ._serving import container_ports
 from .release_namespace import EXPECTED
 
 CODE = "GRPO101"
@@ -323,9 +323,4 @@ def _localhost_node_port(ctx, o, path: str, text: str, node_ports: dict[int, str
 
 def _pod_ports(pod: dict) -> set[int]:
     """The ports the pod's containers declare or state with their own --port flags."""
-    out: set[int] = set()
-    for _field, _i, c in containers(pod):
-        out |= {p["containerPort"] for p in c.get("ports") or [] if isinstance(p, dict)
-                and isinstance(p.get("containerPort"), int)}
-        out |= stated_ports(c)
-    return out
+    return {port for _field, _i, c in containers(pod) for port in container_ports(c)}

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._objects import containers
 from ._services import backends
-from ._serving import listening_ports, may_open, stated_ports
+from ._serving import container_ports, listening_ports, may_open, stated_ports
 
 CODE = "GRPO857"
 NAME = "service-target-port"
@@ -73,8 +73,7 @@ def check(ctx) -> Iterator[Hit]:
                     continue
                 declared = [p for p in c.get("ports") or [] if isinstance(p, dict)]
                 names |= {str(p["name"]) for p in declared if p.get("name")}
-                mine = {p["containerPort"] for p in declared if isinstance(p.get("containerPort"), int)}
-                mine |= stated_ports(c)
+                mine = container_ports(c)
                 heard |= may_open(c)  # the programs' own ports: not declared, but answered
                 known = known and bool(mine)
                 numbers |= mine
