@@ -44,6 +44,28 @@ def test_stated_short_responses_make_it_fit(tmp_path):
                 if f.severity.value == "error"]
 
 
+LONG_TAIL = "    lengths: {maxPrompt: 1024, maxResponse: 4096, meanPrompt: 200, meanResponse: 300, " \
+            "responsePercentile: {percentile: 95, tokens: %d}}\n"
+
+
+def test_a_long_tail_above_the_stated_means_is_a_warning_naming_the_percentile(tmp_path):
+    """The stated means fit; a p95 of 2,500 tokens puts the train phase over the GPU: the verdict rests on the
+    tail's share at its longest, so it is a warning, and only a measured peak decides it."""
+    assert not _memory(tmp_path, LONG_TAIL.replace(", responsePercentile: {percentile: 95, tokens: %d}", ""))
+    [finding] = _memory(tmp_path, LONG_TAIL % 2500)
+    assert finding.severity.value == "warning"
+    assert "the responses above the stated 95th percentile at their longest" in finding.message
+    assert "(5120 and 2700 tokens per packed sample; the stated means only: 500)" in finding.message
+    assert "--from-log" in finding.remediation and "meanPrompt" not in finding.remediation
+
+
+def test_a_short_tail_stated_without_means_decides_the_verdict(tmp_path):
+    """Unstated means: every sample at its longest is over (a warning); a p95 of 600 tokens fits."""
+    unstated = "    lengths: {maxPrompt: 1024, maxResponse: 4096%s}\n"
+    assert [f.severity.value for f in _memory(tmp_path, unstated % "")] == ["warning"]
+    assert not _memory(tmp_path, unstated % ", responsePercentile: {percentile: 95, tokens: 600}")
+
+
 def test_a_run_over_the_gpu_at_both_ends_stays_an_error():
     bad = REPO_ROOT / "tests" / "lint" / "rules" / "fixtures" / "GRPO920" / "bad-72b-full-finetune-2-p5en.yaml"
     findings = lint_values([str(REPO_ROOT / "values" / "qwen25-72b.yaml"), str(bad)], release="grpo",

@@ -97,3 +97,29 @@ def test_packing_without_a_mean_is_the_padded_bound_and_one_sample_stays_at_its_
     assert packed.train_tokens == 4096 + 3 * 1000
     assert replace(packed, micro_batch=1).train_tokens == 4096
     assert sum(_terms(packed, "train").values()) / GIB < sum(_terms(padded, "train").values()) / GIB
+
+
+def _percentile(percentile: float, tokens: int, **means) -> dict:
+    return _lengths(**means, responsePercentile={"percentile": percentile, "tokens": tokens})
+
+
+def test_a_stated_response_percentile_holds_the_long_tail_at_its_longest(capsys, tmp_path):
+    """qwen3-8b.yaml's micro batch of 4 under a p95 of 1,000 tokens: one sample (5 % of 4, at least one) at 1024 +
+    4096, three at the mean prompt + 1,000 -- between the means' rule and every sample at its longest."""
+    longest = _phase(_memory(capsys, tmp_path), "train")["gib"]
+    means = _phase(_memory(capsys, tmp_path, _lengths(meanPrompt=105, meanResponse=300)), "train")["gib"]
+    p95 = _phase(_memory(capsys, tmp_path, _percentile(95, 1000, meanPrompt=105, meanResponse=300)), "train")["gib"]
+    assert means < p95 < longest
+    at_cap = _memory(capsys, tmp_path, _percentile(95, 4096, meanPrompt=1024, meanResponse=300))
+    assert _phase(at_cap, "train")["gib"] == longest  # every response at the cap: nothing shorter is claimed
+
+
+def test_the_percentile_rule_counts_the_share_above_it_and_never_below_the_means():
+    run = replace(_fsdp(micro_batch=40), seq_len=5000, remove_padding=True, mean_seq_len=600)
+    assert run.packed_tokens(40) == 5000 + 39 * 600
+    p90 = replace(run, percentile_seq_len=(90, 1000))
+    assert p90.packed_tokens(40) == 4 * 5000 + 36 * 1000  # 10 % of 40 above the 90th percentile
+    assert replace(p90, percentile_seq_len=(99.9, 1000)).packed_tokens(40) == 5000 + 39 * 1000  # at least one
+    assert replace(p90, percentile_seq_len=(90, 100)).packed_tokens(40) == 5000 + 39 * 600  # below the means
+    assert replace(p90, mean_seq_len=None).packed_tokens(40) == 4 * 5000 + 36 * 1000
+    assert replace(p90, remove_padding=False).packed_tokens(40) == 40 * 5000  # padded: the percentile is moot

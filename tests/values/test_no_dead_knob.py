@@ -41,6 +41,7 @@ SEEDS: dict[str, dict[str, Any]] = {
     "job.kl": {"placement": "loss", "coef": 0.002, "estimator": "k2"},
     "job.clipRatio": {"low": 0.2, "high": 0.28},
     "job.resume": {"mode": "fromPath", "path": "checkpoints/run/global_step_10"},
+    "job.lengths.responsePercentile": {"percentile": 95, "tokens": 2048},
     "job.validation": {"n": 4, "temperature": 0.6, "topP": 0.95},
     "job.lora": {"rank": 32, "alpha": 64, "targetModules": "all-linear"},
     "job.offload": {"params": True, "optimizer": True},
@@ -158,6 +159,13 @@ EXCEPTIONS |= {
     ("verl", "global.job.lengths.meanResponse"): "as meanPrompt",
     ("miles", "global.job.lengths.meanPrompt"): "as for verl",
     ("miles", "global.job.lengths.meanResponse"): "as for verl",
+}
+for _leaf in ("percentile", "tokens"):
+    EXCEPTIONS[("verl", f"global.job.lengths.responsePercentile.{_leaf}")] = (
+        "an input of grpo-lint's memory model (GRPO920: a packed micro batch's long tail, "
+        "tests/memory/test_packing.py); the framework measures lengths itself")
+    EXCEPTIONS[("miles", f"global.job.lengths.responsePercentile.{_leaf}")] = "as for verl"
+EXCEPTIONS |= {
     ("verl", "raycluster.image.build"): "declares the framework build of an image under another tag or pinned by "
     "digest alone, an input of grpo-lint GRPO330 (tests/lint/rules/fixtures/GRPO330); the pods run the image "
     "reference, which the build does not change",

@@ -8,6 +8,7 @@ resident; a disaggregated run has a trainer pool and a rollout pool, each judged
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from . import terms as t
@@ -69,6 +70,9 @@ class Run:
     # an unstated part at none (docs/memory.md "Severity by confidence"); None: the point estimate assumes nothing.
     # GRPO920 is an error only when this end is over the GPU too.
     favourable_mean_seq_len: int | None = None
+    # global.job.lengths.responsePercentile: (percentile, prompt + response tokens at it). A packed micro batch
+    # then holds its share of samples above the percentile at their longest and the others at that length.
+    percentile_seq_len: tuple[float, int] | None = None
     train_entropy: bool = True  # the training step computes the entropy (verl: entropy_coeff != 0)
     micro_batch: int = 1
     token_budget: int | None = None  # dynamic batch size: tokens per GPU per micro batch
@@ -138,10 +142,18 @@ class Run:
     def packed_tokens(self, samples: int) -> int:
         """Tokens of a micro batch of `samples` sequences. Padded: each at the longest. Packed: one at the longest,
         the others at the expected mean [inferred bound: a micro batch of static size may always hold one sample
-        that reached the caps]."""
-        if not self.remove_padding or self.mean_seq_len is None or samples <= 1:
+        that reached the caps]. With a stated response percentile: the samples expected above it (at least one)
+        at the longest, the others at the percentile's length, and never below the mean rule."""
+        if not self.remove_padding or samples <= 1:
             return samples * self.seq_len
-        return self.seq_len + (samples - 1) * min(self.mean_seq_len, self.seq_len)
+        by_mean = samples * self.seq_len if self.mean_seq_len is None else (
+            self.seq_len + (samples - 1) * min(self.mean_seq_len, self.seq_len))
+        if self.percentile_seq_len is None:
+            return by_mean
+        percentile, length = self.percentile_seq_len
+        longest = min(samples, max(1, math.ceil(samples * (100 - percentile) / 100 - 1e-9)))
+        by_percentile = longest * self.seq_len + (samples - longest) * min(length, self.seq_len)
+        return by_percentile if self.mean_seq_len is None else max(by_percentile, by_mean)
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,8 @@ def run_for(spec, built, stated: InstanceType | None = None) -> Run | None:
         run = miles_run(arch, {**values, **argv_options(built.extra or ())}, int(spec.cluster["nodes"]), *hw)
     lengths = spec.job.get("lengths") or {}
     favourable = favourable_length(lengths) if "maxPrompt" in lengths else run.favourable_mean_seq_len
-    return replace(run, mean_seq_len=mean_length(lengths), favourable_mean_seq_len=favourable)
+    return replace(run, mean_seq_len=mean_length(lengths), favourable_mean_seq_len=favourable,
+                   percentile_seq_len=percentile_length(lengths))
 
 
 def argv_options(words) -> dict[str, Any]:
@@ -127,6 +128,16 @@ def mean_length(lengths: dict) -> int | None:
         return None
     return sum(min(int(lengths.get(f"mean{part}") or lengths[f"max{part}"]), int(lengths[f"max{part}"]))
                for part in ("Prompt", "Response"))
+
+
+def percentile_length(lengths: dict) -> tuple[float, int] | None:
+    """global.job.lengths.responsePercentile -> (percentile, a sample's length with its response there): the
+    prompt at meanPrompt, else maxPrompt, the response at most maxResponse. None when not stated."""
+    stated = lengths.get("responsePercentile")
+    if not stated:
+        return None
+    prompt = min(int(lengths.get("meanPrompt") or lengths["maxPrompt"]), int(lengths["maxPrompt"]))
+    return float(stated["percentile"]), prompt + min(int(stated["tokens"]), int(lengths["maxResponse"]))
 
 
 def favourable_length(lengths: dict) -> int | None:

@@ -104,6 +104,14 @@ class MilesModelRef(Variant):
     path: RelPath = Field(description="Weights directory, relative to `global.storage.mountPath`.")
 
 
+class ResponsePercentile(Strict):
+    """A statement about the long end of the responses: `percentile` % of them are at most `tokens` long."""
+
+    percentile: float = Field(gt=0, lt=100, description="The share of responses, in per cent, that are at most "
+                              "`tokens` long (95: the 95th percentile).")
+    tokens: int = Field(ge=1, le=MAX_TOKENS, description="Response length in tokens at that percentile.")
+
+
 class Lengths(Strict):
     maxPrompt: int = Field(ge=1, le=MAX_TOKENS, description="Longest prompt in tokens (verl data.max_prompt_length; "
                            "miles --rollout-max-prompt-len).")
@@ -118,6 +126,11 @@ class Lengths(Strict):
         default=None, ge=1, le=MAX_TOKENS, description="Expected mean response length in tokens, e.g. a previous "
         "run's response_length/mean. Read only by grpo-lint's memory model (GRPO920), as meanPrompt. Absent: every "
         "response at maxResponse (conservative); above maxResponse counts as maxResponse.")
+    responsePercentile: ResponsePercentile | None = Field(
+        default=None, description="How long the long responses are, from a previous run's generations: read only "
+        "by grpo-lint's memory model (GRPO920), for packed micro batches of a static size. The model then holds "
+        "the responses above the percentile at maxResponse and the others at `tokens` (at least the stated "
+        "means), instead of one sample at its longest and the others at the means. Absent: that rule.")
 
 
 MEGATRON_ONLY = ("not used under backend fsdp: a Megatron parallel size (FSDP shards parameters over every GPU; "

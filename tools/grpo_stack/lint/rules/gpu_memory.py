@@ -34,7 +34,8 @@ Reports:
   below `gpuMemoryUtilization` x GPU). The message names the phase and its largest terms, and the nearest fixes
   that the model itself predicts fit;
 - **warning**: a phase above the GPU's memory only at the unfavourable end of an assumption (every sample at its
-  longest where the lengths are unstated; every expert active where a MoE `model.shape` states no
+  longest where the lengths are unstated, or the responses above a stated `responsePercentile` at their
+  longest; every expert active where a MoE `model.shape` states no
   `expertsPerToken`; SGLang's activations beside its `mem_fraction_static` share at SGLang's own 1.5 MiB per
   prefill token): the message names the assumption and the peak at the favourable end; stating the fact
   decides it;
@@ -214,8 +215,15 @@ def _oom(run, report, worst, over, gpu: str, keys: dict[str, str], at: dict) -> 
 
 
 def _lengths_assumed(run) -> bool:
-    """The point estimate takes the packed samples at a length the values do not state."""
-    return run.favourable_mean_seq_len is not None and run.favourable_mean_seq_len != run.mean_seq_len
+    """The point estimate takes the packed samples at a length the values do not state, or holds the responses
+    above a stated percentile at their longest."""
+    return (run.favourable_mean_seq_len is not None and run.favourable_mean_seq_len != run.mean_seq_len
+            or run.percentile_seq_len is not None)
+
+
+def _favourable_mean(run) -> int | None:
+    """The packed samples' length at the favourable end: the stated means only, an unstated part at none."""
+    return run.mean_seq_len if run.favourable_mean_seq_len is None else run.favourable_mean_seq_len
 
 
 def _topk_assumed(run) -> bool:
@@ -232,9 +240,14 @@ def _assumptions(run) -> list[str]:
     """The assumptions the point estimate makes at their unfavourable end, as the warning names them."""
     out = []
     if _lengths_assumed(run):
-        taken = "every sample at its longest" if run.mean_seq_len is None else "the stated means"
-        out.append(f"{taken} ({run.mean_seq_len or run.seq_len} tokens per packed sample; the stated means only: "
-                   f"{run.favourable_mean_seq_len})")
+        if run.percentile_seq_len is not None:
+            percentile, length = run.percentile_seq_len
+            taken = (f"the responses above the stated {percentile:g}th percentile at their longest and the others "
+                     f"at it ({run.seq_len} and {length} tokens per packed sample")
+        else:
+            taken = ("every sample at its longest" if run.mean_seq_len is None else "the stated means") + (
+                f" ({run.mean_seq_len or run.seq_len} tokens per packed sample")
+        out.append(f"{taken}; the stated means only: {_favourable_mean(run)})")
     if _topk_assumed(run):
         out.append(f"every one of the {run.arch.experts} experts active per token (the shape states no "
                    "expertsPerToken; at least 1)")
@@ -254,8 +267,8 @@ def _favourable(run):
     if not (_lengths_assumed(run) or _topk_assumed(run) or _reserve_assumed(run)):
         return None
     arch = replace(run.arch, topk=1) if _topk_assumed(run) else run.arch
-    mean = run.favourable_mean_seq_len if _lengths_assumed(run) else run.mean_seq_len
-    report = estimate(replace(run, arch=arch, mean_seq_len=mean, sglang_reserve_rule=False))
+    report = estimate(replace(run, arch=arch, mean_seq_len=_favourable_mean(run), percentile_seq_len=None,
+                              sglang_reserve_rule=False))
     fits = not report.engine_refusal and all(p.total <= run.gpu_bytes for p in report.phases)
     return report if fits else None
 
@@ -264,9 +277,13 @@ def _assumption_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at
     """Over the GPU only at the unfavourable end of an assumption: a warning naming the assumptions that decide."""
     states = []
     if _lengths_assumed(run):
-        states.append("global.job.lengths.meanPrompt and meanResponse (the data's prompt_length/mean, a previous "
-                      "run's response_length/mean)" if "obj" not in at else
-                      "the data's mean lengths, which the manifest cannot state")
+        if "obj" in at:
+            states.append("the data's mean lengths, which the manifest cannot state")
+        elif run.favourable_mean_seq_len is None:  # both means stated: only the percentile's tail is assumed
+            states.append("a peak measured by a run of this shape (grpo-render --job --memory --from-log)")
+        else:
+            states.append("global.job.lengths.meanPrompt and meanResponse (the data's prompt_length/mean, a "
+                          "previous run's response_length/mean)")
     if _topk_assumed(run):
         states.append("global.job.model.shape.expertsPerToken (num_experts_per_tok)")
     if _reserve_assumed(run):
