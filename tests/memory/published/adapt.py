@@ -22,9 +22,14 @@ MIB = 2**20
 ARCHITECTURES = Path(__file__).with_name("architectures.json")
 # A row's GPU -> MiB per GPU, from the instance catalogue's figure for the same part (EC2 GpuInfo): H100 and H800
 # (the same 80 GB HBM3 board), A100/A800 80 GB as p4de, H200 as p5en. Others (GB200, an unnamed Blackwell, H100
-# 96 GB, RTX A6000, a GPU of unstated memory) are not in the catalogue: those rows are not expressed.
+# 96 GB, RTX A6000, a GPU of unstated memory) are not in the catalogue: those rows are not expressed, but for the
+# stated types below.
 GPUS = {"H100": "p5", "H100-80GB": "p5", "H800": "p5", "A100-80GB": "p4de", "A800-80GB": "p4de",
         "80GB GPU (model not stated)": "p4de", "H200": "p5en", "H200 (141GB)": "p5en", "H200-141GB": "p5en"}
+# A GPU the catalogue lacks, with the memory a user of it states (global.instanceTypes.<type>.gpuMemory, what
+# nvidia-smi reports as memory.total): the H20, 97871 MiB (NVIDIA/nvtrust issue #128, comment of 2026-01-05,
+# "NVIDIA H20 ... 0MiB / 97871MiB").
+STATED_GPU_MIB = {"H20": 97871, "H20-96GB": 97871}
 
 
 # A Megatron-LM functional test's tokenizer -> its vocabulary: the GPT-2 BPE vocab file the GPT tests load
@@ -69,6 +74,8 @@ def arch_of(model: Any, known: dict[str, Arch]) -> Arch:
 
 def gpu_bytes(row: dict[str, Any]) -> int:
     family = GPUS.get(str(row.get("gpu")))
+    if family is None and str(row.get("gpu")) in STATED_GPU_MIB:
+        return STATED_GPU_MIB[str(row["gpu"])] * MIB
     if family is None:
         raise NotExpressed(f"GPU {row.get('gpu')!r}: its memory is not in the instance catalogue")
     return GPU_MEMORY_MIB[family] * MIB
