@@ -152,3 +152,44 @@ def test_a_one_label_url_host_names_a_service_of_the_set(capsys, tmp_path):
         findings[0]["message"] and "assumed" in findings[0]["message"]
     present = write(tmp_path, "present.yaml", DEPLOYMENT.format(name="rag", ns="", url="http://sandbox:8080/run"))
     assert lint(capsys, svc, present) == (0, [])
+
+
+CLAIM = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}{ns}}}\nspec:\n" \
+        "  accessModes: [ReadWriteOnce]\n  resources: {{requests: {{storage: 10Gi}}}}\n"
+TRAINER = """apiVersion: batch/v1
+kind: Job
+metadata: {{name: train{ns}}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: "registry.example/train:1.2.3"
+          volumeMounts: [{{name: out, mountPath: /out}}]
+      volumes:
+        - name: out
+          persistentVolumeClaim: {{claimName: {claim}}}
+"""
+
+
+def test_a_pod_claim_the_set_does_not_declare_is_a_warning(capsys, tmp_path):
+    """Files linted together that declare claims are the set that makes them: a pod's claim none of them declares
+    in its namespace keeps the pod Pending (a warning naming the assumption that nothing else creates it); a set
+    that declares no claim, a file linted alone and a claim declared in the pod's namespace are not judged (a claim
+    that states no namespace beside a pod that states one is GRPO850's)."""
+    models = write(tmp_path, "models.yaml", CLAIM.format(name="models", ns=""))
+    job = write(tmp_path, "job.yaml", TRAINER.format(ns="", claim="checkpoints"))
+    code, findings = lint(capsys, models, job)
+    assert code == 0 and codes(findings) == [("GRPO101", "job.yaml")]
+    assert findings[0]["severity"] == "warning"
+    assert "no file declares PVC 'checkpoints' (they declare models)" in findings[0]["message"]
+    assert lint(capsys, job) == (0, [])
+    other = write(tmp_path, "other.yaml", TRAINER.format(ns="", claim="checkpoints").replace("name: train", "name: b"))
+    assert lint(capsys, job, other) == (0, [])  # declares no claim: its claims come from another step
+    assert lint(capsys, models, write(tmp_path, "ok.yaml", TRAINER.format(ns="", claim="models"))) == (0, [])
+    in_default = write(tmp_path, "default.yaml", CLAIM.format(name="models", ns=ns("default")))
+    elsewhere = write(tmp_path, "pulse.yaml", TRAINER.format(ns=ns("pulse"), claim="models"))
+    code, findings = lint(capsys, in_default, elsewhere)
+    [claim] = [f for f in findings if f["code"] == "GRPO101"]  # GRPO850 names the namespace mix as well
+    assert "declared in namespace 'default' and the pod runs in 'pulse'" in claim["message"]

@@ -9,6 +9,7 @@ from difflib import get_close_matches
 from ..controllers import controller_services
 from ..finding import Hit, Severity
 from ._objects import containers
+from ._podsecurity import namespace_of
 from ._serving import container_ports
 from .release_namespace import EXPECTED
 
@@ -30,7 +31,10 @@ a file linted alone may name a Service another file applies, so there it is only
 file declares a Service of a near name (`sandbox-fusoin` beside `sandbox-fusion`: a misspelling). When nothing
 states the namespace the files go into (no `--namespace`, and the Service itself names none), a name in another
 namespace is a warning naming that assumption: the files work if applied there (`kubectl apply -n`);
-`kubernetes.default.svc` is the API server and is never reported. A URL whose host is one label
+`kubernetes.default.svc` is the API server and is never reported. Files linted together that declare
+PersistentVolumeClaims are the set that makes its claims: a pod's `claimName` none of them declares in the pod's
+namespace is a warning naming the assumption that nothing outside them creates it (a set that declares no claim is
+not judged). A URL whose host is one label
 (`http://llm-inference:8000/v1`, any network scheme) names a Service of the pod's own namespace: read in a
 container's env values and arguments, in plain manifests that define Services, a host none of them names (nor a
 `hostAliases` name, nor localhost) is a warning when the files are linted together, naming the assumption that no
@@ -119,6 +123,8 @@ def check(ctx) -> Iterator[Hit]:
                 aliases = _host_aliases(ctx, o) if aliases is None else aliases
                 for message in _bare_hosts(text, services, aliases, several):
                     yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=Severity.WARNING)
+    if not ctx.has_values and several:
+        yield from _undeclared_claims(ctx)
     claim = ctx.get("global.storage.claimName")
     if claim:
         for o, pod_path, pod in ctx.pod_templates():
@@ -127,6 +133,29 @@ def check(ctx) -> Iterator[Hit]:
                 if name and name != claim:
                     yield Hit(f"{pod_path}.volumes.{i}.persistentVolumeClaim.claimName",
                               f"{o.kind} {o.name} mounts PVC {name!r}; the release declares {claim!r}", obj=o)
+
+
+def _undeclared_claims(ctx) -> Iterator[Hit]:
+    """Plain manifests linted together that declare PersistentVolumeClaims: a pod's claim that none of them
+    declares in the pod's namespace keeps the pod Pending, unless something outside these files creates it (the
+    assumption the warning names). A set that declares no claim leaves its claims to another step: not judged."""
+    declared = {(namespace_of(c, ctx.namespace), c.name) for c in ctx.of_kind("PersistentVolumeClaim")}
+    if not declared:
+        return
+    for o, pod_path, pod in ctx.pod_templates():
+        ns = namespace_of(o, ctx.namespace)
+        for i, vol in enumerate(pod.get("volumes") or []):
+            source = vol.get("persistentVolumeClaim") if isinstance(vol, dict) else None
+            name = source.get("claimName") if isinstance(source, dict) else None
+            if not isinstance(name, str) or (ns, name) in declared or "$" in name or "{" in name:
+                continue
+            elsewhere = sorted(n for n, c in declared if c == name)
+            why = (f"PVC {name!r} is declared in namespace {elsewhere[0]!r} and the pod runs in {ns!r}: a pod mounts "
+                   "only a claim of its own namespace" if elsewhere else
+                   f"no file declares PVC {name!r} (they declare {', '.join(sorted(c for _, c in declared))})")
+            yield Hit(f"{pod_path}.volumes.{i}.persistentVolumeClaim.claimName",
+                      f"{o.kind} {o.name}: {why}; the pod stays Pending until one exists (assumed: nothing outside "
+                      "these files creates it)", obj=o, severity=Severity.WARNING)
 
 
 # `http://<svc>.<ns>:8080/…`: the short form resolves through the pod's DNS search list (`svc.cluster.local`). Only

@@ -13,6 +13,7 @@ from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
 from ._runtime_env import embedded_yaml, runtime_env_vars
+from ._trainer_configs import config_text_pulls
 
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
@@ -42,6 +43,10 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   a model server for). A warning, since only the program's code shows that it loads that id from the Hub. A
   `*REVISION` or `*COMMIT` variable beside it pins it, unless it names a branch (`MODEL_REVISION: main`);
 - `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts;
+- a fine-tuning framework's config file in a ConfigMap: axolotl's `base_model` (pinned by `revision_of_model`) and
+  each hub `path` of its `datasets` / `test_datasets` (pinned by the entry's `revision`; an entry that lists its
+  `data_files` may read a local directory and is not judged), LLaMA-Factory's `model_name_or_path` (pinned by
+  `model_revision`); a file is read as one only where it holds that framework's other keys;
 - Python's `snapshot_download`, `hf_hub_download`, `from_pretrained` and `load_dataset` in inline code
   (`python -c`, heredocs) and in ConfigMap scripts, naming the repository literally or through a variable the code
   assigns once; a name there with no owner (`from_pretrained("gpt2")`,
@@ -271,11 +276,21 @@ def _configmap_pulls(ctx) -> Iterator[Hit]:
             for pull in found:
                 if not pull.pinned:
                     yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o, severity=_severity(pull))
+            for field, pull in config_text_pulls(text, f"{o.name}/{key}"):
+                if not pull.pinned:
+                    yield Hit(f"data.{key}", _message(o, f"config {key}", pull, f" ({field}; {CONFIG_PINS[pull.how]} "
+                                                      "pins it)"), obj=o)
             named: set[str] = set()  # one finding per model: its first pull
             for pull in tagged:
                 if not pull.pinned and pull.name not in named:
                     named.add(pull.name)
                     yield Hit(f"data.{key}", _ollama_message(o, f"script {key}", pull), obj=o, remediation=OLLAMA_FIX)
+
+
+# What pins each trainer config's pull (rules/_trainer_configs.py).
+CONFIG_PINS = {"axolotl base_model": "revision_of_model", "axolotl datasets path": "the entry's revision",
+               "axolotl test_datasets path": "the entry's revision", "LLaMA-Factory model_name_or_path":
+               "model_revision"}
 
 
 def _uri_pulls(ctx) -> Iterator[Hit]:
