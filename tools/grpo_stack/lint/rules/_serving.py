@@ -140,6 +140,46 @@ def listening_ports(c: dict[str, Any]) -> set[int] | None:
     return None
 
 
+# TensorBoard 2 listens on the loopback unless told otherwise (tensorboard/plugins/core/core_plugin.py: `--host`,
+# "What host to listen to (default: localhost)", `--bind_all` for every interface, `--port` 6006 by default); an
+# image of TensorFlow 1 is left alone.
+TENSORBOARD = re.compile(r"(?:^|/)tensorboard$|^tensorboard\.main$")
+TENSORBOARD_PORT = 6006
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+TENSORFLOW_1 = re.compile(r"tensorflow[^:/]*:1\.")
+
+
+def loopback_only_port(c: dict[str, Any]) -> int | None:
+    """The port a container's TensorBoard serves on the loopback only (no `--bind_all`, and `--host` absent or a
+    loopback name), which nothing outside the pod reaches; None when the container runs no TensorBoard, binds it
+    wider, names its host or port by a variable, or starts a shell list (another program may proxy it)."""
+    words = [part.strip("'\"") for w in argv_of(c) for part in w.split()]
+    if not any(TENSORBOARD.search(w) for w in words) or any(SHELL_LIST.search(w) for w in words):
+        return None
+    if TENSORFLOW_1.search(str(c.get("image", ""))):
+        return None  # TensorBoard 1.x served every interface by default
+    if "--bind_all" in words:
+        return None
+    hosts = _flag_words(words, "--host")
+    if any(h not in LOOPBACK_HOSTS for h in hosts):
+        return None
+    ports = _flag_values(words, re.compile(r"^--port(?:=(\S+))?$"))
+    if ports is None or len(ports) > 1:
+        return None
+    return next(iter(ports), TENSORBOARD_PORT)
+
+
+def _flag_words(words: list[str], flag: str) -> list[str]:
+    """The values a flag is given, as `--flag value` or `--flag=value`."""
+    out = []
+    for i, w in enumerate(words):
+        if w == flag and i + 1 < len(words):
+            out.append(words[i + 1])
+        elif w.startswith(flag + "="):
+            out.append(w.split("=", 1)[1])
+    return out
+
+
 RAY_START = re.compile(r"\bray\s+start\b")
 OTHER_PORT_FLAG = re.compile(r"^--(?:grpc|metrics|dashboard|ray-client-server)-port(?:=(\d+))?$")
 

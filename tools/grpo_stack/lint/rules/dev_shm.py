@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import containers, values_section
-from ._one_shot import inspects_only
+from ._one_shot import inspects_only, training_launcher
 from ._quantity import quantity
+from ._serving import is_model_server
 from ._vllm import single_worker
 
 CODE = "GRPO617"
@@ -30,6 +31,10 @@ a RayCluster, RayJob or RayService group with no `/dev/shm` mount of its own is 
 Not judged: a container whose stated command runs only tools that start no GPU peers (`nvidia-smi`, `sleep`,
 CUDA's `deviceQuery` or `vectorAdd`, `echo`: a smoke test holding GPUs), and a vLLM server on one node whose
 stated tensor x pipeline x data parallel product is 1 (it drives one GPU; GRPO904 reports the idle ones).
+On manifests not rendered from values, a missing /dev/shm is an error where the container's stated command runs a
+distributed launcher (`torchrun`, `deepspeed`, `accelerate launch`, `mpirun`...) or a model server; for any other
+program (a project's own script, an image's entrypoint) it is a warning naming the assumption that the program
+starts GPU peers or data-loader workers.
 
 ## Why is this bad?
 Kubernetes has no `--shm-size`: a container's `/dev/shm` is the runtime's 64 MiB tmpfs unless a memory
@@ -104,8 +109,12 @@ def check(ctx) -> Iterator[Hit]:
             if not isinstance(empty, dict) or empty.get("medium") != "Memory":
                 if mount is None and field == "containers" and i == 0 and o.kind in RAY_KINDS:
                     continue  # KubeRay mounts a memory-backed /dev/shm on the Ray container (pod.go addEmptyDir)
+                peers = ctx.has_values or training_launcher(c) or is_model_server(c)
                 yield Hit(key, f"{o.kind} {o.name}: container {name} has {gpus:g} GPUs and no memory-backed /dev/shm "
-                          "(the runtime's 64 MiB); NCCL and the engine's workers fail in it", obj=at)
+                          "(the runtime's 64 MiB); NCCL and the engine's workers fail in it"
+                          + ("" if peers else " (assumed: its program starts a process per GPU, NCCL between them, or "
+                             "data-loader workers; one process driving its GPUs needs none of it)"), obj=at,
+                          severity=None if peers else Severity.WARNING)
                 continue
             size = quantity(empty.get("sizeLimit")) if empty.get("sizeLimit") is not None else None
             if size is not None and size <= DEFAULT_SHM:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import pods_of
+from ._accelerators import asked
+from ._objects import containers, pods_of
+from ._rollout import replicas, rolling_update, scaled
 
 CODE = "GRPO624"
 NAME = "rwo-claim-shared"
@@ -19,7 +21,11 @@ StatefulSet's replicas, a Job's parallelism, every Ray group (a worker group at 
 head), a JobSet's replicated jobs, a LeaderWorkerSet's groups x size, any DaemonSet, and every other workload
 that names the claim. More than one pod is reported, unless every mounting pod is pinned to one node
 (`nodeName`, or a `kubernetes.io/hostname` node selector), at each workload that mounts the claim: any of them
-can be the one whose pod waits.
+can be the one whose pod waits. A Deployment whose one pod asks for an accelerator and is the claim's one pod,
+but rolls out with `RollingUpdate` (the default) and a `maxSurge` above zero, runs its new pod beside the old one
+for the rollout: a warning, naming the assumption that the new pod lands on another node (where it waits for the
+volume and the rollout never completes), as it must where the old pod holds the node's GPUs. A pod without an
+accelerator may as well be placed on the same node, and is not judged for it.
 
 ## Why is this bad?
 A `ReadWriteOnce` volume attaches to one node. The second pod on another node stays in ContainerCreating with
@@ -49,7 +55,8 @@ spec: {accessModes: [ReadWriteMany]}   # a shared filesystem: FSx for Lustre, EF
 
 ## Fix
 Use a `ReadWriteMany` (or `ReadOnlyMany`) claim on a shared filesystem, or give each pod its own claim (a
-StatefulSet's `volumeClaimTemplates`).
+StatefulSet's `volumeClaimTemplates`). A one-replica Deployment on such a claim rolls out with
+`strategy: {type: Recreate}`: the old pod releases the volume before the new one starts.
 """
 
 ONE_NODE = ("ReadWriteOnce", "ReadWriteOncePod")
@@ -76,6 +83,8 @@ def check(ctx) -> Iterator[Hit]:
                 mounters[claim].append((o, pod_path, pod))
     for name, users in mounters.items():
         total = sum(pods_of(o, path) for o, path, _ in users)
+        if total == 1 and not _pinned(users[0][2]):
+            yield from _rollout_surge(name, claims[name], *users[0])
         if total < 2 or all(_pinned(pod) for _, _, pod in users):
             continue
         where = ", ".join(sorted({f"{u.kind} {u.name}" for u, _, _ in users}))
@@ -87,3 +96,19 @@ def check(ctx) -> Iterator[Hit]:
             yield Hit(f"{path}.volumes", f"claim {name} is {'/'.join(claims[name])} (one node) but {where} can run "
                       f"{total if total > 2 or len(users) > 1 else 'several'} pods that mount it; a pod on a second "
                       "node stays in ContainerCreating (Multi-Attach error)", obj=o)
+
+
+def _rollout_surge(claim: str, modes: list[str], o, path: str, pod: dict) -> Iterator[Hit]:
+    """The claim's one pod is a Deployment's accelerator pod that rolls out by starting its new pod before the old
+    one stops."""
+    if o.kind != "Deployment" or not any(asked(c) for _field, _i, c in containers(pod)):
+        return
+    params = rolling_update(o.obj)
+    surge = scaled(params["maxSurge"], replicas(o.obj), round_up=True) if params else None
+    if surge:
+        yield Hit("spec.strategy", f"claim {claim} is {'/'.join(modes)} (one node) and Deployment {o.name} rolls out "
+                  f"with RollingUpdate (maxSurge {params['maxSurge']}): the new pod starts beside the old one, and on "
+                  "another node it stays in ContainerCreating (Multi-Attach error) while the old pod keeps the "
+                  "volume, so the rollout never completes (assumed: the scheduler may place it on another node)",
+                  obj=o, severity=Severity.WARNING,
+                  remediation="strategy: {type: Recreate}, or a ReadWriteMany claim")

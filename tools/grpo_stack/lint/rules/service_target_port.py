@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._objects import containers
 from ._services import backends
-from ._serving import container_ports, listening_ports, may_open, stated_ports
+from ._serving import container_ports, listening_ports, loopback_only_port, may_open, stated_ports
 
 CODE = "GRPO857"
 NAME = "service-target-port"
@@ -27,7 +27,10 @@ controller, and reads each of its ports' `targetPort` (the `port` when unset):
   does not open, by its own flags and its defaults (vLLM's OpenAI server and SGLang: `--port`, else 8000 and
   30000; Triton: `--http-port`, `--grpc-port`, `--metrics-port`, else 8000, 8001, 8002, less those it is told
   not to open), while no other container of the pods declares or states it. A container started through a shell
-  list (`a & b`, `a; b`) may start other programs, so its ports are not judged.
+  list (`a & b`, `a; b`) may start other programs, so its ports are not judged;
+- **warning**: a port where a container's TensorBoard listens on the loopback only (TensorBoard's default host is
+  `localhost`: no `--bind_all`, no `--host` other than a loopback name), which no other container of the pods
+  declares or states: the Service connects to the pod's address and is refused.
 
 A Service whose pods are in no file here is not judged (they may be applied from another file), nor are the head
 Services KubeRay creates itself.
@@ -87,6 +90,11 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit(where, f"Service {b.name} targets port {target}, which no container of {pods} lists "
                           f"({_listed(names, numbers)})", obj=b.obj, severity=Severity.WARNING,
                           remediation="target the port the server listens on, and declare it")
+            elif (loopback := _loopback_only(b.pods, target, names)) is not None:
+                yield Hit(where, f"Service {b.name} targets port {loopback[1]}, where container {loopback[0]} of "
+                          f"{pods} runs TensorBoard on localhost only (no --bind_all, no --host 0.0.0.0): "
+                          "connections to the pod's address are refused", obj=b.obj, severity=Severity.WARNING,
+                          remediation="start TensorBoard with --bind_all (or --host 0.0.0.0)")
             else:
                 deaf = _declared_not_served(b.pods, target)
                 if deaf:
@@ -96,6 +104,26 @@ def check(ctx) -> Iterator[Hit]:
                               "flags and the server's defaults): nothing answers there", obj=b.obj,
                               severity=Severity.WARNING,
                               remediation="target a port the server opens, or start it on the declared one")
+
+
+def _loopback_only(pods, target, names: set[str]) -> tuple[str, int] | None:
+    """(container, port) when the target port (by number, or the name a container declares) is where a container's
+    TensorBoard listens on the loopback only, and no other container of the pods declares or states it."""
+    number = int(target) if str(target).isdigit() else None
+    found = None
+    for _o, _path, pod in pods:
+        for field, i, c in containers(pod):
+            if field != "containers":
+                continue
+            if number is None and isinstance(target, str) and target in names:
+                number = next((p.get("containerPort") for p in c.get("ports") or []
+                               if isinstance(p, dict) and p.get("name") == target), None)
+            port = loopback_only_port(c)
+            if port is not None and port == number:
+                found = found or (str(c.get("name", i)), port)
+            elif number is not None and number in container_ports(c) | may_open(c):
+                return None
+    return found
 
 
 def _declared_not_served(pods, target) -> tuple[str, int, set[int]] | None:

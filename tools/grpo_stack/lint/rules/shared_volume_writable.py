@@ -29,11 +29,11 @@ runs several pods (`replicas`, `parallelism` above 1, a DaemonSet), or its name 
 `efs`, `nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`, `shared`, `rwx`); an error when the files declare the
 claim, a warning naming the assumption when they do not. A pod that runs to completion (a Job's, one under
 restartPolicy Never or OnFailure, a training replica restarted only on failure, a RayJob's head and workers) is
-reported on other manifests only for a claim the files declare and show to be shared beyond the job (another
-workload mounts it, or its name says a shared file system such as `fsx` or `nfs`; `shared` or `rwx` in a name
-says no more than that the job's own pods share it): otherwise a download, training or export job writing
-its results to its own volume is the likelier reading, and a training job's replicas share their own data and
-checkpoint volumes by design. Nor is a mount of such a
+reported on other manifests only for a claim the files declare whose name says the file system every run of the
+cluster shares (`fsx`, `efs`, `nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`; `shared` or `rwx` in a name
+says no more than that the job's own pods share it): otherwise a download, training, evaluation or export job
+writing its results where the project keeps them is the likelier reading, even where several of the project's
+jobs mount the claim (on the labelled foreign corpora no such finding was a defect). Nor is a mount of such a
 claim that holds what the container writes by its own configuration: its model download directory (the Hub cache
 its env or flags set, an Ollama server's model store) or its `workingDir` (a notebook's workspace), or, for an
 init container, a volume a regular container of the pod keeps such state on, or a directory its env names for what
@@ -73,8 +73,6 @@ def check(ctx) -> Iterator[Hit]:
     claims = {c.name for c in ctx.of_kind("PersistentVolumeClaim")}
     single_node = {c.name for c in ctx.of_kind("PersistentVolumeClaim") if _one_pods_disk(c.obj.get("spec"))}
     templates = Counter(claim for _o, _p, pod in ctx.pod_templates() for claim in set(_claims_of(pod)))
-    workloads = Counter(claim for claim, _o in {(claim, id(o)) for o, _p, pod in ctx.pod_templates()
-                                                 for claim in _claims_of(pod)})
     config_maps = config_map_data(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         if o.kind == "RayCluster":
@@ -91,7 +89,7 @@ def check(ctx) -> Iterator[Hit]:
             if isinstance(source, dict) and not source.get("readOnly") and claim not in single_node:
                 known = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
                 if ctx.has_values or (not finite and _shown_shared(claim, templates, o, pod_path)) or (
-                        finite and known and _shared_beyond_job(claim, workloads)):
+                        finite and known and _shared_beyond_job(claim)):
                     shared[v.get("name")] = known
         # each container's own state mounts, once; a volume a regular container keeps its state on is filled by
         # an init container that writes it
@@ -125,11 +123,11 @@ def _claims_of(pod: dict) -> list[str]:
             if isinstance(v, dict) and isinstance(v.get("persistentVolumeClaim"), dict)]
 
 
-def _shared_beyond_job(claim: str, workloads: Counter) -> bool:
-    """A claim a finite job's pods mount is the job's own volume (its data, its checkpoints: a training job's
-    replicas share them by design) unless another workload of the files mounts it too, or its name says a file
-    system many pods share."""
-    return workloads[claim] > 1 or bool((SHARED_FS_WORDS - MODE_WORDS) & _name_words(claim))
+def _shared_beyond_job(claim: str) -> bool:
+    """A claim a finite job's pods mount is where the job keeps its data and writes its results (a training job's
+    replicas, the project's jobs one after another, share it by design) unless its name says the file system every
+    run of the cluster shares (`fsx`, `efs`, `nfs`, `lustre`...)."""
+    return bool((SHARED_FS_WORDS - MODE_WORDS) & _name_words(claim))
 
 
 # Words that say a claim is mounted by many pods, which a training job's own replicas are: unlike a file system's
