@@ -36,7 +36,12 @@ with the workload that runs it, whatever its kind, from the pod counts written i
   processes per machine than the container's accelerators, or `--num_machines` where the workload runs another
   number of pods;
 - **error**: `mpirun -np N` in an MPIJob with more ranks than `slotsPerWorker` x workers (mpirun refuses to start
-  without `--oversubscribe`); fewer is a warning (slots, and their GPUs, sit idle).
+  without `--oversubscribe`); fewer is a warning (slots, and their GPUs, sit idle);
+- **warning**: a container that starts one Python program and no launcher while its literal env puts every rank
+  in the pod (`MASTER_ADDR` localhost) with a `WORLD_SIZE` above one: a process group initialised from the
+  environment waits for ranks nobody starts (assumed: the program starts no process per GPU of its own, as
+  `torch.multiprocessing.spawn` would). A replica's several GPUs with one process are not judged: the program may
+  spawn a process per GPU or drive them all from one (`DataParallel`).
 
 Values written as variables (`$NNODES`, `$(WORLD)`) are read from the container's literal env; a value that stays
 unknown is not judged.
@@ -140,6 +145,28 @@ def check(ctx) -> Iterator[Hit]:
             if m and o.kind == "MPIJob":
                 where = _key(c, f"{pod_path}.{field}.{i}", "mpi")
                 yield from _mpirun(o, where, who, _flags(m.group(1)), env)
+            launched = TORCHRUN.search(text) or ACCELERATE.search(text) or MPIRUN.search(text)
+            if not launched and len(PYTHON.findall(text)) == 1:  # several: a script may start one per rank
+                yield from _one_process(o, f"{pod_path}.{field}.{i}", who, env)
+
+
+# A Python program started without a launcher: one process, whatever GPUs its container holds.
+PYTHON = re.compile(r"(?:^|[\s;&|(/])python[\d.]*\s+(?!-m\s+(?:torch\.distributed|accelerate|deepspeed))")
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _one_process(o, where: str, who: str, env: dict) -> Iterator[Hit]:
+    """A container that starts one Python process and no launcher, whose literal env puts the rendezvous in the pod
+    itself (MASTER_ADDR localhost) with a WORLD_SIZE above one: the process group waits for ranks nobody starts."""
+    world = _int(env.get("WORLD_SIZE", ""))
+    if world and world > 1 and env.get("MASTER_ADDR", "").strip() in LOOPBACK:
+        yield Hit(f"{where}.env", f"{who} sets WORLD_SIZE {world} with MASTER_ADDR {env['MASTER_ADDR']} (every rank "
+                  "in this pod) but starts one Python process, with no launcher: a process group initialised from "
+                  f"the environment waits for {world - 1} rank(s) that are never started (assumed: the program starts "
+                  "no process per GPU of its own, as torch.multiprocessing.spawn would)", obj=o,
+                  severity=Severity.WARNING,
+                  remediation="start the program with torchrun --nproc-per-node (it sets WORLD_SIZE and RANK for each "
+                              "rank), or set WORLD_SIZE to the processes it starts")
 
 
 def _key(c: dict, base: str, word: str) -> str:
