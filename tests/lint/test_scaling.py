@@ -90,6 +90,35 @@ def test_reads_per_object_stay_flat_from_n_to_4n(tmp_path, monkeypatch, layout):
     assert large <= 1.25 * small, f"{small:.0f} reads per object at {apps} apps, {large:.0f} at {4 * apps}"
 
 
+def templates_visited_per_object(tmp_path, monkeypatch, apps: int) -> float:
+    """Pod templates handed out per object linted: `LintContext.pod_templates` builds its list once, so reading
+    `.obj` does not count a rule that walks every pod template for each object (GRPO101 looked up one object's
+    hostAliases that way); counting what is iterated does."""
+    from grpo_stack.lint.context import LintContext
+
+    visited = [0]
+
+    class Counted(list):
+        def __iter__(self):
+            for item in super().__iter__():
+                visited[0] += 1
+                yield item
+
+    built = LintContext.pod_templates
+    monkeypatch.setattr(LintContext, "pod_templates", lambda self: Counted(built(self)))
+    path = tmp_path / f"apps-{apps}.yaml"
+    path.write_text("---\n".join(one_namespace(apps)))
+    release.lint_release([release.read_input(str(path))])
+    return visited[0] / (5 * apps)
+
+
+def test_pod_templates_visited_per_object_stay_flat_from_n_to_4n(tmp_path, monkeypatch):
+    apps = 60
+    small = templates_visited_per_object(tmp_path, monkeypatch, apps)
+    large = templates_visited_per_object(tmp_path, monkeypatch, 4 * apps)
+    assert large <= 1.25 * small, f"{small:.1f} pod templates per object at {apps} apps, {large:.1f} at {4 * apps}"
+
+
 def test_copies_of_a_release_in_their_own_namespaces_are_not_misplaced(tmp_path, monkeypatch):
     """Each copy's Service, ServiceAccount, ConfigMap and upstream URL name objects of its own namespace; the
     namesakes in the other namespaces are not references (GRPO850 paired every copy with every other)."""

@@ -142,6 +142,16 @@ class LintContext:
         return list(self.derived("pod-templates", lambda: [(o, path, spec) for o in self.objects  # read many times
                                                            for path, spec in find_pod_specs(o.obj)]))
 
+    def pod_templates_of(self, obj: RenderedObject) -> list[tuple[RenderedObject, str, dict]]:
+        """`pod_templates` of one object: rules that ask per object read an index built once, not every
+        object's templates each time (that was quadratic in the objects)."""
+        def by_owner() -> dict[int, list]:
+            index: dict[int, list] = {}
+            for entry in self.pod_templates():
+                index.setdefault(id(entry[0]), []).append(entry)
+            return index
+        return list(self.derived("pod-templates-by-owner", by_owner).get(id(obj), ()))
+
     def pod_labels(self, obj: RenderedObject, pod_path: str) -> dict[str, str | frozenset[str]]:
         """Labels the running pods will carry: the template's, and those their controller adds (KubeRay, JobSet,
         LeaderWorkerSet, Job, StatefulSet; see lint/controllers.py). A frozenset value: the pods differ."""

@@ -283,6 +283,8 @@ def _call_args(source: str, start: int) -> str:
 
 def uri_pulls(text: str) -> Iterator[Pull]:
     """`hf://org/name[:revision]` (KServe) or `hf://org/name@revision` (huggingface_hub's file system)."""
+    if "hf://" not in text:  # asked of every string of every object: most hold none
+        return
     for m in HF_URI.finditer(text):
         parts = m.group(1).split("/")
         repo = "/".join(parts[:3] if parts[0] in ("datasets", "spaces") else parts[:2])

@@ -207,8 +207,8 @@ def _bare_hosts(text: str, services: set[str], aliases: set[str], several: bool)
 def _host_aliases(ctx, o) -> set[str]:
     """The host names the object's pods get from `hostAliases` (/etc/hosts), in any of its pod templates."""
     found: set[str] = set()
-    for owner, _path, pod in ctx.pod_templates():
-        aliases = pod.get("hostAliases") if owner is o else None
+    for _owner, _path, pod in ctx.pod_templates_of(o):
+        aliases = pod.get("hostAliases")
         for alias in aliases if isinstance(aliases, list) else []:
             names = alias.get("hostnames") if isinstance(alias, dict) else None
             if isinstance(names, list):
@@ -259,8 +259,15 @@ def _namespace_unstated(ctx, svc: str) -> bool:
     `kubectl apply` puts them, so which namespace a URL must name is an assumption."""
     if ctx.has_values or ctx.extra.get(EXPECTED):
         return False
-    named = [o for o in ctx.of_kind("Service") if o.name == svc]
+    named = ctx.derived("services-by-name", lambda: _by_name(ctx.of_kind("Service"))).get(svc, ())
     return bool(named) and not any((o.obj.get("metadata") or {}).get("namespace") for o in named)
+
+
+def _by_name(objects: list) -> dict[str, list]:
+    index: dict[str, list] = {}
+    for o in objects:
+        index.setdefault(o.name, []).append(o)
+    return index
 
 
 def declared_flows(ctx) -> list[dict]:
@@ -331,7 +338,7 @@ def _node_ports(ctx) -> dict[int, str]:
 def _localhost_node_port(ctx, o, path: str, text: str, node_ports: dict[int, str]) -> Iterator[Hit]:
     """A container's URL to localhost on a port a NodePort Service of the set opens on the nodes, while nothing in
     the pod listens there: localhost is the pod's own network namespace (the node's only under hostNetwork)."""
-    for pod in (pod for t, pp, pod in ctx.pod_templates() if t is o and path.startswith(pp + ".")):
+    for pod in (pod for _t, pp, pod in ctx.pod_templates_of(o) if path.startswith(pp + ".")):
         if pod.get("hostNetwork") is True:
             return
         for m in LOCALHOST.finditer(text):
