@@ -100,7 +100,8 @@ def load_engine_in_background() -> None:
 def chart(helm_schema: bool = True):
     """A freshly loaded chart (10-20 ms). Helm's coalescing writes globals into the loaded chart's subchart values,
     so reusing one loaded chart across renders leaks one values file's globals into the next render.
-    `helm_schema=False` loads a copy without the values.schema.json files (see `render`)."""
+    `helm_schema=False` loads a copy without the values.schema.json files and without the subcharts' own
+    archives of a library chart the umbrella carries (see `render`, `_lint_copy_ignores`)."""
     import helm_python
 
     helm_python.disable_logging()
@@ -130,8 +131,28 @@ def _make_schemaless_copy(path: str) -> str:
     root = tempfile.mkdtemp(prefix="grpo-chart-")
     atexit.register(shutil.rmtree, root, True)
     target = os.path.join(root, os.path.basename(path.rstrip("/")) or "chart")
-    shutil.copytree(path, target, ignore=shutil.ignore_patterns("values.schema.json"))
+    shutil.copytree(path, target, ignore=_lint_copy_ignores(path))
     return target
+
+
+def _lint_copy_ignores(path: str):
+    """What the schema-less copy leaves out: every values.schema.json, and each subchart's vendored archive of a
+    library chart the umbrella also carries in its own charts/ (grpo-common). Helm loads and parses every copy of
+    the library on each render (a third of a render's CPU) and all of them define the same templates, which
+    tests/chart/test_chart_dependencies.py holds byte-identical; tests/render/test_helm_schema_agreement.py holds
+    the copy's render to Helm's normal one on every shipped file."""
+    top = os.path.join(path, "charts")
+    libraries = tuple(f"{name}-" for name in (os.listdir(top) if os.path.isdir(top) else ())
+                      if os.path.isdir(os.path.join(top, name)))
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skipped = {n for n in names if n == "values.schema.json"}
+        nested_charts = os.path.basename(directory) == "charts" and os.path.dirname(os.path.dirname(directory)) == top
+        if nested_charts:
+            skipped |= {n for n in names if n.endswith(".tgz") and n.startswith(libraries)}
+        return skipped
+
+    return ignore
 
 
 @cache

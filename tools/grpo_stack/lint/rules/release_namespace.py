@@ -162,7 +162,7 @@ def references(ctx) -> Iterator[tuple[object, object, str]]:
         for key, kind in POD_REFERENCES:
             yield from pair(o, kind, pod.get(key), "runs as")
         for _path, text in ctx.strings_under(o, pod_path):
-            for m in BARE_URL.finditer(text):
+            for m in BARE_URL.finditer(text) if "://" in text else ():
                 yield from pair(o, "Service", m.group(1), "calls")
         for vol in _items(pod.get("volumes")):
             if isinstance(vol, dict):
