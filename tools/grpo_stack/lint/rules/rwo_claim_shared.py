@@ -25,7 +25,9 @@ can be the one whose pod waits. A Deployment whose one pod asks for an accelerat
 but rolls out with `RollingUpdate` (the default) and a `maxSurge` above zero, runs its new pod beside the old one
 for the rollout: a warning, naming the assumption that the new pod lands on another node (where it waits for the
 volume and the rollout never completes), as it must where the old pod holds the node's GPUs. A pod without an
-accelerator may as well be placed on the same node, and is not judged for it.
+accelerator may as well be placed on the same node, and is not judged for it. A `ReadWriteOnce` claim bound
+(`volumeName`) to a PersistentVolume of the set that is a node's own directory (`hostPath`, or `local`, which
+its node affinity keeps on one node) is not judged: nothing attaches it, so no pod waits for it.
 
 ## Why is this bad?
 A `ReadWriteOnce` volume attaches to one node. The second pod on another node stays in ContainerCreating with
@@ -67,11 +69,25 @@ def _pinned(pod: dict) -> bool:
     return bool(pod.get("nodeName")) or "kubernetes.io/hostname" in selector
 
 
+def _on_node_directory(ctx, claim, modes: list[str]) -> bool:
+    """A ReadWriteOnce claim bound to a PersistentVolume of the set that is a directory of a node: a `hostPath`
+    (never attached: each pod mounts its own node's directory) or a `local` volume (its node affinity schedules
+    every pod that mounts it onto that node). ReadWriteOncePod still admits one pod."""
+    wanted = (claim.obj.get("spec") or {}).get("volumeName")
+    if not wanted or "ReadWriteOncePod" in modes:
+        return False
+    for pv in ctx.of_kind("PersistentVolume"):
+        spec = pv.obj.get("spec") if isinstance(pv.obj.get("spec"), dict) else {}
+        if pv.name == wanted and (isinstance(spec.get("hostPath"), dict) or isinstance(spec.get("local"), dict)):
+            return True
+    return False
+
+
 def check(ctx) -> Iterator[Hit]:
     claims = {}
     for c in ctx.of_kind("PersistentVolumeClaim"):
         modes = (c.obj.get("spec") or {}).get("accessModes") or []
-        if modes and all(m in ONE_NODE for m in modes):
+        if modes and all(m in ONE_NODE for m in modes) and not _on_node_directory(ctx, c, modes):
             claims[c.name] = modes
     if not claims:
         return
