@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._accelerators import asked
-from ._objects import containers, pods_of
+from ._objects import containers, pods_of, runs_to_completion
 from ._rollout import replicas, rolling_update, scaled
 
 CODE = "GRPO624"
@@ -19,7 +19,9 @@ For every PersistentVolumeClaim of the release whose access modes are only `Read
 `ReadWriteOncePod`, counts the pods that mount it by `claimName`: a Deployment's, ReplicaSet's or
 StatefulSet's replicas, a Job's parallelism, every Ray group (a worker group at its replicas or maxReplicas, the
 head), a JobSet's replicated jobs, a LeaderWorkerSet's groups x size, any DaemonSet, and every other workload
-that names the claim. More than one pod is reported, unless every mounting pod is pinned to one node
+that names the claim. More than one pod is reported (an error; a warning where the pods can take the claim in turn:
+finite work that runs one pod at a time, a Job, beside at most one pod that runs until stopped, which the Job's
+volume is free for once it has finished), unless every mounting pod is pinned to one node
 (`nodeName`, or a `kubernetes.io/hostname` node selector), at each workload that mounts the claim: any of them
 can be the one whose pod waits. A Deployment whose one pod asks for an accelerator and is the claim's one pod,
 but rolls out with `RollingUpdate` (the default) and a `maxSurge` above zero, runs its new pod beside the old one
@@ -104,6 +106,8 @@ def check(ctx) -> Iterator[Hit]:
         if total < 2 or all(_pinned(pod) for _, _, pod in users):
             continue
         where = ", ".join(sorted({f"{u.kind} {u.name}" for u, _, _ in users}))
+        severity, assumed = (Severity.WARNING, " (assumed: they run at once; a Job that has finished no longer holds "
+                             "the volume, so one applied after it ends starts)") if _in_turn(users) else (None, "")
         reported = set()
         for o, path, _ in users:  # each workload that mounts it: any of them can be the pod left waiting
             if (o.kind, o.name, path) in reported:
@@ -111,7 +115,22 @@ def check(ctx) -> Iterator[Hit]:
             reported.add((o.kind, o.name, path))
             yield Hit(f"{path}.volumes", f"claim {name} is {'/'.join(claims[name])} (one node) but {where} can run "
                       f"{total if total > 2 or len(users) > 1 else 'several'} pods that mount it; a pod on a second "
-                      "node stays in ContainerCreating (Multi-Attach error)", obj=o)
+                      f"node stays in ContainerCreating (Multi-Attach error){assumed}", obj=o, severity=severity)
+
+
+def _in_turn(users: list) -> bool:
+    """The claim's pods can take it in turn: at most one pod runs until stopped, and each other workload is finite
+    work running one pod at a time (a Job that writes what a server then reads). Whether they overlap depends on
+    when each is applied, which the files do not say."""
+    lasting = 0
+    for o, path, pod in users:
+        count = pods_of(o, path)
+        if runs_to_completion(o, path, pod):
+            if count > 1:
+                return False
+        else:
+            lasting += count
+    return lasting <= 1
 
 
 def _rollout_surge(claim: str, modes: list[str], o, path: str, pod: dict) -> Iterator[Hit]:
