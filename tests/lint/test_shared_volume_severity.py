@@ -1,6 +1,8 @@
 """GRPO818's severity follows what the files show. A claim mounted whole and writable is judged only where its name
-or several pods say it is shared: an error when the files declare it, a warning naming the assumption when they do
-not (it may be the pod's own disk, a notebook's home); with nothing saying so it is not reported."""
+or several pods say it is shared: on other projects' manifests a warning naming the assumption, that the volume holds
+more than the workload writes where the files declare it, that it is shared at all where they do not (it may be the
+pod's own disk, a notebook's home); with nothing saying so it is not reported. The chart's own FSx volume, which
+every run shares, is an error (tests/lint/rules fixtures, values mode)."""
 
 from __future__ import annotations
 
@@ -33,9 +35,9 @@ def _findings(tmp_path, text: str):
     return [(f.severity.value, f.message) for f in lint_manifests(str(path)).findings if f.code == "GRPO818"]
 
 
-def test_a_declared_shared_claim_mounted_whole_and_writable_is_an_error(tmp_path):
-    ((severity, _),) = _findings(tmp_path, (POD + CLAIM).replace("team-data", "team-fsx"))
-    assert severity == "error"
+def test_a_declared_shared_claim_mounted_whole_and_writable_is_a_warning_naming_the_assumption(tmp_path):
+    ((severity, message),) = _findings(tmp_path, (POD + CLAIM).replace("team-data", "team-fsx"))
+    assert severity == "warning" and "holds more than this workload writes" in message
 
 
 def test_a_declared_claim_only_one_pod_mounts_is_its_own_volume(tmp_path):

@@ -18,27 +18,29 @@ CATEGORY = "security"
 SUMMARY = "A pod other than the Ray pods mounts a whole shared volume read-write (no readOnly, no subPath)."
 DOC = """## What it does
 GRPO814's check for every other pod: in each Deployment, Job, CronJob, StatefulSet, DaemonSet, bare Pod or custom
-resource with a pod template (utility pods, evaluation drivers, servers, sidecars and init containers
-included), each mount of a PersistentVolumeClaim volume must be `readOnly: true` (on the mount, or on the
-volume's `persistentVolumeClaim`) or a `subPath` mount. A claim of the set whose access modes are only
-`ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk, not a shared tree, and is not reported. A claim not in
-the set is the FSx volume in the chart's own output (an error). On other manifests a claim may as well be the
-pod's own disk (a notebook's home, a UI's database, a benchmark's results on a ReadWriteMany claim made for it), so
-it is judged only where something says it is shared: several pod templates of the files mount it, the workload
-runs several pods (`replicas`, `parallelism` above 1, a DaemonSet), or its name says a shared file system (`fsx`,
-`efs`, `nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`, `shared`, `rwx`); an error when the files declare the
-claim, a warning naming the assumption when they do not. A pod that runs to completion (a Job's, one under
-restartPolicy Never or OnFailure, a training replica restarted only on failure, a RayJob's head and workers) is
-reported on other manifests only for a claim the files declare whose name says the file system every run of the
-cluster shares (`fsx`, `efs`, `nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`; `shared` or `rwx` in a name
-says no more than that the job's own pods share it): otherwise a download, training, evaluation or export job
-writing its results where the project keeps them is the likelier reading, even where several of the project's
-jobs mount the claim (on the labelled foreign corpora no such finding was a defect). Nor is a mount of such a
-claim that holds what the container writes by its own configuration: its model download directory (the Hub cache
-its env or flags set, an Ollama server's model store) or its `workingDir` (a notebook's workspace), or, for an
-init container, a volume a regular container of the pod keeps such state on, or a directory its env names for what
-it writes (`OUTPUT_DIR`, `CHECKPOINT_PATH`, `CHROMADB_PATH`, `LOG_DIR`): a server filling its own model cache, the
-init step that fills it, or a program keeping its outputs or its database there writes there by design.
+resource with a pod template (utility pods, evaluation drivers, servers, sidecars and init containers included),
+each mount of a PersistentVolumeClaim volume must be `readOnly: true` (on the mount, or on the volume's
+`persistentVolumeClaim`) or a `subPath` mount. A claim of the set whose access modes are only
+`ReadWriteOnce`/`ReadWriteOncePod` is one pod's own disk, not a shared tree, and is not reported. A claim not in the
+set is the FSx volume in the chart's own output (an error). On other manifests a claim may as well be the pod's own
+disk (a notebook's home, a UI's database, a benchmark's results on a ReadWriteMany claim made for it), so it is
+judged only where something says it is shared: several pod templates of the files mount it, the workload runs
+several pods (`replicas`, `parallelism` above 1, a DaemonSet), or its name says a shared file system (`fsx`, `efs`,
+`nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`, `shared`, `rwx`): a warning naming the assumption that the
+volume holds more than the workload writes (on the labelled foreign corpora most such mounts were a project's own
+jobs and servers sharing their data by design), or, where the files do not declare the claim, that it is shared at
+all. The chart's own output mounts the FSx volume every run shares: an error there. A pod that runs to completion (a
+Job's, one under restartPolicy Never or OnFailure, a training replica restarted only on failure, a RayJob's head and
+workers) is reported on other manifests only for a claim the files declare whose name says the file system every run
+of the cluster shares (`fsx`, `efs`, `nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`; `shared` or `rwx` in a
+name says no more than that the job's own pods share it): otherwise a download, training, evaluation or export job
+writing its results where the project keeps them is the likelier reading, even where several of the project's jobs
+mount the claim (on the labelled foreign corpora no such finding was a defect). Nor is a mount of such a claim that
+holds what the container writes by its own configuration: its model download directory (the Hub cache its env or
+flags set, an Ollama server's model store) or its `workingDir` (a notebook's workspace), or, for an init container,
+a volume a regular container of the pod keeps such state on, or a directory its env names for what it writes
+(`OUTPUT_DIR`, `CHECKPOINT_PATH`, `CHROMADB_PATH`, `LOG_DIR`): a server filling its own model cache, the init step
+that fills it, or a program keeping its outputs or its database there writes there by design.
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A utility pod that
@@ -106,12 +108,18 @@ def check(ctx) -> Iterator[Hit]:
                     # which an init container fills)
                     if not known and (j in own or (field == "initContainers" and m["name"] in filled)):
                         continue
+                    if ctx.has_values:
+                        assumed = ""
+                    elif known:
+                        assumed = (" (assumed: the volume holds more than this workload writes, other runs' or other "
+                                   "teams' data, as several pods or a shared file system's name suggest)")
+                    else:
+                        assumed = (" (assumed shared: its claim is not in these files, but several pods or a shared "
+                                   "file system's name say so)")
                     yield Hit(f"{where(pod_path, field, i)}.volumeMounts.{j}",
                               f"{pod_label(o, pod_path)}: container {c.get('name', i)} mounts the whole shared "
-                              f"volume {m['name']} read-write at {m.get('mountPath')}"
-                              + ("" if known else " (assumed shared: its claim is not in these files, but several "
-                                 "pods or a shared file system's name say so)"), obj=o,
-                              severity=None if known else Severity.WARNING)
+                              f"volume {m['name']} read-write at {m.get('mountPath')}{assumed}", obj=o,
+                              severity=None if ctx.has_values else Severity.WARNING)
 
 
 # Words a claim's name uses for a file system many pods mount at once.
