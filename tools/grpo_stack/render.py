@@ -142,17 +142,30 @@ def _lint_copy_ignores(path: str):
     tests/chart/test_chart_dependencies.py holds byte-identical; tests/render/test_helm_schema_agreement.py holds
     the copy's render to Helm's normal one on every shipped file."""
     top = os.path.join(path, "charts")
-    libraries = tuple(f"{name}-" for name in (os.listdir(top) if os.path.isdir(top) else ())
-                      if os.path.isdir(os.path.join(top, name)))
+    archives = _library_archives(top)
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         skipped = {n for n in names if n == "values.schema.json"}
         nested_charts = os.path.basename(directory) == "charts" and os.path.dirname(os.path.dirname(directory)) == top
         if nested_charts:
-            skipped |= {n for n in names if n.endswith(".tgz") and n.startswith(libraries)}
+            skipped |= archives & set(names)
         return skipped
 
     return ignore
+
+
+def _library_archives(charts: str) -> set[str]:
+    """`<name>-<version>.tgz`, the archive `helm dependency build` makes, of each library chart (`type: library`)
+    in the umbrella's charts/: the only archives a subchart carries that the umbrella's own copy stands in for."""
+    out = set()
+    for name in os.listdir(charts) if os.path.isdir(charts) else ():
+        meta = os.path.join(charts, name, "Chart.yaml")
+        if os.path.isfile(meta):
+            with open(meta, encoding="utf-8") as f:
+                chart = yaml.load(f, Loader=FAST_LOADER) or {}
+            if isinstance(chart, dict) and chart.get("type") == "library":
+                out.add(f"{chart.get('name', name)}-{chart.get('version')}.tgz")
+    return out
 
 
 @cache

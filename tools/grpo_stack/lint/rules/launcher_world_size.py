@@ -9,7 +9,7 @@ from ..finding import Hit, Severity
 from ..shell import split_words
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers, literal_env
-from ._serving import argv
+from ._serving import LOOPBACK_HOSTS, argv
 
 CODE = "GRPO858"
 NAME = "launcher-world-size"
@@ -133,33 +133,29 @@ def check(ctx) -> Iterator[Hit]:
             text = argv(c).replace("\\\n", " ")  # a script's continued lines are one command
             env = literal_env(c)
             who = f"{o.kind} {o.name}: container {c.get('name', i)}"
-            m = TORCHRUN.search(text)
-            if m:
+            torch, accelerate, mpi = TORCHRUN.search(text), ACCELERATE.search(text), MPIRUN.search(text)
+            if torch:
                 where = _key(c, f"{pod_path}.{field}.{i}", "torch")
-                yield from _torchrun(o, where, who, _flags(m.group(1)), env, c, pods)
-            m = ACCELERATE.search(text)
-            if m:
+                yield from _torchrun(o, where, who, _flags(torch.group(1)), env, c, pods)
+            if accelerate:
                 where = _key(c, f"{pod_path}.{field}.{i}", "accelerate")
-                yield from _accelerate(o, where, who, _flags(m.group(1)), env, c, pods)
-            m = MPIRUN.search(text)
-            if m and o.kind == "MPIJob":
+                yield from _accelerate(o, where, who, _flags(accelerate.group(1)), env, c, pods)
+            if mpi and o.kind == "MPIJob":
                 where = _key(c, f"{pod_path}.{field}.{i}", "mpi")
-                yield from _mpirun(o, where, who, _flags(m.group(1)), env)
-            launched = TORCHRUN.search(text) or ACCELERATE.search(text) or MPIRUN.search(text)
-            if not launched and len(PYTHON.findall(text)) == 1:  # several: a script may start one per rank
+                yield from _mpirun(o, where, who, _flags(mpi.group(1)), env)
+            if not (torch or accelerate or mpi) and len(PYTHON.findall(text)) == 1:  # several: one per rank, maybe
                 yield from _one_process(o, f"{pod_path}.{field}.{i}", who, env)
 
 
 # A Python program started without a launcher: one process, whatever GPUs its container holds.
 PYTHON = re.compile(r"(?:^|[\s;&|(/])python[\d.]*\s+(?!-m\s+(?:torch\.distributed|accelerate|deepspeed))")
-LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 def _one_process(o, where: str, who: str, env: dict) -> Iterator[Hit]:
     """A container that starts one Python process and no launcher, whose literal env puts the rendezvous in the pod
     itself (MASTER_ADDR localhost) with a WORLD_SIZE above one: the process group waits for ranks nobody starts."""
     world = _int(env.get("WORLD_SIZE", ""))
-    if world and world > 1 and env.get("MASTER_ADDR", "").strip() in LOOPBACK:
+    if world and world > 1 and env.get("MASTER_ADDR", "").strip() in LOOPBACK_HOSTS:
         yield Hit(f"{where}.env", f"{who} sets WORLD_SIZE {world} with MASTER_ADDR {env['MASTER_ADDR']} (every rank "
                   "in this pod) but starts one Python process, with no launcher: a process group initialised from "
                   f"the environment waits for {world - 1} rank(s) that are never started (assumed: the program starts "
