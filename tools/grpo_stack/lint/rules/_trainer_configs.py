@@ -26,6 +26,10 @@ AXOLOTL_KEYS = frozenset({"datasets", "adapter", "sequence_len", "micro_batch_si
 LLAMA_FACTORY_KEYS = frozenset({"stage", "finetuning_type", "template", "dataset", "cutoff_len"})
 # A dataset entry that lists its files may read a local directory of that name: not judged.
 LOCAL_DATASET_KEYS = ("data_files",)
+# Each pull's `how`, as the functions below name it, and the key of the file that pins it.
+PINNED_BY = {"axolotl base_model": "revision_of_model", "axolotl datasets path": "the entry's revision",
+             "axolotl test_datasets path": "the entry's revision",
+             "LLaMA-Factory model_name_or_path": "model_revision"}
 
 
 def config_text_pulls(text: str, name: str) -> Iterator[tuple[str, Pull]]:

@@ -13,7 +13,7 @@ from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
 from ._runtime_env import embedded_yaml, runtime_env_vars
-from ._trainer_configs import config_text_pulls
+from ._trainer_configs import PINNED_BY, config_text_pulls
 
 CODE = "GRPO871"
 NAME = "unpinned-model-download"
@@ -278,19 +278,13 @@ def _configmap_pulls(ctx) -> Iterator[Hit]:
                     yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o, severity=_severity(pull))
             for field, pull in config_text_pulls(text, f"{o.name}/{key}"):
                 if not pull.pinned:
-                    yield Hit(f"data.{key}", _message(o, f"config {key}", pull, f" ({field}; {CONFIG_PINS[pull.how]} "
+                    yield Hit(f"data.{key}", _message(o, f"config {key}", pull, f" ({field}; {PINNED_BY[pull.how]} "
                                                       "pins it)"), obj=o)
             named: set[str] = set()  # one finding per model: its first pull
             for pull in tagged:
                 if not pull.pinned and pull.name not in named:
                     named.add(pull.name)
                     yield Hit(f"data.{key}", _ollama_message(o, f"script {key}", pull), obj=o, remediation=OLLAMA_FIX)
-
-
-# What pins each trainer config's pull (rules/_trainer_configs.py).
-CONFIG_PINS = {"axolotl base_model": "revision_of_model", "axolotl datasets path": "the entry's revision",
-               "axolotl test_datasets path": "the entry's revision", "LLaMA-Factory model_name_or_path":
-               "model_revision"}
 
 
 def _uri_pulls(ctx) -> Iterator[Hit]:
