@@ -48,6 +48,17 @@ def literal_env(c: dict) -> dict[str, str]:
             if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
 
 
+def claim_volumes(pod: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """Each volume of a pod spec that mounts a PersistentVolumeClaim: its index, the volume, and the claim's name
+    as a string (a volume with no readable `claimName` is the schema's finding, not a claim)."""
+    volumes = pod.get("volumes") if isinstance(pod.get("volumes"), list) else []
+    for i, vol in enumerate(volumes):
+        source = vol.get("persistentVolumeClaim") if isinstance(vol, dict) else None
+        name = source.get("claimName") if isinstance(source, dict) else None
+        if isinstance(name, str) and name:
+            yield i, vol, name
+
+
 # Restart policies under which a pod's work ends: a pod's own, or a replica spec's (Kubeflow's training jobs'
 # `*ReplicaSpecs.<role>.restartPolicy`; `ExitCode` restarts only on a retryable exit code).
 FINITE_RESTART_POLICIES = frozenset({"Never", "OnFailure", "ExitCode"})

@@ -170,13 +170,18 @@ def loopback_only_port(c: dict[str, Any]) -> int | None:
 
 
 def _flag_words(words: list[str], flag: str) -> list[str]:
-    """The values a flag is given, as `--flag value` or `--flag=value`."""
+    """The values a flag is given, as `--flag value` or `--flag=value` (quotes stripped); a flag followed by another
+    flag or by nothing is given the empty string, which no host or number is."""
+    return _given(words, re.compile(rf"^{re.escape(flag)}(?:=(.*))?$"))
+
+
+def _given(words: list[str], flag: re.Pattern) -> list[str]:
     out = []
     for i, w in enumerate(words):
-        if w == flag and i + 1 < len(words):
-            out.append(words[i + 1])
-        elif w.startswith(flag + "="):
-            out.append(w.split("=", 1)[1])
+        m = flag.match(w)
+        if m:
+            following = words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("-") else ""
+            out.append((following if m.group(1) is None else m.group(1)).strip("'\""))
     return out
 
 
@@ -200,15 +205,8 @@ def may_open(c: dict[str, Any]) -> set[int]:
 
 def _flag_values(words: list[str], flag: re.Pattern) -> set[int] | None:
     """The numbers a flag is given (empty when it is absent); None when one is not a number."""
-    out = set()
-    for i, w in enumerate(words):
-        m = flag.match(w)
-        if m:
-            value = (m.group(1) or (words[i + 1] if i + 1 < len(words) else "")).strip("'\"")
-            if not value.isdigit():
-                return None
-            out.add(int(value))
-    return out
+    values = _given(words, flag)
+    return {int(v) for v in values} if all(v.isdigit() for v in values) else None
 
 
 def _triton_ports(words: list[str]) -> set[int] | None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._cache_paths import config_map_data, known_env
-from ._objects import containers, pod_component
+from ._objects import claim_volumes, containers, pod_component
 from ._podsecurity import policies_selecting, policy_types
 from .image_pinning import split as split_image
 
@@ -127,12 +127,7 @@ ABSOLUTE_PATH = re.compile(r"/[\w.@+-]+(?:/[\w.@+-]+)*")
 
 def _claims(pod) -> dict[str, str]:
     """Volume name -> the PersistentVolumeClaim it mounts."""
-    out = {}
-    for v in pod.get("volumes") or []:
-        claim = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
-        if isinstance(claim, dict) and isinstance(claim.get("claimName"), str):
-            out[str(v.get("name"))] = claim["claimName"]
-    return out
+    return {str(v.get("name")): claim for _, v, claim in claim_volumes(pod)}
 
 
 def _protected_subpaths(ctx) -> set[tuple[str, str]]:

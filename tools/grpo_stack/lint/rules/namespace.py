@@ -8,7 +8,7 @@ from difflib import get_close_matches
 
 from ..controllers import controller_services
 from ..finding import Hit, Severity
-from ._objects import containers
+from ._objects import claim_volumes, containers
 from ._podsecurity import namespace_of
 from ._serving import container_ports
 from .release_namespace import EXPECTED
@@ -128,9 +128,8 @@ def check(ctx) -> Iterator[Hit]:
     claim = ctx.get("global.storage.claimName")
     if claim:
         for o, pod_path, pod in ctx.pod_templates():
-            for i, vol in enumerate(pod.get("volumes") or []):
-                name = (vol.get("persistentVolumeClaim") or {}).get("claimName")
-                if name and name != claim:
+            for i, _, name in claim_volumes(pod):
+                if name != claim:
                     yield Hit(f"{pod_path}.volumes.{i}.persistentVolumeClaim.claimName",
                               f"{o.kind} {o.name} mounts PVC {name!r}; the release declares {claim!r}", obj=o)
 
@@ -144,10 +143,8 @@ def _undeclared_claims(ctx) -> Iterator[Hit]:
         return
     for o, pod_path, pod in ctx.pod_templates():
         ns = namespace_of(o, ctx.namespace)
-        for i, vol in enumerate(pod.get("volumes") or []):
-            source = vol.get("persistentVolumeClaim") if isinstance(vol, dict) else None
-            name = source.get("claimName") if isinstance(source, dict) else None
-            if not isinstance(name, str) or (ns, name) in declared or "$" in name or "{" in name:
+        for i, _, name in claim_volumes(pod):
+            if (ns, name) in declared or "$" in name or "{" in name:
                 continue
             elsewhere = sorted(n for n, c in declared if c == name)
             why = (f"PVC {name!r} is declared in namespace {elsewhere[0]!r} and the pod runs in {ns!r}: a pod mounts "

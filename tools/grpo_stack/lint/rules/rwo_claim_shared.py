@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._accelerators import asked
-from ._objects import containers, pods_of, runs_to_completion
+from ._objects import claim_volumes, containers, pods_of, runs_to_completion
 from ._rollout import replicas, rolling_update, scaled
 
 CODE = "GRPO624"
@@ -95,8 +95,7 @@ def check(ctx) -> Iterator[Hit]:
         return
     mounters: dict[str, list] = {name: [] for name in claims}
     for o, pod_path, pod in ctx.pod_templates():
-        for v in pod.get("volumes") or []:
-            claim = ((v or {}).get("persistentVolumeClaim") or {}).get("claimName") if isinstance(v, dict) else None
+        for _, _, claim in claim_volumes(pod):
             if claim in mounters:
                 mounters[claim].append((o, pod_path, pod))
     for name, users in mounters.items():

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._cache_paths import config_map_data, download_mounts, known_env, mount_index
-from ._objects import replica_spec, runs_to_completion
+from ._objects import claim_volumes, replica_spec, runs_to_completion
 from ._podsecurity import all_containers, is_ray_pod, pod_label, where
 
 CODE = "GRPO818"
@@ -85,10 +85,8 @@ def check(ctx) -> Iterator[Hit]:
         # A RayJob's cluster exists for its one job, a training or batch run, as a Job's pod does.
         finite = not ctx.has_values and (runs_to_completion(o, pod_path, pod)
                                          or (o.kind == "RayJob" and is_ray_pod(o, pod_path)))
-        for v in pod.get("volumes") or []:
-            source = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
-            claim = str(source.get("claimName")) if isinstance(source, dict) else ""
-            if isinstance(source, dict) and not source.get("readOnly") and claim not in single_node:
+        for _, v, claim in claim_volumes(pod):
+            if not v["persistentVolumeClaim"].get("readOnly") and claim not in single_node:
                 known = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
                 if ctx.has_values or (not finite and _shown_shared(claim, templates, o, pod_path)) or (
                         finite and known and _shared_beyond_job(claim)):
@@ -127,8 +125,7 @@ SHARED_FS_WORDS = frozenset({"fsx", "efs", "nfs", "lustre", "filestore", "azuref
 
 
 def _claims_of(pod: dict) -> list[str]:
-    return [str(v["persistentVolumeClaim"].get("claimName")) for v in pod.get("volumes") or []
-            if isinstance(v, dict) and isinstance(v.get("persistentVolumeClaim"), dict)]
+    return [claim for _, _, claim in claim_volumes(pod)]
 
 
 def _shared_beyond_job(claim: str) -> bool:
