@@ -13,8 +13,9 @@ CODE = "GRPO864"
 NAME = "claim-never-binds"
 SEVERITY = Severity.ERROR
 CATEGORY = "correctness"
-SUMMARY = ("A claim names a PersistentVolume of the set (spec.volumeName) that cannot satisfy it: the claim stays "
-           "Pending and every pod that mounts it with it.")
+SUMMARY = ("A claim names a PersistentVolume of the set that cannot satisfy it, or asks a StorageClass of the set "
+           "whose provisioner refuses to create its volume: the claim stays Pending and every pod that mounts it "
+           "with it.")
 DOC = """## What it does
 For every PersistentVolumeClaim that names its volume (`spec.volumeName`) where that PersistentVolume is in the
 same set, applies the checks Kubernetes' PersistentVolume controller makes before it binds a claim to the volume
@@ -29,11 +30,22 @@ Each of these is an error. A claim that states no `storageClassName` beside a vo
 the API server's DefaultStorageClass admission plugin writes the cluster's default class into such a claim when
 it is created, and then the classes differ; it binds only on a cluster with no default StorageClass.
 
+A claim that names no volume and asks for a StorageClass of the set is provisioned by that class's CSI driver,
+unless a PersistentVolume of the set has the same class (the controller binds a matching volume first). Two
+drivers refuse every volume when the class lacks a parameter they require, and such a claim is an error:
+- FSx for Lustre (`fsx.csi.aws.com`) creates a file system in a subnet: without `subnetId` its `CreateFileSystem`
+  fails with `SubnetId is required` (aws-fsx-csi-driver `pkg/cloud/cloud.go`, every release since v0.4.0);
+- EFS (`efs.csi.aws.com`) creates an access point in a file system: without `provisioningMode` it fails with
+  `Missing provisioningMode parameter`, and without `fileSystemId` (or, since v2, `fileSystemIdConfigRef` /
+  `fileSystemIdSecretRef`) with `fileSystemId not specified` (aws-efs-csi-driver `pkg/driver/controller.go`,
+  `filesystem_id_finder.go`).
+
 ## Why is this bad?
 The controller never binds the pair: the claim stays `Pending` with a `VolumeMismatch` event ("Cannot bind to
 requested volume ...: requested PV is too small", "incompatible accessMode", ...), and every pod that mounts the
 claim stays `Pending` (`pod has unbound immediate PersistentVolumeClaims`), after the nodes were scaled up for it.
-Nothing else reports it: both objects are valid on their own.
+Nothing else reports it: both objects are valid on their own. A class its driver refuses leaves the claim
+`Pending` with a `ProvisioningFailed` event repeated on every retry, and nothing is created.
 
 ## Example
 ```yaml
@@ -66,13 +78,26 @@ spec:
 
 ## Fix
 Request at most the volume's capacity (or grow the volume), ask only for access modes it lists, and state the same
-`storageClassName` and `volumeMode` on both; for a static volume, `storageClassName: ""` on both.
+`storageClassName` and `volumeMode` on both; for a static volume, `storageClassName: ""` on both. Give a
+provisioning class the parameters its driver requires (FSx: `subnetId` and `securityGroupIds`; EFS:
+`provisioningMode: efs-ap` and `fileSystemId`), or bind the claim to a static volume of an existing file system.
 """
 
 BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
 
 
+# CSI driver -> the StorageClass parameters without which it refuses to create any volume, each as the
+# alternatives any one of which will do, with the driver's own error.
+REQUIRED_PARAMETERS = {
+    "fsx.csi.aws.com": ((("subnetId",), "SubnetId is required"),),
+    "efs.csi.aws.com": ((("provisioningMode",), "Missing provisioningMode parameter"),
+                        (("fileSystemId", "fileSystemIdConfigRef", "fileSystemIdSecretRef"),
+                         "fileSystemId not specified in volume parameters")),
+}
+
+
 def check(ctx) -> Iterator[Hit]:
+    yield from _refused_provisioning(ctx)
     volumes = {v.name: v for v in ctx.of_kind("PersistentVolume")}
     if not volumes:
         return
@@ -83,6 +108,37 @@ def check(ctx) -> Iterator[Hit]:
             continue
         pv = volume.obj.get("spec") if isinstance(volume.obj.get("spec"), dict) else {}
         yield from _mismatches(ctx, claim, spec, volume, pv)
+
+
+def _refused_provisioning(ctx) -> Iterator[Hit]:
+    """Claims left to a StorageClass of the set whose driver refuses to provision: no volume named, no volume of
+    the set in that class to bind to first."""
+    refusals = {c.name: why for c in ctx.of_kind("StorageClass") if (why := _refusal(c.obj))}
+    if not refusals:
+        return
+    static_classes = {_class(v, v.obj.get("spec") if isinstance(v.obj.get("spec"), dict) else {})
+                      for v in ctx.of_kind("PersistentVolume")}
+    for claim in ctx.of_kind("PersistentVolumeClaim"):
+        spec = claim.obj.get("spec") if isinstance(claim.obj.get("spec"), dict) else {}
+        wanted = _class(claim, spec)
+        if spec.get("volumeName") or wanted not in refusals or wanted in static_classes:
+            continue
+        yield Hit("spec.storageClassName", f"claim {claim.name} asks StorageClass {wanted} for a new volume, and "
+                  f"{refusals[wanted]}: the claim stays Pending (ProvisioningFailed) and every pod that mounts "
+                  "it with it", obj=claim)
+
+
+def _refusal(storage_class: dict[str, Any]) -> str | None:
+    driver = storage_class.get("provisioner")
+    required = REQUIRED_PARAMETERS.get(driver) if isinstance(driver, str) else None
+    if not required:
+        return None
+    given = storage_class.get("parameters") if isinstance(storage_class.get("parameters"), dict) else {}
+    for names, error in required:
+        if not any(str(given.get(n) or "").strip() for n in names):
+            return (f"its driver {driver} refuses without parameter {' or '.join(names)} "
+                    f"({error!r})")
+    return None
 
 
 def _mismatches(ctx, claim, spec: dict[str, Any], volume, pv: dict[str, Any]) -> Iterator[Hit]:
