@@ -41,7 +41,12 @@ with the workload that runs it, whatever its kind, from the pod counts written i
   in the pod (`MASTER_ADDR` localhost) with a `WORLD_SIZE` above one: a process group initialised from the
   environment waits for ranks nobody starts (assumed: the program starts no process per GPU of its own, as
   `torch.multiprocessing.spawn` would). A replica's several GPUs with one process are not judged: the program may
-  spawn a process per GPU or drive them all from one (`DataParallel`).
+  spawn a process per GPU or drive them all from one (`DataParallel`);
+- **warning**: several copies of one pod with no index (a Job that is not Indexed, a Deployment's replicas), no
+  launcher, a literal `WORLD_SIZE` above one with a `MASTER_ADDR` outside the pod, and nothing that numbers the
+  pods (no env named like a rank or an index but a literal one, none in the command, no `envFrom`): every copy
+  takes the same rank
+  (assumed: the program reads its rank from `RANK`, as `torch.distributed`'s `env://` initialisation does).
 
 Values written as variables (`$NNODES`, `$(WORLD)`) are read from the container's literal env; a value that stays
 unknown is not judged.
@@ -145,6 +150,8 @@ def check(ctx) -> Iterator[Hit]:
                 yield from _mpirun(o, where, who, _flags(mpi.group(1)), env)
             if not (torch or accelerate or mpi) and len(PYTHON.findall(text)) == 1:  # several: one per rank, maybe
                 yield from _one_process(o, f"{pod_path}.{field}.{i}", who, env)
+            if not (torch or accelerate or mpi):
+                yield from _no_rank(o, f"{pod_path}.{field}.{i}", who, env, c, text, pods)
 
 
 # A Python program started without a launcher: one process, whatever GPUs its container holds.
@@ -163,6 +170,37 @@ def _one_process(o, where: str, who: str, env: dict) -> Iterator[Hit]:
                   severity=Severity.WARNING,
                   remediation="start the program with torchrun --nproc-per-node (it sets WORLD_SIZE and RANK for each "
                               "rank), or set WORLD_SIZE to the processes it starts")
+
+
+# Kinds whose pods are copies of one template with no index of their own: a batch Job that is not Indexed, a
+# Deployment's or ReplicaSet's replicas (a StatefulSet's ordinal hostname, an Indexed Job's JOB_COMPLETION_INDEX,
+# an operator's RANK/PET_* env give each pod its place).
+UNINDEXED = frozenset({"Job", "Deployment", "ReplicaSet"})
+# Env names that give a process its place in the group.
+RANK_NAMES = re.compile(r"RANK|INDEX|ORDINAL", re.IGNORECASE)
+
+
+def _no_rank(o, where: str, who: str, env: dict, c: dict, text: str, pods: int | None) -> Iterator[Hit]:
+    """Several copies of one pod, no launcher, a literal WORLD_SIZE above one and a rendezvous outside the pod, and
+    nothing that gives a pod its rank: every copy takes the same rank (torch.distributed's env:// reads RANK)."""
+    spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    if o.kind not in UNINDEXED or "tasks" in spec or spec.get("completionMode") == "Indexed" or not pods or pods < 2:
+        return
+    world = _int(env.get("WORLD_SIZE", ""))
+    master = env.get("MASTER_ADDR", "").strip()
+    if not world or world < 2 or not master or master in LOOPBACK_HOSTS:
+        return
+    computed = [str(e.get("name")) for e in c.get("env") or [] if isinstance(e, dict) and "value" not in e]
+    if any(RANK_NAMES.search(n) for n in computed) or RANK_NAMES.search(text) or c.get("envFrom"):
+        return
+    same = next((f"{n} is {v} in every copy" for n, v in env.items() if RANK_NAMES.search(n)),
+                "no RANK env, no launcher, no index")
+    yield Hit(f"{where}.env", f"{who} sets WORLD_SIZE {world} and MASTER_ADDR {master} in the {pods} copies of one "
+              f"pod that {o.kind} {o.name} runs, but nothing gives a pod its own rank ({same}): every copy takes "
+              "the same rank and the group never forms (assumed: the program reads its rank from RANK, as "
+              "torch.distributed's env:// initialisation does)", obj=o, severity=Severity.WARNING,
+              remediation="run the pods as an Indexed Job and set RANK from JOB_COMPLETION_INDEX (or start them "
+                          "with torchrun --nnodes and a c10d rendezvous, which numbers them)")
 
 
 def _key(c: dict, base: str, word: str) -> str:

@@ -31,12 +31,14 @@ download lands: `--download-dir` / `--local-dir` / `local_dir=`, else `HF_HUB_CA
 - no volume: the weights go into the container's writable layer, on the node's disk;
 - an `emptyDir` (on disk) without `sizeLimit`: the same disk, without a bound.
 
-Either is reported unless the container states `ephemeral-storage` (request or limit), or the emptyDir has a
-`sizeLimit`. Where the catalogue knows the model's size (parameters x 2 bytes for bf16), a `sizeLimit` or
+Either is reported unless the container states `ephemeral-storage` (request or limit) that holds the weights.
+An emptyDir whose `sizeLimit` holds them, in a container that requests no `ephemeral-storage`, is reported too: the
+limit only evicts the pod past it, and the scheduler counts container requests, not `sizeLimit`s, when it picks a
+node. Where the catalogue knows the model's size (parameters x 2 bytes for bf16), a `sizeLimit` or
 `ephemeral-storage` smaller than the weights is an error (the eviction is certain); no room stated at all is a
 warning that names the size where it is known. Weights under 4 GB (under 2B parameters, by the catalogue or by the
-count the model's name states, `Qwen2.5-0.5B`, `opt-125m`, unless the name says it is quantized) are not
-reported without room stated: no node's disk notices them. A PersistentVolumeClaim, `hostPath`, CSI, NFS or any other
+count the model's name states, `Qwen2.5-0.5B`, `opt-125m`, unless the name says it is quantized) are reported only
+where a stated room is smaller: no node's disk notices them. A PersistentVolumeClaim, `hostPath`, CSI, NFS or any other
 persistent volume at the cache path is fine, and so is a local model path (no pull) or a memory-backed emptyDir
 (it counts against the memory limit, not the node's disk).
 
@@ -133,7 +135,12 @@ def _judge(o, base: str, c: dict, pulls: list[Pull], cache: str, volumes: dict) 
     rooms = [x for x in (size_limit, stated) if x is not None]
     known = [(p, b) for p, b in ((p, weight_bytes(p.repo)) for p in pulls) if b is not None]
     pull, need = max(known, key=lambda pb: pb[1]) if known else (pulls[0], None)
+    small = [b for b in (need, *(named_weight_bytes(p.repo) for p in pulls)) if b is not None]
+    if small and max(small) < SMALL_WEIGHTS and not (rooms and need is not None and min(rooms) < need):
+        return
     if rooms and (need is None or min(rooms) >= need):
+        if stated is None:  # a sizeLimit bounds the volume; only a request tells the scheduler the pod needs it
+            yield from _unscheduled_room(o, base, c, pulls[0] if need is None else pull, cache, mount, size_limit)
         return
     where = (f"the emptyDir {mount.get('name')} at {mount.get('mountPath')}" if volume is not None
              else "the container's writable layer")
@@ -146,12 +153,20 @@ def _judge(o, base: str, c: dict, pulls: list[Pull], cache: str, volumes: dict) 
                   "kubelet evicts the pod part-way through the download", obj=o, severity=Severity.ERROR)
         return
     missing = "no ephemeral-storage request" if volume is None else "no sizeLimit and no ephemeral-storage request"
-    small = [b for b in (need, *(named_weight_bytes(p.repo) for p in pulls)) if b is not None]
-    if small and max(small) < SMALL_WEIGHTS:
-        return
     if need is not None:
         yield Hit(path, f"{head}, with {missing} for about {_gb(need)} of weights: a node with less free disk "
                   "evicts the pod (DiskPressure), and the scheduler does not know it needs that disk", obj=o)
         return
     yield Hit(path, f"{head}, with {missing}: a node whose disk fills evicts the pod (DiskPressure), and the "
               "scheduler places it without knowing it needs that disk", obj=o)
+
+
+def _unscheduled_room(o, base: str, c: dict, pull: Pull, cache: str, mount: dict, size_limit: float) -> Iterator[Hit]:
+    """An emptyDir whose sizeLimit holds the weights, in a container that requests no ephemeral-storage: the limit
+    only evicts; the scheduler counts container requests, so it may place the pod on a node without that disk."""
+    how = pull.how.split()[-1] if pull.how.startswith("-") else pull.how
+    yield Hit(f"{base}.resources", f"{o.kind} {o.name}: container {c.get('name', base.rsplit('.', 1)[-1])} downloads "
+              f"{pull.repo} ({how}) to {cache}, in the emptyDir {mount.get('name')} whose sizeLimit allows "
+              f"{_gb(size_limit)}, but requests no ephemeral-storage: the scheduler counts requests, not sizeLimits, "
+              "so it may place the pod on a node with less free disk, which evicts it (DiskPressure) part-way "
+              "through the download", obj=o)
