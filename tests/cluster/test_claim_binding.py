@@ -4,7 +4,11 @@ stays Pending with the controller's VolumeMismatch or FailedBinding event; a cla
 
 Where the check stops: this control plane has no default StorageClass, so the rule's warning (a claim with no
 class beside a volume with none, which a default class would break) is checked against the DefaultStorageClass
-admission plugin's source only, not run here; the bad fixture that holds it is left out.
+admission plugin's source only, not run here; the bad fixture that holds it is left out. The rule's other branch,
+a claim left to a StorageClass whose CSI driver refuses to provision (FSx for Lustre without `subnetId`, EFS
+without `provisioningMode` or a file system id), stops at the drivers' source (their `CreateVolume`, cited in the
+rule's docs): the drivers call AWS and cannot run here, so the fixtures of that branch, whose claims name no
+volume, are left out too.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from tests.cluster.kube_api import scratch_namespace, wait_for
 from tests.lint.fixtures import FIXTURES, lint_fixture
 
 CODE = "GRPO864"
-CASES = sorted(p for p in (FIXTURES / CODE).glob("*.yaml") if "default" not in p.name)
+CASES = sorted(p for p in (FIXTURES / CODE).glob("*.yaml") if "default" not in p.name and "provision" not in p.name)
 
 
 def _objects(path: Path, tag: str, namespace: str) -> tuple[list[dict], list[dict]]:
@@ -44,8 +48,8 @@ def _objects(path: Path, tag: str, namespace: str) -> tuple[list[dict], list[dic
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.name)
 def test_the_controller_binds_exactly_the_claims_the_rule_passes(control_plane, path):
     result = lint_fixture(path)
-    refused = {re.match(r"claim (\S+) names", f.message).group(1) for f in result.findings
-               if f.code == CODE and f.severity == Severity.ERROR}
+    refused = {m.group(1) for f in result.findings if f.code == CODE and f.severity == Severity.ERROR
+               for m in [re.match(r"claim (\S+) names PersistentVolume", f.message)] if m}
     tag = f"g864-{path.stem.split('-')[0]}"
     namespace = f"claims-{path.stem.split('-')[0]}"
     volumes, claims = _objects(path, tag, namespace)
