@@ -144,7 +144,7 @@ def vllm_cache_root(c: dict, env: dict[str, str]) -> str | None:
 def download_dirs(c: dict) -> list[str]:
     """The directories the container fills by its own configuration: its Hub cache, an Ollama server's model
     store, a vLLM server's compile cache."""
-    env, argv = literal_env(c), argv_of(c)
+    env, argv = shown_env(c), argv_of(c)
     return [d for d in (cache_dir(c, argv, env), ollama_models_dir(c, env), vllm_cache_root(c, env)) if d]
 
 
@@ -157,7 +157,7 @@ def download_mounts(c: dict) -> set[int]:
     """Indices of the container's volumeMounts that hold one of its `download_dirs`, or the Hub's default cache of
     a home the env does not name."""
     found = {j for j in (mount_index(c, d) for d in download_dirs(c)) if j is not None}
-    env = literal_env(c)
+    env = shown_env(c)
     if not any(env.get(v) for v in (*CACHE_ENV, "HF_HOME", "XDG_CACHE_HOME", "HOME")):
         found |= {j for j, m in enumerate(c.get("volumeMounts") or [])
                   if isinstance(m, dict) and HOME_HUB_CACHE.match(str(m.get("mountPath", "")))}
@@ -174,10 +174,25 @@ def config_map_data(ctx) -> dict[str, dict]:
                                                    if isinstance(m.obj.get("data"), dict)})
 
 
+# `export NAME=value` in a container's script, with a literal value (no expansion): what the programs the script
+# starts after it see.
+EXPORT = re.compile(r"(?:^|[\s;&|(])export\s+([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"$`]*\"|'[^']*'|[^\s;&|$`'\"()]+)")
+
+
+def script_exports(c: dict) -> dict[str, str]:
+    """The literal variables the container's script exports (`export HF_HOME=/mnt/models`)."""
+    return {m.group(1): m.group(2).strip("'\"") for w in argv_of(c) for m in EXPORT.finditer(w)}
+
+
+def shown_env(c: dict) -> dict[str, str]:
+    """The container's literal env, then what its script exports (a later export wins, as in the shell)."""
+    return {**literal_env(c), **script_exports(c)}
+
+
 def known_env(c: dict, config_maps: dict[str, dict]) -> dict[str, str]:
     """The container's env as far as the manifests show it: the ConfigMaps of the same manifests that its envFrom
     loads (with their prefix), then its env entries, literal or a `configMapKeyRef` into such a ConfigMap (an
-    explicit env entry wins over envFrom, as in the kubelet)."""
+    explicit env entry wins over envFrom, as in the kubelet), then the literal exports of its script."""
     env: dict[str, str] = {}
     for source in c.get("envFrom") or []:
         ref = (source.get("configMapRef") or {}) if isinstance(source, dict) else {}
@@ -192,7 +207,7 @@ def known_env(c: dict, config_maps: dict[str, dict]) -> dict[str, str]:
         ref = source.get("configMapKeyRef")
         if isinstance(ref, dict):
             env[e["name"]] = str((config_maps.get(ref.get("name")) or {}).get(ref.get("key"), ""))
-    env.update(literal_env(c))
+    env.update(shown_env(c))
     return env
 
 

@@ -29,7 +29,10 @@ container waiting forever before it starts its work is still reported: the pod s
 A keep-alive loop (`while true; do sleep 3600; done`, no `break`) is not a wait and is left alone. The loop's
 probe — its `until`/`while` condition, or the command before `&& break` / in `if …; then break` — must be able
 to fail: `curl` without `-f`/`--fail` exits 0 on an HTTP 404 or 503, so such a loop stops at the first
-connection, ready or not, however it is spelled (`curl -s`, `curl -sS -o /dev/null`, `curl --silent`).
+connection, ready or not, however it is spelled (`curl -s`, `curl -sS -o /dev/null`, `curl --silent`). On other
+projects' manifests that probe is a warning naming its assumption, that the server answers an error status before
+it is ready (Triton's and TGI's readiness paths do; vLLM's API server listens only once its engine is up, so there
+the first connection is the signal); in the chart's own pods it is an error.
 
 ## Why is this bad?
 The predecessor's lm-eval Job polled vLLM 120 times at 15 s; when vLLM never came up, the loop fell out after
@@ -63,6 +66,10 @@ args:
 Exit non-zero, naming what never became ready, after the last attempt.
 """
 
+# What a probe without --fail gets wrong depends on the server: on other projects' manifests, a warning that says so.
+UNREADY_ERRORS = (" (assumed: the server answers an HTTP error status before it is ready, as Triton's and TGI's "
+                  "readiness paths do; one that listens only once ready, as vLLM's API server does, makes the first "
+                  "connection the right signal)")
 LOOPS = ("for_statement", "c_style_for_statement", "while_statement", "until_statement")
 ALWAYS_TRUE = ("true", ":")
 
@@ -80,7 +87,8 @@ def check(ctx) -> Iterator[Hit]:
             for probe in _probes(loop, body):
                 yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: the wait loop at script line {s.line_of(loop)} of "
                           f"{s.where} polls with `{' '.join(text(probe).split())[:60]}`, which succeeds on an HTTP "
-                          "error status; add -f (--fail)", obj=s.obj)
+                          "error status; add -f (--fail)" + ("" if ctx.has_values else UNREADY_ERRORS),
+                          obj=s.obj, severity=None if ctx.has_values else Severity.WARNING)
             if _fails(body) or _fails_after(loop):
                 continue
             unbounded = conditional and not breaks or (loop.type == "while_statement" and _always_true(loop))
