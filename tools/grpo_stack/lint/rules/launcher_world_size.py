@@ -130,6 +130,7 @@ def _pods(obj: dict) -> int | None:
 
 
 def check(ctx) -> Iterator[Hit]:
+    yield from _separate_ranks(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         pods = _pods(o.obj)
         for field, i, c in containers(pod):
@@ -201,6 +202,52 @@ def _no_rank(o, where: str, who: str, env: dict, c: dict, text: str, pods: int |
               "torch.distributed's env:// initialisation does)", obj=o, severity=Severity.WARNING,
               remediation="run the pods as an Indexed Job and set RANK from JOB_COMPLETION_INDEX (or start them "
                           "with torchrun --nnodes and a c10d rendezvous, which numbers them)")
+
+
+def _separate_ranks(ctx) -> Iterator[Hit]:
+    """Single pods (a bare Pod, a workload of one pod) that meet at one literal MASTER_ADDR and MASTER_PORT, each
+    with a literal WORLD_SIZE and RANK and no launcher: the ranks they state must be those of one world."""
+    worlds: dict[tuple[str, str], list] = {}
+    for o, pod_path, pod in ctx.pod_templates():
+        if o.kind != "Pod" and _pods(o.obj) != 1:
+            continue
+        for field, i, c in containers(pod):
+            text = argv(c)
+            env = literal_env(c)
+            if field != "containers" or TORCHRUN.search(text) or ACCELERATE.search(text) or MPIRUN.search(text):
+                continue
+            world, rank = _int(env.get("WORLD_SIZE", "")), _int(env.get("RANK", "x"))
+            master = env.get("MASTER_ADDR", "").strip()
+            if world and world > 1 and rank is not None and master and master not in LOOPBACK_HOSTS:
+                worlds.setdefault((master, env.get("MASTER_PORT", "")), []).append(
+                    (o, f"{pod_path}.{field}.{i}", f"{o.kind} {o.name}: container {c.get('name', i)}", world, rank))
+    for (master, _port), members in worlds.items():
+        if len(members) < 2:
+            continue  # one pod of the world in these files: the others may be applied apart
+        sizes = {m[3] for m in members}
+        ranks = sorted(m[4] for m in members)
+        names = ", ".join(m[2].split(":")[0] for m in members)
+        world = members[0][3]
+        if len(sizes) > 1:
+            why = f"state different WORLD_SIZEs ({', '.join(map(str, sorted(sizes)))})"
+            severity, assumed = None, ""
+        elif len(set(ranks)) < len(ranks) or ranks[-1] >= world:
+            why = (f"state RANKs {', '.join(map(str, ranks))} in a world of {world}: two claim one rank, or one is "
+                   "outside it")
+            severity, assumed = None, ""
+        elif len(ranks) < world:
+            missing = sorted(set(range(world)) - set(ranks))
+            why = (f"are {len(ranks)} of a world of {world}; rank(s) {', '.join(map(str, missing))} are in no pod "
+                   "of these files")
+            severity, assumed = Severity.WARNING, " (assumed: no file outside these starts them)"
+        else:
+            continue
+        for o, where, who, _world, _rank in members:  # each pod's manifest states the world it waits for
+            yield Hit(f"{where}.env", f"{who}: the pods that meet at {master} ({names}) {why}, so the process "
+                      f"group never forms{assumed}", obj=o, severity=severity,
+                      remediation="give each rank of the world one pod, with WORLD_SIZE the number of pods and "
+                                  "RANK 0 to WORLD_SIZE-1 (or run them as an Indexed Job with RANK from the "
+                                  "completion index)")
 
 
 def _key(c: dict, base: str, word: str) -> str:

@@ -28,6 +28,10 @@ with more than one pod: `MASTER_ADDR` in its env, and torchrun's `--master_addr`
 
 A Service in the set named like the address (one per pod) is taken as what resolves it.
 
+An address that is the name of a bare Pod of the set (one with no `subdomain`), where no Service of that name is in
+the files, is a warning naming the assumption that no other file creates one: a Pod's name is its hostname, which
+only its own `/etc/hosts` knows.
+
 ## Why is this bad?
 Every rank but rank 0 fails to resolve the address and `torch.distributed` gives up after its timeout (or, where
 the launcher binds the address, rank 0 fails too), after the image pull and the GPU allocation; the Job retries
@@ -72,6 +76,7 @@ ADDRESS_FLAGS = frozenset({"--master_addr", "--master-addr", "--rdzv_endpoint", 
 
 def check(ctx) -> Iterator[Hit]:
     services = {(namespace_of(s, ctx.namespace), s.name) for s in ctx.of_kind("Service")}
+    yield from _bare_pod_names(ctx, services)
     for o, pod_path, pod in ctx.pod_templates():
         subdomain, pods = _pod_names(o, pod)
         if pods < 2 or pod.get("hostNetwork") is True:
@@ -92,6 +97,32 @@ def check(ctx) -> Iterator[Hit]:
                 elif not subdomain and o.kind == "Job":
                     yield Hit(path, f"{o.kind} {o.name}: container {c.get('name', i)} reaches rank 0 at {host!r}, "
                               "but the pod template sets no subdomain, so no DNS record names its pods", obj=o)
+
+
+def _bare_pod_names(ctx, services: set) -> Iterator[Hit]:
+    """An address that is the name of a bare Pod of the set: a Pod's name is its hostname, which only its own
+    /etc/hosts knows; no DNS record answers it unless a Service of that name exists."""
+    bare = {(namespace_of(p, ctx.namespace), p.name) for p in ctx.of_kind("Pod")
+            if not ((p.obj.get("spec") or {}).get("subdomain") if isinstance(p.obj.get("spec"), dict) else None)}
+    if not bare:
+        return
+    for o, pod_path, pod in ctx.pod_templates():
+        if pod.get("hostNetwork") is True:
+            continue
+        ns = namespace_of(o, ctx.namespace)
+        for field, i, c in containers(pod):
+            for where, address in _addresses(c):
+                host = address.rsplit(":", 1)[0] if address.count(":") == 1 else address
+                if "." in host or (ns, host) not in bare or (ns, host) in services:
+                    continue
+                yield Hit(f"{pod_path}.{field}.{i}.{where}", f"{o.kind} {o.name}: container {c.get('name', i)} "
+                          f"reaches rank 0 at {host!r}, the name of Pod {host}: a pod's name is a hostname only its "
+                          "own /etc/hosts knows, and no Service of that name is in these files, so the other ranks "
+                          "cannot resolve it (assumed: no file outside these creates a Service of that name)", obj=o,
+                          severity=Severity.WARNING,
+                          remediation=f"add a Service named {host} that selects Pod {host}'s labels on the "
+                                      "rendezvous port, or run the ranks as an Indexed Job with a headless Service "
+                                      "and address rank 0 as <name>-0.<subdomain>")
 
 
 def _pod_names(o, pod: dict) -> tuple[str, int]:
