@@ -22,6 +22,12 @@ In manifest mode, finds template syntax that was meant to be rendered before `ku
   images, env values, exec-form `command`/`args`, volumes, selectors. Kubernetes expands only `$(VAR)`, and only
   in `command`, `args` and `env[].value`; a `$(VAR)` anywhere else is reported too.
 
+- a stand-in left for the reader to replace (`<YOUR_REGISTRY>/api:1.0`, `volumeHandle: <FSS_OCID>:<IP>:/export`,
+  `claimName: <your-claim>`): an upper-case word or one starting with `your` in angle brackets, in a field the
+  kubelet, a controller or a CSI driver takes literally (an image, a metadata name or namespace, a claim, Secret,
+  ConfigMap, service-account or storage-class name, a volume source's handle, server or path, an Ingress host).
+  Env values are left to GRPO201 (a placeholder credential) and scripts to the shell.
+
 - the marks of a variable envsubst expanded to nothing (it was unset, and envsubst has no error for that): an
   image reference with an empty part (`/rl/trainer:1.2.3`, `registry//trainer`, `trainer:`), a URL host with an
   empty label (`http://scorer..svc.cluster.local`, `http://:8080`). An image file on the node
@@ -68,6 +74,24 @@ EMPTY_IMAGE_PART = re.compile(r"^[/:@]|//|[:@]$")
 EMPTY_URL_HOST = re.compile(r"\b(?:https?|grpcs?|wss?|redis|s3)://(?:[:/.]|[^/\s]*\.\.)")
 
 
+# A stand-in a walkthrough asks the reader to replace: `<YOUR_REGISTRY>`, `<FSS_OCID>`, `<your-bucket>`.
+STAND_IN = re.compile(r"<(?:[A-Z][A-Z0-9_]{2,}|[Yy][Oo][Uu][Rr][-_ ][^<>]{1,60})>")
+# Fields taken literally by the kubelet, a controller or a CSI driver (the last key of the path).
+LITERAL_FIELDS = frozenset({"image", "volumeHandle", "server", "claimName", "secretName", "serviceAccountName",
+                            "storageClassName", "host", "namespace"})
+
+
+def _stand_in_field(path: str) -> bool:
+    parts = path.split(".")
+    if parts[-1] in LITERAL_FIELDS:
+        return True
+    if parts[-1] == "name" and len(parts) == 2 and parts[0] == "metadata":
+        return True
+    # a volume source's path (nfs, hostPath) or its CSI attributes, in a pod or a PersistentVolume
+    return parts[-1] == "path" and ("volumes" in parts or parts[:2] in (["spec", "nfs"], ["spec", "hostPath"])) \
+        or "volumeAttributes" in parts
+
+
 def check(ctx) -> Iterator[Hit]:
     if ctx.has_values:  # our own chart renders every template; values mode lints the rendered output
         return
@@ -76,6 +100,13 @@ def check(ctx) -> Iterator[Hit]:
     shell = {(id(s.obj), s.path) for s in scripts(ctx)}
     for o in ctx.objects:
         for path, text in ctx.object_strings(o):
+            if "<" in text and _stand_in_field(path) and not _free_text(o.kind, path):
+                m = STAND_IN.search(text)
+                if m:
+                    yield Hit(path, f"{o.kind} {o.name}: {m.group(0)!r} is a stand-in left for the reader to "
+                              f"replace; applied as written, {path.rsplit('.', 1)[-1]} names nothing that exists",
+                              obj=o)
+                    continue
             if "$" not in text and "{{" not in text:
                 if ("://" in text or path.endswith("image")) and not _free_text(o.kind, path) \
                         and (id(o), path) not in shell:  # (what _expanded_empty can flag: an image or a URL)
