@@ -1,6 +1,6 @@
 """GRPO847's severity: a writable host location the node or every pod uses is an error; a node-local model cache kept
 on purpose (the container's own Hub cache or Ollama store lies in the mount) on a directory of the workload's own,
-which reviewers of the labelled corpora read as a deliberate design 16 times in 17, is not reported (in a node
+which reviewers of the labelled corpora read as a deliberate design 22 times in 23, is not reported (in a node
 location it is a warning); any other directory of the workload's own is a warning that names what it risks."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ where the host path is a location the node, its runtime or every pod uses (`/`, 
 that holds the container's own model download directory (its Hub cache, an Ollama store: a node-local model
 cache kept on purpose, so a restart or a second server on the node skips the download) is not reported on a
 directory of the workload's own, and is a warning in a node location: the design is common and deliberate (on the
-labelled corpora such findings were judged deliberate 16 times and a defect once).
+labelled corpora findings on node-local model caches were judged deliberate 22 times and a defect once).
 Not reported: a DaemonSet's node agent writing where the kubelet's plugin APIs make it write (its device-plugin
 and plugin-registration directories, `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`,
 `/var/lib/kubelet/plugins_registry`, and node-feature-discovery's `features.d`), and a DaemonSet's privileged
