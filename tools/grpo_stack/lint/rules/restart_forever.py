@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers
+from ._objects import containers, literal_env
 from ._one_shot import one_shot, training_launcher
 
 CODE = "GRPO855"
@@ -33,6 +33,10 @@ which starts one run's ranks and exits when the run ends. A Deployment, Stateful
 Pod under `Always` whose container runs one is reported, ports, probes or a `sleep infinity` after it or not: the
 finished run starts again from the top, a failed one is retried for ever, and a run kept alive by a trailing sleep
 holds its accelerators idle.
+
+A bare Pod under `Always` whose container is one rank of a `torch.distributed` run by its literal env
+(`WORLD_SIZE` above one, a `RANK`, a `MASTER_ADDR`; no port, no probe) is a warning naming the assumption that the
+program is a training or batch run's rank, which ends: restarted, the rank waits for a world that is gone.
 
 ## Why is this bad?
 A data preparation, download, evaluation or check (`nvidia-smi -L`) run as a bare Pod with the default
@@ -86,6 +90,16 @@ def check(ctx) -> Iterator[Hit]:
             continue
         if not bare_pod:
             continue
+        ranked = _rank_of_a_run(pod)
+        if ranked:
+            i, c, env = ranked
+            yield Hit(f"{pod_path}.restartPolicy" if "restartPolicy" in pod else pod_path,
+                      f"Pod {o.name}: container {c.get('name', i)} is rank {env['RANK']} of a run of "
+                      f"{env['WORLD_SIZE']} (WORLD_SIZE, RANK and MASTER_ADDR in its env) under restartPolicy Always"
+                      f"{'' if 'restartPolicy' in pod else ' (the default)'}: when the run ends the kubelet starts "
+                      "the rank again, which waits for a world that is gone (assumed: the program is a training or "
+                      "batch run's rank, which ends)", obj=o, severity=Severity.WARNING)
+            continue
         pairs = [(field, i, c) for field, i, c in containers(pod) if field == "containers"]
         if pairs and all(one_shot(c) for _, _, c in pairs):
             _, i, first = pairs[0]
@@ -103,6 +117,19 @@ def _launched(pod: dict) -> tuple[int, dict, str] | None:
     """(index, container, launcher) of the first regular container that runs a training launcher."""
     return next(((i, c, launcher) for field, i, c in containers(pod) if field == "containers"
                  and (launcher := training_launcher(c))), None)
+
+
+def _rank_of_a_run(pod: dict) -> tuple[int, dict, dict[str, str]] | None:
+    """(index, container, literal env) of the first regular container whose literal env makes it one rank of a
+    torch.distributed run (WORLD_SIZE above one, a RANK and a MASTER_ADDR), with no port or probe of a server."""
+    for field, i, c in containers(pod):
+        env = literal_env(c)
+        world = env.get("WORLD_SIZE", "").strip()
+        if field == "containers" and world.isdigit() and int(world) > 1 and env.get("RANK", "").strip().isdigit() \
+                and env.get("MASTER_ADDR") and not c.get("ports") and not any(
+                    c.get(p) for p in ("readinessProbe", "livenessProbe", "startupProbe")):
+            return i, c, env
+    return None
 
 
 def _batch_template(o, pod_path: str) -> bool:
