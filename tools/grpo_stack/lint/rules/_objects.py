@@ -48,6 +48,15 @@ def literal_env(c: dict) -> dict[str, str]:
             if isinstance(e, dict) and "name" in e and isinstance(e.get("value"), (str, int, float))}
 
 
+def torch_rank(env: dict[str, str]) -> tuple[int, int, str] | None:
+    """(WORLD_SIZE, RANK, MASTER_ADDR) where a container's literal env (`literal_env`) makes it one rank of a
+    torch.distributed world: a WORLD_SIZE above one, a numeric RANK and a MASTER_ADDR."""
+    world, rank, master = (env.get(k, "").strip() for k in ("WORLD_SIZE", "RANK", "MASTER_ADDR"))
+    if world.isdigit() and int(world) > 1 and rank.isdigit() and master:
+        return int(world), int(rank), master
+    return None
+
+
 def claim_volumes(pod: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], str]]:
     """Each volume of a pod spec that mounts a PersistentVolumeClaim: its index, the volume, and the claim's name
     as a string (a volume with no readable `claimName` is the schema's finding, not a claim)."""

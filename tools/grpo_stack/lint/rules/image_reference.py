@@ -68,11 +68,12 @@ def problem(image: str) -> tuple[str, Severity] | None:
     if IDENTIFIER.match(image):
         return "a bare 64-hex identifier is not a repository name", Severity.ERROR
     first, slash, rest = image.partition("/")
-    uppercase_host = slash and not any(ch in first for ch in ".:") and first != "localhost" and first != first.lower()
-    if not slash or (not any(ch in first for ch in ".:") and first != "localhost" and not uppercase_host):
-        domain, remainder = "docker.io", image if slash else f"library/{image}"
-    else:
+    named_host = "." in first or ":" in first or first == "localhost"
+    uppercase_host = bool(slash) and not named_host and first != first.lower()
+    if slash and (named_host or uppercase_host):  # splitDockerDomain: the first part is a registry host
         domain, remainder = first, rest
+    else:
+        domain, remainder = "docker.io", image if slash else f"library/{image}"
     remote = remainder.split(":", 1)[0]
     if remote != remote.lower():
         return (f"its repository path {remote.split('@', 1)[0]!r} has capitals, and the kubelet refuses it "

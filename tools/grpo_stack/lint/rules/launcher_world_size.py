@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ..shell import split_words
 from ._accelerators import asked as accelerators_asked
-from ._objects import containers, literal_env
+from ._objects import containers, literal_env, torch_rank
 from ._serving import LOOPBACK_HOSTS, argv
 
 CODE = "GRPO858"
@@ -45,8 +45,12 @@ with the workload that runs it, whatever its kind, from the pod counts written i
 - **warning**: several copies of one pod with no index (a Job that is not Indexed, a Deployment's replicas), no
   launcher, a literal `WORLD_SIZE` above one with a `MASTER_ADDR` outside the pod, and nothing that numbers the
   pods (no env named like a rank or an index but a literal one, none in the command, no `envFrom`): every copy
-  takes the same rank
-  (assumed: the program reads its rank from `RANK`, as `torch.distributed`'s `env://` initialisation does).
+  takes the same rank (assumed: the program reads its rank from `RANK`, as `torch.distributed`'s `env://`
+  initialisation does);
+- single pods (bare Pods, workloads of one pod) without a launcher that meet at one literal `MASTER_ADDR` and
+  `MASTER_PORT`, each with a literal `WORLD_SIZE` and `RANK`: **error** where they state different world sizes, two
+  claim one rank, or a rank is outside the world; **warning** where ranks of the world are in no pod of the files
+  (assumed: no file outside them starts those). One such pod alone is not judged: the others may be applied apart.
 
 Values written as variables (`$NNODES`, `$(WORLD)`) are read from the container's literal env; a value that stays
 unknown is not judged.
@@ -136,7 +140,7 @@ def check(ctx) -> Iterator[Hit]:
         for field, i, c in containers(pod):
             if field != "containers":
                 continue
-            text = argv(c).replace("\\\n", " ")  # a script's continued lines are one command
+            text = _command_text(c)
             env = literal_env(c)
             who = f"{o.kind} {o.name}: container {c.get('name', i)}"
             torch, accelerate, mpi = TORCHRUN.search(text), ACCELERATE.search(text), MPIRUN.search(text)
@@ -149,10 +153,19 @@ def check(ctx) -> Iterator[Hit]:
             if mpi and o.kind == "MPIJob":
                 where = _key(c, f"{pod_path}.{field}.{i}", "mpi")
                 yield from _mpirun(o, where, who, _flags(mpi.group(1)), env)
-            if not (torch or accelerate or mpi) and len(PYTHON.findall(text)) == 1:  # several: one per rank, maybe
-                yield from _one_process(o, f"{pod_path}.{field}.{i}", who, env)
             if not (torch or accelerate or mpi):
+                if len(PYTHON.findall(text)) == 1:  # several: one per rank, maybe
+                    yield from _one_process(o, f"{pod_path}.{field}.{i}", who, env)
                 yield from _no_rank(o, f"{pod_path}.{field}.{i}", who, env, c, text, pods)
+
+
+def _command_text(c: dict) -> str:
+    """The container's command and args as one text, a script's continued lines joined into one command."""
+    return argv(c).replace("\\\n", " ")
+
+
+def _launched(text: str) -> bool:
+    return bool(TORCHRUN.search(text) or ACCELERATE.search(text) or MPIRUN.search(text))
 
 
 # A Python program started without a launcher: one process, whatever GPUs its container holds.
@@ -212,13 +225,12 @@ def _separate_ranks(ctx) -> Iterator[Hit]:
         if o.kind != "Pod" and _pods(o.obj) != 1:
             continue
         for field, i, c in containers(pod):
-            text = argv(c)
-            env = literal_env(c)
-            if field != "containers" or TORCHRUN.search(text) or ACCELERATE.search(text) or MPIRUN.search(text):
+            if field != "containers" or _launched(_command_text(c)):
                 continue
-            world, rank = _int(env.get("WORLD_SIZE", "")), _int(env.get("RANK", "x"))
-            master = env.get("MASTER_ADDR", "").strip()
-            if world and world > 1 and rank is not None and master and master not in LOOPBACK_HOSTS:
+            env = literal_env(c)
+            ranked = torch_rank(env)
+            if ranked and ranked[2] not in LOOPBACK_HOSTS:
+                world, rank, master = ranked
                 worlds.setdefault((master, env.get("MASTER_PORT", "")), []).append(
                     (o, f"{pod_path}.{field}.{i}", f"{o.kind} {o.name}: container {c.get('name', i)}", world, rank))
     for (master, _port), members in worlds.items():
@@ -226,7 +238,7 @@ def _separate_ranks(ctx) -> Iterator[Hit]:
             continue  # one pod of the world in these files: the others may be applied apart
         sizes = {m[3] for m in members}
         ranks = sorted(m[4] for m in members)
-        names = ", ".join(m[2].split(":")[0] for m in members)
+        names = ", ".join(f"{m[0].kind} {m[0].name}" for m in members)
         world = members[0][3]
         if len(sizes) > 1:
             why = f"state different WORLD_SIZEs ({', '.join(map(str, sorted(sizes)))})"

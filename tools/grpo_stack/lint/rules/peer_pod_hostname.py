@@ -84,7 +84,7 @@ def check(ctx) -> Iterator[Hit]:
         own = re.compile(rf"{re.escape(o.name)}-\d+")
         for field, i, c in containers(pod):
             for where, address in _addresses(c):
-                host = address.rsplit(":", 1)[0] if address.count(":") == 1 else address
+                host = _host(address)
                 name, _, qualifier = host.partition(".")
                 if not own.fullmatch(name) or (namespace_of(o, ctx.namespace), name) in services:
                     continue
@@ -112,7 +112,7 @@ def _bare_pod_names(ctx, services: set) -> Iterator[Hit]:
         ns = namespace_of(o, ctx.namespace)
         for field, i, c in containers(pod):
             for where, address in _addresses(c):
-                host = address.rsplit(":", 1)[0] if address.count(":") == 1 else address
+                host = _host(address)
                 if "." in host or (ns, host) not in bare or (ns, host) in services:
                     continue
                 yield Hit(f"{pod_path}.{field}.{i}.{where}", f"{o.kind} {o.name}: container {c.get('name', i)} "
@@ -135,6 +135,11 @@ def _pod_names(o, pod: dict) -> tuple[str, int]:
     if o.kind == "StatefulSet":
         return str(spec.get("serviceName") or ""), whole(spec.get("replicas"), 1)
     return "", 0
+
+
+def _host(address: str) -> str:
+    """The host of a rendezvous address (`host:port`, or a bare host)."""
+    return address.rsplit(":", 1)[0] if address.count(":") == 1 else address
 
 
 def _addresses(c: dict) -> Iterator[tuple[str, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers, literal_env
+from ._objects import containers, literal_env, torch_rank
 from ._one_shot import one_shot, training_launcher
 
 CODE = "GRPO855"
@@ -124,10 +124,8 @@ def _rank_of_a_run(pod: dict) -> tuple[int, dict, dict[str, str]] | None:
     torch.distributed run (WORLD_SIZE above one, a RANK and a MASTER_ADDR), with no port or probe of a server."""
     for field, i, c in containers(pod):
         env = literal_env(c)
-        world = env.get("WORLD_SIZE", "").strip()
-        if field == "containers" and world.isdigit() and int(world) > 1 and env.get("RANK", "").strip().isdigit() \
-                and env.get("MASTER_ADDR") and not c.get("ports") and not any(
-                    c.get(p) for p in ("readinessProbe", "livenessProbe", "startupProbe")):
+        if field == "containers" and torch_rank(env) and not c.get("ports") and not any(
+                c.get(p) for p in ("readinessProbe", "livenessProbe", "startupProbe")):
             return i, c, env
     return None
 

@@ -138,15 +138,19 @@ def _judge(o, base: str, c: dict, pulls: list[Pull], cache: str, volumes: dict) 
     small = [b for b in (need, *(named_weight_bytes(p.repo) for p in pulls)) if b is not None]
     if small and max(small) < SMALL_WEIGHTS and not (rooms and need is not None and min(rooms) < need):
         return
-    if rooms and (need is None or min(rooms) >= need):
-        if stated is None:  # a sizeLimit bounds the volume; only a request tells the scheduler the pod needs it
-            yield from _unscheduled_room(o, base, c, pulls[0] if need is None else pull, cache, mount, size_limit)
+    held = bool(rooms) and (need is None or min(rooms) >= need)
+    if held and stated is not None:
         return
     where = (f"the emptyDir {mount.get('name')} at {mount.get('mountPath')}" if volume is not None
              else "the container's writable layer")
     name = c.get("name", base.rsplit(".", 1)[-1])
     how = pull.how.split()[-1] if pull.how.startswith("-") else pull.how  # args only: no program word
     head = f"{o.kind} {o.name}: container {name} downloads {pull.repo} ({how}) to {cache}, in {where}"
+    if held:  # a sizeLimit bounds the volume; only a request tells the scheduler the pod needs that disk
+        yield Hit(f"{base}.resources", f"{head}, whose sizeLimit allows {_gb(size_limit)}, but requests no "
+                  "ephemeral-storage: the scheduler counts requests, not sizeLimits, so it may place the pod on a "
+                  "node with less free disk, which evicts it (DiskPressure) part-way through the download", obj=o)
+        return
     path = f"{base}.resources" if volume is None else f"{base}.volumeMounts"
     if rooms:
         yield Hit(path, f"{head}, with room for {_gb(min(rooms))} but the weights are about {_gb(need)}: the "
@@ -159,14 +163,3 @@ def _judge(o, base: str, c: dict, pulls: list[Pull], cache: str, volumes: dict) 
         return
     yield Hit(path, f"{head}, with {missing}: a node whose disk fills evicts the pod (DiskPressure), and the "
               "scheduler places it without knowing it needs that disk", obj=o)
-
-
-def _unscheduled_room(o, base: str, c: dict, pull: Pull, cache: str, mount: dict, size_limit: float) -> Iterator[Hit]:
-    """An emptyDir whose sizeLimit holds the weights, in a container that requests no ephemeral-storage: the limit
-    only evicts; the scheduler counts container requests, so it may place the pod on a node without that disk."""
-    how = pull.how.split()[-1] if pull.how.startswith("-") else pull.how
-    yield Hit(f"{base}.resources", f"{o.kind} {o.name}: container {c.get('name', base.rsplit('.', 1)[-1])} downloads "
-              f"{pull.repo} ({how}) to {cache}, in the emptyDir {mount.get('name')} whose sizeLimit allows "
-              f"{_gb(size_limit)}, but requests no ephemeral-storage: the scheduler counts requests, not sizeLimits, "
-              "so it may place the pod on a node with less free disk, which evicts it (DiskPressure) part-way "
-              "through the download", obj=o)
