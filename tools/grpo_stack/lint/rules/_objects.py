@@ -57,6 +57,12 @@ def torch_rank(env: dict[str, str]) -> tuple[int, int, str] | None:
     return None
 
 
+def pinned_to_node(pod: dict[str, Any]) -> bool:
+    """The pod runs on one named node: `nodeName`, or a `kubernetes.io/hostname` node selector."""
+    selector = pod.get("nodeSelector") if isinstance(pod.get("nodeSelector"), dict) else {}
+    return bool(pod.get("nodeName")) or "kubernetes.io/hostname" in selector
+
+
 def claim_volumes(pod: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], str]]:
     """Each volume of a pod spec that mounts a PersistentVolumeClaim: its index, the volume, and the claim's name
     as a string (a volume with no readable `claimName` is the schema's finding, not a claim)."""

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._cache_paths import download_mounts
-from ._objects import containers
+from ._objects import containers, pinned_to_node
 
 CODE = "GRPO847"
 NAME = "writable-host-path"
@@ -22,14 +22,16 @@ that holds the container's own model download directory (its Hub cache, an Ollam
 cache kept on purpose, so a restart or a second server on the node skips the download) is not reported on a
 directory of the workload's own, and is a warning in a node location: the design is common and deliberate (on the
 labelled corpora findings on node-local model caches were judged deliberate 22 times and a defect once).
-Not reported: a DaemonSet's node agent writing where the kubelet's plugin APIs make it write (its device-plugin
-and plugin-registration directories, `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`,
+Nor is a directory of the workload's own in a pod pinned to one named node (`nodeName`, a `kubernetes.io/hostname`
+node selector): there the directory is the pod's storage, as a local PersistentVolume would be, and no other node's
+pod reads it. Not reported: a DaemonSet's node agent writing where the kubelet's plugin APIs make it write (its
+device-plugin and plugin-registration directories, `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`,
 `/var/lib/kubelet/plugins_registry`, and node-feature-discovery's `features.d`), and a DaemonSet's privileged
-container, which owns the node with or without the mount (GRPO815 and Pod Security judge the privilege), and a
-host device directory under `/dev` other than `/dev/shm` (`/dev/infiniband` for RDMA: opening its devices is what
-the mount is for). A node-installed driver directory (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB
-manifests mount at `/usr/local/nvidia` and `/usr/local/gib`) is a warning: mount it `readOnly`. Other node
-agents' writes belong to DaemonSets that manage the node; suppress with the reason there.
+container, which owns the node with or without the mount (GRPO815 and Pod Security judge the privilege), and a host
+device directory under `/dev` other than `/dev/shm` (`/dev/infiniband` for RDMA: opening its devices is what the
+mount is for). A node-installed driver directory (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB manifests
+mount at `/usr/local/nvidia` and `/usr/local/gib`) is a warning: mount it `readOnly`. Other node agents' writes
+belong to DaemonSets that manage the node; suppress with the reason there.
 
 ## Why is this bad?
 A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet
@@ -109,6 +111,7 @@ def check(ctx) -> Iterator[Hit]:
                 if isinstance(v, dict) and "hostPath" in v}
         if not host:
             continue
+        pinned = pinned_to_node(pod)
         for field, i, c in containers(pod):
             caches = download_mounts(c)
             for j, m in enumerate(c.get("volumeMounts") or []):
@@ -116,6 +119,8 @@ def check(ctx) -> Iterator[Hit]:
                         and not _node_agent_write(o, c, host[m["name"]]) and not _device_dir(host[m["name"]])):
                     if j in caches and not _node_location(host[m["name"]]):
                         continue  # a node-local model cache kept on purpose
+                    if pinned and not _node_location(host[m["name"]]) and not _under(host[m["name"]], DRIVER_DIRS):
+                        continue  # the storage of a pod that runs on one named node, as a local volume would be
                     why_warn = _warning(j in caches, host[m["name"]])
                     yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{o.kind} {o.name}: container "
                               f"{c.get('name', i)} mounts host path {host[m['name']]} writable at "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._objects import containers, literal_env, torch_rank
-from ._one_shot import one_shot, training_launcher
+from ._objects import argv_of, containers, literal_env, torch_rank
+from ._one_shot import inspects_only, one_shot, training_launcher
 
 CODE = "GRPO855"
 NAME = "one-shot-restarts"
@@ -32,7 +32,9 @@ launcher (`torchrun`, `python -m torch.distributed.run`, `deepspeed`, `accelerat
 which starts one run's ranks and exits when the run ends. A Deployment, StatefulSet, ReplicaSet, DaemonSet or bare
 Pod under `Always` whose container runs one is reported, ports, probes or a `sleep infinity` after it or not: the
 finished run starts again from the top, a failed one is retried for ever, and a run kept alive by a trailing sleep
-holds its accelerators idle.
+holds its accelerators idle. So does a controller whose every container only inspects and exits: it runs only
+programs that start nothing and end (`nvidia-smi`, `echo`, `hostname`, `ls`, a GPU sample such as `deviceQuery`),
+with no port, no probe and no idling: its pods sit in `CrashLoopBackOff` for ever, holding their GPUs.
 
 A bare Pod under `Always` whose container is one rank of a `torch.distributed` run by its literal env
 (`WORLD_SIZE` above one, a `RANK`, a `MASTER_ADDR`; no port, no probe) is a warning naming the assumption that the
@@ -89,6 +91,12 @@ def check(ctx) -> Iterator[Hit]:
                       "kept alive by a sleep after it, holds its accelerators idle)", obj=o)
             continue
         if not bare_pod:
+            pairs = [c for field, _i, c in containers(pod) if field == "containers"]
+            if pairs and all(one_shot(c) and inspects_only(c) for c in pairs):
+                argv = " ".join(str(w) for w in argv_of(pairs[0]))
+                yield Hit(f"{pod_path}.containers", f"{o.kind} {o.name}: its pods only run commands that finish "
+                          f"({argv[:80]}), and a {o.kind} restarts every container that ends: the pods sit in "
+                          "CrashLoopBackOff for ever, holding what they asked for", obj=o)
             continue
         ranked = _rank_of_a_run(pod)
         if ranked:

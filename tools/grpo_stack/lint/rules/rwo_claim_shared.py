@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._accelerators import asked
-from ._objects import claim_volumes, containers, pods_of, runs_to_completion
+from ._objects import claim_volumes, containers, pinned_to_node, pods_of, runs_to_completion
 from ._rollout import replicas, rolling_update, scaled
 
 CODE = "GRPO624"
@@ -66,11 +66,6 @@ StatefulSet's `volumeClaimTemplates`). A one-replica Deployment on such a claim 
 ONE_NODE = ("ReadWriteOnce", "ReadWriteOncePod")
 
 
-def _pinned(pod: dict) -> bool:
-    selector = pod.get("nodeSelector") if isinstance(pod.get("nodeSelector"), dict) else {}
-    return bool(pod.get("nodeName")) or "kubernetes.io/hostname" in selector
-
-
 def _on_node_directory(ctx, claim, modes: list[str]) -> bool:
     """A ReadWriteOnce claim bound to a PersistentVolume of the set that is a directory of a node: a `hostPath`
     (never attached: each pod mounts its own node's directory) or a `local` volume (its node affinity schedules
@@ -100,9 +95,9 @@ def check(ctx) -> Iterator[Hit]:
                 mounters[claim].append((o, pod_path, pod))
     for name, users in mounters.items():
         total = sum(pods_of(o, path) for o, path, _ in users)
-        if total == 1 and not _pinned(users[0][2]):
+        if total == 1 and not pinned_to_node(users[0][2]):
             yield from _rollout_surge(name, claims[name], *users[0])
-        if total < 2 or all(_pinned(pod) for _, _, pod in users):
+        if total < 2 or all(pinned_to_node(pod) for _, _, pod in users):
             continue
         where = ", ".join(sorted({f"{u.kind} {u.name}" for u, _, _ in users}))
         severity, assumed = (Severity.WARNING, " (assumed: they run at once; a Job that has finished no longer holds "

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ..shell import split_words
 from ._objects import argv_of, containers
+from ._serving import is_notebook
 
 CODE = "GRPO860"
 NAME = "state-on-ephemeral-storage"
@@ -31,6 +32,12 @@ the working directory. A value is a path when it holds a `/` or starts with `.`
 volume the container mounts, or on an `emptyDir` (the pod's own scratch): a relative path lands in the image's
 working directory unless `workingDir` is on a volume. Nothing is reported when the job copies its results to an
 object store (`s3://`, `gs://`, `az://` in its arguments).
+
+A notebook server (Jupyter, code-server, by its command) in a Deployment, StatefulSet or restarting Pod is
+reported the same way when its notebook directory (`--notebook-dir`, `--ServerApp.root_dir`,
+`--NotebookApp.notebook_dir`, else its `workingDir`) is on no volume or an `emptyDir`, or, where it names none,
+when the container mounts nothing that outlives the pod (only `emptyDir`, ConfigMap, Secret or projected volumes,
+or none): the warning names the assumption that the work is saved where the notebook opens, not pushed elsewhere.
 
 ## Why is this bad?
 The container's filesystem and an `emptyDir` end with the pod. A job restarted after a node failure, an eviction
@@ -133,9 +140,47 @@ def _volume_at(path: str, c: dict, volumes: dict) -> dict | None:
     return best[1] if best else None
 
 
+# Where Jupyter keeps the notebooks it opens and saves (jupyter_server's `root_dir`, the classic notebook's
+# `notebook_dir`, both also as `--notebook-dir`).
+NOTEBOOK_DIR = re.compile(r"^--(?:notebook-dir|(?:ServerApp\.root_dir|NotebookApp\.notebook_dir))$")
+# Volumes that end with the pod or hold no data the pod writes.
+NOT_KEPT = frozenset({"emptyDir", "configMap", "secret", "projected", "downwardAPI", "ephemeral", "image"})
+
+
+def _notebook_hit(o, path: str, c: dict, volumes: dict) -> Hit | None:
+    """A notebook server whose notebooks land where nothing keeps them: its notebook directory (by flag or
+    workingDir) on no volume or an emptyDir; where it names none, a container that mounts nothing that lasts."""
+    words = _words(c)
+    given = next((value if eq else (words[i + 1] if i + 1 < len(words) else "")
+                  for i, w in enumerate(words) for flag, eq, value in [w.partition("=")] if NOTEBOOK_DIR.match(flag)),
+                 None) or c.get("workingDir")
+    name = c.get("name", path.rsplit(".", 1)[-1])
+    if given:
+        volume = _volume_at(str(given).strip("'\""), c, volumes)
+        if volume is not None and "emptyDir" not in volume:
+            return None
+        on = "an emptyDir" if volume is not None else "the container filesystem"
+        where = f"its notebook directory {given}, on {on}"
+    else:
+        kept = [m for m in c.get("volumeMounts") or [] if isinstance(m, dict)
+                and not NOT_KEPT & set(volumes.get(m.get("name")) or {"emptyDir": {}})]
+        if kept:
+            return None
+        where = "the image's working directory: the container mounts no volume that outlives the pod"
+    return Hit(path, f"{o.kind} {o.name}: notebook server {name} keeps the notebooks and results written in it in "
+               f"{where}: a restart, an eviction or a rollout deletes them (assumed: work is saved in the notebook's "
+               "directory, not pushed elsewhere)", obj=o)
+
+
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         if not _batch(o, pod):
+            volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
+            for field, i, c in containers(pod):
+                if field == "containers" and is_notebook(c):
+                    hit = _notebook_hit(o, f"{pod_path}.{field}.{i}", c, volumes)
+                    if hit:
+                        yield hit
             continue
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
         for field, i, c in containers(pod):

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 
 from ...catalog.models import MODELS
 from ..finding import Hit, Severity
-from ._cache_paths import config_map_data, downloads, mount_at
+from ._accelerators import asked as accelerators_asked
+from ._cache_paths import CACHE_ENV, config_map_data, downloads, known_env, mount_at
 from ._hub import Pull
+from ._objects import containers
 from ._quantity import quantity
 
 CODE = "GRPO626"
@@ -116,8 +118,34 @@ def check(ctx) -> Iterator[Hit]:
     config_maps = config_map_data(ctx)
     for o, pod_path, pod in ctx.pod_templates():
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
+        pulling = set()
         for base, c, pulls, cache, _env in downloads(pod, pod_path, with_ollama=True, config_maps=config_maps):
+            pulling.add(base)
             yield from _judge(o, base, c, pulls, cache, volumes)
+        for field, i, c in containers(pod):
+            base = f"{pod_path}.{field}.{i}"
+            if base not in pulling:
+                yield from _declared_cache(o, base, c, known_env(c, config_maps), volumes)
+
+
+def _declared_cache(o, base: str, c: dict, env: dict[str, str], volumes: dict) -> Iterator[Hit]:
+    """An accelerator container whose env points the Hub cache at a disk emptyDir that nothing bounds, while no
+    pull is in these files: the variable says where the model its program loads will land."""
+    gpus = accelerators_asked(c)
+    var = next((v for v in (*CACHE_ENV, "HF_HOME") if env.get(v)), None)
+    if not gpus or var is None or _stated_storage(c) is not None:
+        return
+    mount = mount_at(c, env[var])
+    volume = volumes.get(mount.get("name")) if mount else None
+    empty = (volume or {}).get("emptyDir")
+    if empty is None or (isinstance(empty, dict) and (empty.get("medium") == "Memory" or empty.get("sizeLimit"))):
+        return
+    name, (resource, count) = c.get("name", base.rsplit(".", 1)[-1]), next(iter(gpus.items()))
+    yield Hit(f"{base}.volumeMounts", f"{o.kind} {o.name}: container {name} ({count:g} {resource}) sets {var}="
+              f"{env[var]}, the emptyDir {mount.get('name')}, with no sizeLimit and no ephemeral-storage request: the "
+              "weights its program downloads land on the node's disk, a node whose disk fills evicts the pod "
+              "(DiskPressure), and each new pod downloads them again (assumed: the model comes from the Hub; the "
+              "pull is not in these files)", obj=o)
 
 
 def _judge(o, base: str, c: dict, pulls: list[Pull], cache: str, volumes: dict) -> Iterator[Hit]:
