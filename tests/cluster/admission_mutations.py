@@ -201,6 +201,10 @@ def _kind_mutations(obj: dict) -> Iterator[tuple[str, str, Any]]:
         yield "podSelector label value invalid", "spec.podSelector.matchLabels", {"grpo-oracle": "bad value"}
         yield "policyTypes not an enum value", "spec.policyTypes", ["Ingress", "Sideways"]
         yield "policyTypes more than two", "spec.policyTypes", ["Ingress", "Egress", "Ingress"]
+    if kind == "ConfigMap":
+        yield "binaryData value not base64", "binaryData", {"blob": "not_base64!"}
+        yield "binaryData value base64 without its padding", "binaryData", {"blob": "aGk"}
+        yield "valid: binaryData base64 across lines", "binaryData", {"blob": "aGVsbG8g\nd29ybGQ="}
     if kind == "RayCluster":
         for i, _ in enumerate(spec.get("workerGroupSpecs") or []):
             yield "RayCluster replicas not an integer", f"spec.workerGroupSpecs.{i}.replicas", "two"

@@ -217,3 +217,18 @@ def test_a_ray_group_may_leave_out_what_the_crd_defaults(admission_ns, raycluste
     del templateless["spec"]["workerGroupSpecs"][0]["template"]
     assert dry_run(admission_ns, templateless) is not None
     assert {c for c, _ in lint_errors(templateless, tmp_path, "templateless", str(raycluster_crd))} == {"GRPO002"}
+
+
+def test_secret_data_must_decode_as_base64(admission_ns, tmp_path):
+    """A Secret whose `data` holds a placeholder that is not base64 (`YOUR_API_KEY`) is refused by the API server
+    while it decodes the object, and grpo-lint errs at that key; the same text under `stringData`, and the value
+    base64-encoded, are admitted and pass."""
+    def secret(**fields):
+        return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tracker", "namespace": NS}, **fields}
+    placeholder = secret(data={"api-key": "YOUR_API_KEY"})
+    assert dry_run(admission_ns, placeholder) is not None
+    assert ("GRPO002", "data.api-key") in lint_errors(placeholder, tmp_path, "placeholder")
+    for tag, ok in (("plain", secret(stringData={"api-key": "YOUR_API_KEY"})),
+                    ("encoded", secret(data={"api-key": "WU9VUl9BUElfS0VZ"}))):
+        assert dry_run(admission_ns, ok) is None, tag
+        assert not lint_errors(ok, tmp_path, tag), tag

@@ -198,3 +198,18 @@ def test_configmap_over_one_mib_is_refused(capsys, tmp_path):
     assert code == 1 and any(f["key_path"] == "data" for f in out["findings"]), out
     cm["data"]["job.json"] = "x" * (2**20 - 100)
     assert _lint(capsys, tmp_path, [cm])[0] == 0
+
+
+@pytest.mark.parametrize("kind, field, plain", [("Secret", "data", "stringData"), ("ConfigMap", "binaryData", "data")])
+def test_bytes_that_are_not_base64_are_refused(capsys, tmp_path, kind, field, plain):
+    """A Secret's data and a ConfigMap's binaryData are bytes the API server decodes from base64: a placeholder left
+    there (`YOUR_API_KEY`), or base64 without its padding, is refused at its key; the encoded value (line breaks
+    allowed) and the plain text under the text field pass."""
+    obj = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "tracker", "namespace": "grpo"}}
+    for bad in ("YOUR_API_KEY", "aGk"):
+        code, out = _lint(capsys, tmp_path, [{**obj, field: {"api-key": bad}}])
+        assert code == 1 and any(f["key_path"] == f"{field}.api-key" and "not base64" in f["message"]
+                                 for f in out["findings"]), out
+    for good in ({field: {"api-key": "WU9VUl9B\nUElfS0VZ"}}, {plain: {"api-key": "YOUR_API_KEY"}}):
+        code, out = _lint(capsys, tmp_path, [{**obj, **good}])
+        assert not [f for f in out["findings"] if f["code"] == "GRPO002"], out

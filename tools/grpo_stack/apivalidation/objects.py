@@ -3,6 +3,8 @@ ports, CIDRs, and workload selectors that must select their own pod template. Re
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
 from collections.abc import Iterator
 from typing import Any
@@ -39,7 +41,7 @@ def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
     if kind == "NetworkPolicy":
         out += _network_policy(spec) + fields.network_policy(spec)
     if kind in ("ConfigMap", "Secret"):
-        out += _data_size(obj)
+        out += _data_size(obj) + _undecodable(obj)
     path = POD_SPEC_PATHS.get(kind)
     if path:
         pod = node_at(obj, path)
@@ -96,6 +98,28 @@ def _data_size(obj: dict[str, Any]) -> list[tuple[str, str]]:
         return [("data", f"{obj.get('kind')} data is {total} bytes: must be no more than {MAX_DATA_BYTES} bytes "
                  "(Kubernetes' limit); shorten the values it carries")]
     return []
+
+
+# Fields whose values are bytes, sent as base64 text: a Secret's `data`, a ConfigMap's `binaryData` (the API server
+# decodes them as Go's encoding/json decodes a []byte: standard alphabet, padded; line breaks are skipped).
+BYTES_FIELDS = {"Secret": "data", "ConfigMap": "binaryData"}
+
+
+def _undecodable(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    field = BYTES_FIELDS.get(obj.get("kind"))
+    values = obj.get(field) if field else None
+    out = []
+    for key, value in values.items() if isinstance(values, dict) else ():
+        if not isinstance(value, str):
+            continue  # a number or a map is the object schema's type error
+        try:
+            base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
+        except (binascii.Error, ValueError):
+            plain = "stringData" if field == "data" else "data"
+            out.append((f"{field}.{key}", f"{field}.{key} is not base64 ({value[:40]!r}): the API "
+                        f"server refuses the object (illegal base64 data); base64-encode the value, or give the plain "
+                        f"text under {plain}"))
+    return out
 
 
 def _metadata(meta: Any, where: str, kind: str | None, top: bool) -> list[tuple[str, str]]:

@@ -26,7 +26,9 @@ checkpoint to load), `--resume`, `--output-dir`/`--output_dir` (or folder), `--s
 outputs go: `--output` (`--output-path`, `--output-prefix`), `--outdir`/`--out-dir`, `--save-model*`,
 `--model-prefix`, `--model-output*`, `--export-dir`; and a verl command that saves checkpoints
 (`trainer.save_freq` above 0) at `trainer.default_local_dir`, by default `checkpoints/<project>/<experiment>` under
-the working directory. A value is a path when it holds a `/` or starts with `.`
+the working directory; and a Hydra or OmegaConf override whose last key names such a directory
+(`exp_manager.exp_dir=/results`, `trainer.default_root_dir=...`, `....checkpoint_dir`, `....output_dir`,
+`....save_dir`, `....dirpath`) with an absolute path. A value is a path when it holds a `/` or starts with `.`
 (`--output json` is a format, `/dev/stdout` a stream) and holds no `=`, `,` or `:` (BuildKit's
 `--output type=image,name=...` names an image). Reported when that path is on no
 volume the container mounts, or on an `emptyDir` (the pod's own scratch): a relative path lands in the image's
@@ -114,12 +116,23 @@ def _verl_checkpoints(words: list[str]) -> tuple[str, str] | None:
     return "trainer.default_local_dir", given
 
 
+# A Hydra / OmegaConf override (`exp_manager.exp_dir=/results`, `trainer.default_root_dir=/ckpt`,
+# `callbacks.checkpoint.dirpath=...`) whose last key names where a run keeps its checkpoints or outputs.
+STATE_KEY = re.compile(r"^\+{0,2}(?:[A-Za-z_][\w-]*\.)+(checkpoint_dir|checkpoint_path|ckpt_dir|ckpt_path|save_dir|"
+                       r"save_path|output_dir|out_dir|exp_dir|default_root_dir|results_dir|dirpath)$")
+
+
 def _state_paths(words: list[str]) -> Iterator[tuple[str, str]]:
     verl = _verl_checkpoints(words)
     if verl and not verl[1].startswith(("$", *NOT_STORAGE)):
         yield verl
     for i, w in enumerate(words):
         flag, eq, value = w.partition("=")
+        if eq and STATE_KEY.match(flag) and flag != (verl or ("",))[0]:
+            value = value.strip("'\"")
+            if value.startswith("/") and not value.startswith(NOT_STORAGE) and PATH_LIKE.match(value):
+                yield flag.lstrip("+"), value
+            continue
         if not STATE_FLAG.match(flag):
             continue
         value = value if eq else (words[i + 1] if i + 1 < len(words) else "")

@@ -35,7 +35,8 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   any `*.model.path`): verl passes it to Transformers as it is and has no revision key, so a hub id there always
   tracks its branch;
 - TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
-- a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`, ..., and
+- a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`, ..., in
+  any case, `model_name` too, and
   each id of a comma-separated list in `MODELS`, `MODEL_IDS`, `MODEL_NAMES`, `MODEL_LIST`; a RayJob's `runtimeEnvYAML`
   and a RayService application's `runtime_env` env_vars, and a ConfigMap of env too) that its command does not name
   itself, where the program loads models: its pod holds an accelerator or runs to completion, it is a Ray job's or
@@ -174,9 +175,10 @@ def _program_env_pulls(env: dict[str, str], named: set[str], loads: bool) -> Ite
     pins = [v for k, v in env.items() if "REVISION" in k.upper() or k.upper().endswith("COMMIT")]
     if not (loads or pins):
         return
-    for var in sorted(env.keys() & (PROGRAM_MODEL_ENV | PROGRAM_MODELS_ENV)):
+    # any spelling of the name (`model_name`, as a Triton Python backend reads it from its environment)
+    for var in sorted(k for k in env if k.upper() in PROGRAM_MODEL_ENV | PROGRAM_MODELS_ENV):
         # a list variable names several models, separated by commas (`MODELS: "org/a,org/b"`)
-        for repo in env[var].split(",") if var in PROGRAM_MODELS_ENV else [env[var]]:
+        for repo in env[var].split(",") if var.upper() in PROGRAM_MODELS_ENV else [env[var]]:
             repo = repo.strip()
             if hub_repo(repo) and repo not in named:
                 pull = Pull(repo, f"env {var}", pins[0] if pins else None)
