@@ -33,16 +33,20 @@ download lands: `--download-dir` / `--local-dir` / `local_dir=`, else `HF_HUB_CA
 - no volume: the weights go into the container's writable layer, on the node's disk;
 - an `emptyDir` (on disk) without `sizeLimit`: the same disk, without a bound.
 
-Either is reported unless the container states `ephemeral-storage` (request or limit) that holds the weights.
-An emptyDir whose `sizeLimit` holds them, in a container that requests no `ephemeral-storage`, is reported too: the
+Either is reported unless the container states `ephemeral-storage` (request or limit) that holds the weights. An
+emptyDir whose `sizeLimit` holds them, in a container that requests no `ephemeral-storage`, is reported too: the
 limit only evicts the pod past it, and the scheduler counts container requests, not `sizeLimit`s, when it picks a
 node. Where the catalogue knows the model's size (parameters x 2 bytes for bf16), a `sizeLimit` or
 `ephemeral-storage` smaller than the weights is an error (the eviction is certain); no room stated at all is a
 warning that names the size where it is known. Weights under 4 GB (under 2B parameters, by the catalogue or by the
 count the model's name states, `Qwen2.5-0.5B`, `opt-125m`, unless the name says it is quantized) are reported only
-where a stated room is smaller: no node's disk notices them. A PersistentVolumeClaim, `hostPath`, CSI, NFS or any other
-persistent volume at the cache path is fine, and so is a local model path (no pull) or a memory-backed emptyDir
-(it counts against the memory limit, not the node's disk).
+where a stated room is smaller: no node's disk notices them. A container with an accelerator whose env names the Hub
+cache (`HF_HUB_CACHE`, `HUGGINGFACE_HUB_CACHE`, `TRANSFORMERS_CACHE`, `HF_HOME`) on a disk emptyDir with no
+`sizeLimit`, and that states no `ephemeral-storage`, is reported even where no pull is in the files (a Ray worker
+group caching the model of the jobs submitted to it): a warning naming the assumption that its program downloads the
+model from the Hub. A PersistentVolumeClaim, `hostPath`, CSI, NFS or any other persistent volume at the cache path
+is fine, and so is a local model path (no pull) or a memory-backed emptyDir (it counts against the memory limit, not
+the node's disk).
 
 ## Why is this bad?
 The writable layer and disk-backed emptyDirs share the node's ephemeral storage. A 16 GB (8B) or 145 GB (72B)
