@@ -10,6 +10,7 @@ A pull is found in the forms model servers and tools accept: a server's model fl
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections.abc import Iterator
@@ -146,6 +147,37 @@ def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
             m = HUB_GIT.match(w)
             if m:
                 yield Pull(m.group(1), "git clone", _clone_revision(words))
+    yield from _initializer_pulls(words)
+
+
+# The Kubeflow Training Operator's storage initializer (sdk/python/kubeflow/storage_initializer, the `train()` API's
+# init container): `--model_provider hf --model_provider_parameters '{"model_uri": ...}'` runs
+# `from_pretrained(model_uri)` and `--dataset_provider hf` with `{"repo_id": ...}` runs `load_dataset(repo_id)`,
+# neither with a revision (its parameters have none).
+INITIALIZER_PARAMS = {"--model_provider": ("--model_provider_parameters", "model_uri"),
+                      "--dataset_provider": ("--dataset_provider_parameters", "repo_id")}
+
+
+def _initializer_pulls(words: list[str]) -> Iterator[Pull]:
+    for provider, (params, key) in INITIALIZER_PARAMS.items():
+        if _flag_value(words, provider) != "hf":
+            continue
+        try:
+            config = json.loads(_flag_value(words, params) or "")
+        except ValueError:
+            continue
+        value = config.get(key) if isinstance(config, dict) else None
+        repo = str(value).removeprefix("hf://") if isinstance(value, str) else ""
+        if hub_repo(repo):
+            yield Pull(repo, f"storage initializer {params} {key}", None)
+
+
+def _flag_value(words: list[str], flag: str) -> str | None:
+    for i, w in enumerate(words):
+        name, eq, value = w.partition("=")
+        if name == flag:
+            return value if eq else (words[i + 1] if i + 1 < len(words) else None)
+    return None
 
 
 def _positionals(words: list[str]) -> list[str]:

@@ -83,14 +83,19 @@ BATCH_KINDS = frozenset({"Job", "CronJob"})
 def runs_to_completion(o, pod_path: str, pod: dict[str, Any]) -> bool:
     """Whether the pods of this template end when their work does: a batch/v1 Job's or CronJob's, a pod whose
     restartPolicy is Never or OnFailure, or one whose replica spec (the mapping that holds its `template`) restarts
-    it only on failure. Anything else (a Deployment, a Ray cluster's groups, a Pod left at Always) runs until
-    stopped."""
+    it only on failure (a Kubeflow training job's replica that states no policy: its operator defaults it to Never,
+    a PyTorchJob's to OnFailure, kubeflow/training-operator pkg/apis/kubeflow.org/v1 *_types.go). Anything else (a
+    Deployment, a Ray cluster's groups, a Pod left at Always) runs until stopped."""
     if o.kind in BATCH_KINDS and str(o.obj.get("apiVersion", "")).startswith("batch/"):
         return True
     if pod.get("restartPolicy", "Always") in FINITE_RESTART_POLICIES:
         return True
     replica = replica_spec(o, pod_path)
-    return replica is not None and replica.get("restartPolicy") in FINITE_RESTART_POLICIES
+    if replica is None:
+        return False
+    if "restartPolicy" not in replica and str(o.obj.get("apiVersion", "")).startswith("kubeflow.org/"):
+        return True  # the training operators default a replica's policy to Never (OnFailure for a PyTorchJob's)
+    return replica.get("restartPolicy") in FINITE_RESTART_POLICIES
 
 
 def for_finite_work(o, pod_path: str, pod: dict[str, Any]) -> bool:

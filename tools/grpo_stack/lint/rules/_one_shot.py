@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..shell import command_name, command_words, commands_in, parse, script_in, walk
+from ..shell import command_name, command_words, commands_in, parse, script_in, set_changes, walk
 from ._objects import argv_of
 
 DAY = 86_400
@@ -51,6 +51,44 @@ def _stated_commands(c: dict) -> list[tuple[str, list[str]]] | None:
     if tree.root_node.has_error:
         return None
     return [(command_name(n), command_words(n)) for n in commands_in(tree.root_node)]
+
+
+def idles_at_end(c: dict) -> bool:
+    """The container's stated script ends, on every path, in a wait that does not end (`sleep infinity` last, an
+    `if` whose every branch ends in one, a `while true` loop with no `break`): whatever ran before it, success or
+    failure, the container does not exit."""
+    argv = [str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(w, str | int | float)]
+    script = script_in(argv) if c.get("command") else None
+    if script is None:
+        return False
+    tree = parse(argv[script[0]])
+    errexit = "e" in script[1]
+    for node in commands_in(tree.root_node):
+        errexit = dict(set_changes(node)).get("e", errexit)
+    if errexit:
+        return False  # under `set -e` a failing command before the wait exits the script
+    statements = [n for n in tree.root_node.named_children if n.type != "comment"]
+    return not tree.root_node.has_error and bool(statements) and _ends_idle(statements[-1])
+
+
+def _ends_idle(node) -> bool:
+    body = [n for n in node.named_children if n.type != "comment"]
+    if node.type == "command":
+        return _idles(command_name(node), command_words(node))
+    if node.type == "if_statement":
+        branches = [n for n in body if n.type in ("elif_clause", "else_clause")]
+        then = [n for n in body[1:] if n.type not in ("elif_clause", "else_clause")]
+        if not then or not any(b.type == "else_clause" for b in branches):
+            return False  # no else: the path where no condition holds goes on past the if
+        tails = [then[-1]] + [([n for n in b.named_children if n.type != "comment"][1 if b.type == "elif_clause"
+                                                                                       else 0:] or [None])[-1]
+                              for b in branches]
+        return all(t is not None and _ends_idle(t) for t in tails)
+    if node.type == "while_statement":
+        condition = body[0].text.decode() if body else ""
+        return condition.strip() in ("true", ":") and not any(
+            command_name(n) == "break" or n.type == "break_statement" for n in walk(node))
+    return False
 
 
 def _idles(name: str, words: list[str]) -> bool:

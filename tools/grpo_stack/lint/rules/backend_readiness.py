@@ -24,11 +24,12 @@ DaemonSets, ReplicaSets, Pods that restart, the pods of custom resources) that a
 slice, TPU, Neuron device, Gaudi, ...) and in which no container has a `readinessProbe`. This is GRPO503 for servers
 no rule can name: a speech or vision model's own image, a project's app. Model servers GRPO503 knows are its,
 containers that only sleep are GRPO849's and GRPO854's, and a pod running a training launcher (`torchrun`,
-`deepspeed`, ...) serves nothing (a Service in front of it is its rendezvous). In a set with no Service at all (a
-Deployment file applied apart from its Service), such a pod of a serving workload whose container declares a port is
-reported too, naming the assumption that a Service elsewhere routes to it. A warning: it assumes that a pod holding
-an accelerator behind a Service serves a model, which loads before it answers; a notebook or a dashboard on a GPU
-node listens within seconds.
+`deepspeed`, ...) serves nothing (a Service in front of it is its rendezvous). Nor is a StatefulSet's governing
+Service (headless, its `serviceName`): it names each pod in DNS and balances no requests. In a set with no Service
+at all (a Deployment file applied apart from its Service), such a pod of a serving workload whose container declares
+a port is reported too, naming the assumption that a Service elsewhere routes to it. A warning: it assumes that a
+pod holding an accelerator behind a Service serves a model, which loads before it answers; a notebook or a dashboard
+on a GPU node listens within seconds.
 
 Pods without an accelerator are not reported, behind a public Service or not: a web app, a gateway, a database or
 a dashboard gives no sign in its manifest that it loads anything before it answers (on the labelled corpora such
@@ -85,7 +86,7 @@ def check(ctx) -> Iterator[Hit]:
         if b.obj.kind != "Service":
             continue  # a head Service KubeRay creates: its head's readiness is KubeRay's
         for o, pod_path, pod in b.pods:
-            if (id(o), pod_path) in seen:
+            if (id(o), pod_path) in seen or _governing(b, o):
                 continue
             seen.add((id(o), pod_path))
             mains = _unprobed(o, pod_path, pod)
@@ -112,6 +113,14 @@ def check(ctx) -> Iterator[Hit]:
                       "accelerator, declares a port and has no readinessProbe; a Service in front of it sends "
                       "requests as soon as it starts, before its model has loaded (assumed: a Service applied apart "
                       "from these files routes to it)", obj=o)
+
+
+def _governing(b, o) -> bool:
+    """The headless Service a StatefulSet names as its `serviceName`: it gives each pod a DNS name (a training
+    run's rendezvous, a database's peers), it balances no requests."""
+    spec = b.obj.obj.get("spec") if isinstance(b.obj.obj.get("spec"), dict) else {}
+    owner = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+    return o.kind == "StatefulSet" and spec.get("clusterIP") == "None" and owner.get("serviceName") == b.name
 
 
 def _unprobed(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:

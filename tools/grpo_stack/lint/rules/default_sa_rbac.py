@@ -48,8 +48,10 @@ def check(ctx) -> Iterator[Hit]:
                 continue
             role = (o.obj.get("roleRef") or {}).get("name", "?") if isinstance(o.obj.get("roleRef"), dict) else "?"
             if s.get("kind") == "ServiceAccount" and s.get("name") == "default":
+                # a RoleBinding's subject with no namespace is its own namespace's account (rbac authorizer)
+                where = s.get("namespace") or (o.obj.get("metadata") or {}).get("namespace") or ctx.namespace
                 yield Hit(f"subjects.{i}", f"{o.kind} {o.name} grants {role} to the default service account of "
-                          f"namespace {s.get('namespace', o.obj.get('metadata', {}).get('namespace', '?'))}", obj=o)
+                          + (f"namespace {where}" if where else "the namespace it is applied to"), obj=o)
             elif s.get("kind") == "User" and re.fullmatch(r"system:serviceaccount:[^:]+:default", str(s.get("name"))):
                 yield Hit(f"subjects.{i}", f"{o.kind} {o.name} grants {role} to the default service account "
                           f"({s.get('name')})", obj=o)

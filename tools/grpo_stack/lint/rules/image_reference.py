@@ -19,11 +19,14 @@ github.com/distribution/reference v0.6.0, `normalize.go` and `regexp.go`): the f
 when it holds a `.` or a `:`, is `localhost`, or has capitals; the repository path after it must be lowercase
 letters and digits joined by `.`, `_`, `__` or dashes, at most 255 characters; the tag at most 128 word characters,
 `.` and `-`, not starting with either; a digest `algorithm:hex` of at least 32 hex digits. Reported as an error when
-the image fails that grammar: most often a repository path with capitals (`ghcr.io/MyOrg/app:1.0`: GitHub's
-owner name as written, or a `YOUR_ORG` left in), a space, or two tags. An image whose first part has capitals and
-no `.` or `:` (`MyOrg/app:1.0`) parses, as a registry host of that name: a warning, since no registry answers at
-such a host unless the cluster's resolver names one so. An image holding a placeholder (`<...>`, `${...}`,
-`$(...)`, `{{...}}`) is GRPO851's (a value nothing filled in), and an empty image the object schema's.
+the image fails that grammar: most often a repository path with capitals (`ghcr.io/MyOrg/app:1.0`: GitHub's owner
+name as written, or a `YOUR_ORG` left in), a space, or two tags. An image whose first part has capitals and no `.`
+or `:` (`MyOrg/app:1.0`) parses, as a registry host of that name: a warning, since no registry answers at such a
+host unless the cluster's resolver names one so. An image that names its registry host twice
+(`ghcr.io/ghcr.io/org/app:1.0`, a prefix pasted before a reference that had one) is a warning too: it parses, and
+asks that registry for a repository whose path starts with its own host name, which no registry keeps unless it is a
+mirror laid out so. An image holding a placeholder (`<...>`, `${...}`, `$(...)`, `{{...}}`) is GRPO851's (a value
+nothing filled in), and an empty image the object schema's.
 
 ## Why is this bad?
 The kubelet refuses the reference before it pulls anything: the pod sits in `InvalidImageName` ("invalid
@@ -87,6 +90,10 @@ def problem(image: str) -> tuple[str, Severity] | None:
     if uppercase_host:
         return (f"its first part {first!r} has capitals, so the kubelet reads it as a registry host, where no "
                 f"registry answers (assumed: the cluster's resolver names no registry {first!r})"), Severity.WARNING
+    if named_host and "." in first and remainder.split("/", 1)[0] == first:
+        return (f"the registry host {first!r} is written twice, so the kubelet asks {first} for a repository "
+                f"named {remote.split('@', 1)[0]!r} (assumed: not a mirror that keeps repositories under its own "
+                "host's name)"), Severity.WARNING
     return None
 
 

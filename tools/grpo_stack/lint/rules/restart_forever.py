@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import argv_of, containers, literal_env, torch_rank
-from ._one_shot import inspects_only, one_shot, training_launcher
+from ._one_shot import idles_at_end, inspects_only, one_shot, training_launcher
 
 CODE = "GRPO855"
 NAME = "one-shot-restarts"
@@ -26,15 +26,17 @@ The pod template of a custom batch workload that keeps its own `restartPolicy` (
 core Job, which refuses `Always`, nor Kubeflow's, whose operators set it from their replica specs) is reported
 the same way when it says `restartPolicy: Always`: the job's work never completes.
 
-Other controllers' pods must restart, and whether their command ends cannot in general be read from the
-manifest (a queue worker with no port looks like a script). One command says so itself: a distributed training
-launcher (`torchrun`, `python -m torch.distributed.run`, `deepspeed`, `accelerate launch`, `mpirun`, `horovodrun`),
-which starts one run's ranks and exits when the run ends. A Deployment, StatefulSet, ReplicaSet, DaemonSet or bare
-Pod under `Always` whose container runs one is reported, ports, probes or a `sleep infinity` after it or not: the
-finished run starts again from the top, a failed one is retried for ever, and a run kept alive by a trailing sleep
-holds its accelerators idle. So does a controller whose every container only inspects and exits: it runs only
-programs that start nothing and end (`nvidia-smi`, `echo`, `hostname`, `ls`, a GPU sample such as `deviceQuery`),
-with no port, no probe and no idling: its pods sit in `CrashLoopBackOff` for ever, holding their GPUs.
+Other controllers' pods must restart, and whether their command ends cannot in general be read from the manifest (a
+queue worker with no port looks like a script). One command says so itself: a distributed training launcher
+(`torchrun`, `python -m torch.distributed.run`, `deepspeed`, `accelerate launch`, `mpirun`, `horovodrun`), which
+starts one run's ranks and exits when the run ends. A Deployment, StatefulSet, ReplicaSet, DaemonSet or bare Pod
+under `Always` whose container runs one is reported, ports or probes or not: the finished run starts again from the
+top, and a failed one is retried for ever (`torchrun ... && sleep infinity` still exits when the run fails). A
+script that ends, on every path, in a wait that does not end (`sleep infinity` after the launcher with no `set -e`,
+an `if` whose every branch sleeps) keeps the pod for inspection and restarts nothing: not reported. A controller
+whose every container only inspects and exits is reported too: it runs only programs that start nothing and end
+(`nvidia-smi`, `echo`, `hostname`, `ls`, a GPU sample such as `deviceQuery`), with no port, no probe and no idling:
+its pods sit in `CrashLoopBackOff` for ever, holding their GPUs.
 
 A bare Pod under `Always` whose container is one rank of a `torch.distributed` run by its literal env
 (`WORLD_SIZE` above one, a `RANK`, a `MASTER_ADDR`; no port, no probe) is a warning naming the assumption that the
@@ -83,12 +85,14 @@ def check(ctx) -> Iterator[Hit]:
         if pod.get("restartPolicy", "Always") != "Always" or not (bare_pod or o.kind in RESTARTING):
             continue
         launched = _launched(pod)
+        if launched and idles_at_end(launched[1]):
+            continue  # kept running after the run, success or failure: nothing restarts it
         if launched:
             i, c, launcher = launched
             yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: container {c.get('name', i)} runs "
                       f"{launcher}, which exits when its training run ends, in a pod that restarts: the run "
-                      "starts again from the top when it finishes and is retried for ever when it fails (or, "
-                      "kept alive by a sleep after it, holds its accelerators idle)", obj=o)
+                      "starts again from the top when it finishes and is retried for ever when it fails (a "
+                      "sleep after a successful run only holds its accelerators idle)", obj=o)
             continue
         if not bare_pod:
             pairs = [c for field, _i, c in containers(pod) if field == "containers"]

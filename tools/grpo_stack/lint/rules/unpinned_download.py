@@ -34,6 +34,9 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
 - a trainer's Hydra override naming its model (verl's `actor_rollout_ref.model.path=ORG/NAME`, `critic.model.path`,
   any `*.model.path`): verl passes it to Transformers as it is and has no revision key, so a hub id there always
   tracks its branch;
+- the Kubeflow Training Operator's storage initializer (`--model_provider hf` with `model_uri` in
+  `--model_provider_parameters`, `--dataset_provider hf` with `repo_id`): it downloads with no revision, and its
+  parameters take none;
 - TGI's `MODEL_ID` and the Hugging Face containers' `HF_MODEL_ID` environment;
 - a hub id in the env a project's own program reads its model from (`MODEL_ID`, `MODEL_NAME`, `BASE_MODEL`, ..., in
   any case, `model_name` too, and
