@@ -265,6 +265,16 @@ def is_ollama(c: dict[str, Any]) -> bool:
     return bool(re.search(r"\bollama\s+serve\b", argv(c))) or (name == "ollama" and not c.get("command"))
 
 
+# llama.cpp's server, and Ollama's runner built on it, split a model's layers over the GPUs they hold from one
+# process: no process per GPU, no NCCL between them.
+LLAMA_CPP_SERVER = re.compile(r"(^|[\s/])llama-server\b|\bllama_cpp\.server\b")
+
+
+def one_process_server(c: dict[str, Any]) -> bool:
+    """A model server that drives all its GPUs from one process (Ollama, llama.cpp's server)."""
+    return is_ollama(c) or bool(LLAMA_CPP_SERVER.search(argv(c)))
+
+
 def loads_no_model_at_start(c: dict[str, Any]) -> bool:
     """Whether the model server loads no model until asked (Ollama without a start-time pull, Triton in explicit
     model control with no `--load-model`, LocalAI started with no model)."""

@@ -8,7 +8,7 @@ from ..finding import Hit, Severity
 from ._objects import containers, values_section
 from ._one_shot import inspects_only, training_launcher
 from ._quantity import quantity
-from ._serving import is_model_server
+from ._serving import is_model_server, one_process_server
 from ._vllm import single_worker
 
 CODE = "GRPO617"
@@ -30,7 +30,9 @@ a RayCluster, RayJob or RayService group with no `/dev/shm` mount of its own is 
 (`emptyDir: {medium: Memory}`, sized to the container's memory limit).
 Not judged: a container whose stated command runs only tools that start no GPU peers (`nvidia-smi`, `sleep`,
 CUDA's `deviceQuery` or `vectorAdd`, `echo`: a smoke test holding GPUs), and a vLLM server on one node whose
-stated tensor x pipeline x data parallel product is 1 (it drives one GPU; GRPO904 reports the idle ones).
+stated tensor x pipeline x data parallel product is 1 (it drives one GPU; GRPO904 reports the idle ones), nor an
+Ollama or llama.cpp server (`llama-server`, `python -m llama_cpp.server`), which splits a model over its GPUs from
+one process, with no NCCL between them.
 On manifests not rendered from values, a missing /dev/shm is an error where the container's stated command runs a
 distributed launcher (`torchrun`, `deepspeed`, `accelerate launch`, `mpirun`...) or a model server; for any other
 program (a project's own script, an image's entrypoint) it is a warning naming the assumption that the program
@@ -92,7 +94,7 @@ def check(ctx) -> Iterator[Hit]:
         volumes = {v.get("name"): v for v in pod.get("volumes") or [] if isinstance(v, dict)}
         for field, i, c in containers(pod):
             gpus = _gpus(c)
-            if gpus < 2 or inspects_only(c) or single_worker(c):
+            if gpus < 2 or inspects_only(c) or single_worker(c) or one_process_server(c):
                 continue
             mount = next((m for m in c.get("volumeMounts") or [] if isinstance(m, dict)
                           and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm"), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, in_condition, scripts, set_changes, text, walk
+from ..shell import command_name, command_words, in_condition, scripts, set_changes, text, walk
 
 CODE = "GRPO842"
 NAME = "pipeline-hides-failure"
@@ -14,13 +14,14 @@ CATEGORY = "correctness"
 SUMMARY = ("A pipeline in a pod script hides its first command's failure (no `pipefail`), or `export VAR=\"$(cmd)\"` "
            "hides the command's.")
 DOC = """## What it does
-Tracks the shell options of every pod script (the shell's flags, then each `set`) and reports a pipeline whose
-exit status hides a failure: under `set -e` without `pipefail`, any pipeline (`pip install … | tail -1`), and,
-with or without `set -e`, a pipeline that is the script's last command (`python train.py | tee log`: the Job's
-exit status is `tee`'s). Pipelines in `if`/`while` conditions or before `&&`/`||` are the script's own checks
-and are skipped; so are pipelines fed only by `echo`, `printf`, `cat`, `yes` or `seq`, and pipelines whose last
-command is `grep` (`wget -qO- …/healthz | grep success`, KubeRay's own probe): grep fails when nothing matches,
-so a producer that fails and prints nothing fails the pipeline too.
+Tracks the shell options of every pod script (the shell's flags, then each `set`) and reports a pipeline whose exit
+status hides a failure: under `set -e` without `pipefail`, any pipeline (`pip install … | tail -1`), and, with or
+without `set -e`, a pipeline that is the script's last command (`python train.py | tee log`: the Job's exit status
+is `tee`'s). Pipelines in `if`/`while` conditions or before `&&`/`||` are the script's own checks and are skipped;
+so are pipelines fed only by `echo`, `printf`, `cat`, `yes` or `seq`, a listing of `env`, `printenv`, `hostname` or
+`date` given no arguments through text filters (`env | grep NCCL_ | sort`), and pipelines whose last command is
+`grep` (`wget -qO- …/healthz | grep success`, KubeRay's own probe): grep fails when nothing matches, so a producer
+that fails and prints nothing fails the pipeline too.
 The same class: an assignment inside `export`, `local`, `declare`, `typeset` or `readonly` whose value runs a
 command (`export MODEL_DIR="$(resolve-model)"`, `local n=$(nproc)`) has the builtin's status, 0, whatever the
 command returned: it is reported under `set -e` and wherever its status is checked (`export X=$(cmd) || exit 1`).
@@ -106,7 +107,18 @@ def _skipped(pipeline) -> bool:
     members = [c for c in pipeline.named_children if c.type != "comment"]
     if members and command_name(members[-1]) in MATCHERS:
         return True  # `fetch | grep ok` tests the output: a failed fetch prints nothing, and grep then fails too
+    if members and _prints_only(members[0]) and all(command_name(c) in FILTERS for c in members[1:-1]):
+        return True  # `env | grep NCCL_ | sort`: a listing; a filter that matches nothing hides no failed work
     return all(command_name(c) in HARMLESS_PRODUCERS for c in members[:-1])
+
+
+# Programs that, given no arguments, only print what the process knows: `env | grep NCCL` lists variables.
+PRINTERS = frozenset({"env", "printenv", "hostname", "date", "id", "whoami", "uname"})
+FILTERS = frozenset({"grep", "egrep", "fgrep", "sort", "uniq", "head", "tail", "cut", "tr", "sed", "awk", "wc"})
+
+
+def _prints_only(node) -> bool:
+    return command_name(node) in PRINTERS and not command_words(node)
 
 
 def _last_statement(root):
