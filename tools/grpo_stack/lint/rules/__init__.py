@@ -57,6 +57,7 @@ from . import (
     pipeline_status,
     pod_hardening,
     pod_seccomp,
+    pod_security_enforced,
     privileged_placement,
     probe_always_passes,
     probe_budget,
@@ -199,6 +200,7 @@ _MODULES: list[ModuleType] = [
     claim_never_binds,
     service_monitor_selector,
     model_source_empty,
+    pod_security_enforced,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
