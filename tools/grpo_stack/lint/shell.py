@@ -191,6 +191,22 @@ def command_words(node: Node) -> list[str]:
                                                               "variable_assignment") and c.is_named]
 
 
+def assigned(root: Node) -> dict[str, str]:
+    """The script's own literal variables: `MODEL="org/name"` as a statement of its top level (a later one wins), what
+    its later words expand `$MODEL` to. Values holding an expansion or a substitution are left out."""
+    out: dict[str, str] = {}
+    for node in root.named_children:
+        if node.type != "variable_assignment":
+            continue
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if name is None or value is None or value.type not in ("word", "string", "raw_string"):
+            continue
+        if any(n.type in ("simple_expansion", "expansion", "command_substitution") for n in walk(value)):
+            continue
+        out[_text(name)] = _text(value).strip("'\"")
+    return out
+
+
 def commands_in(node: Node) -> Iterator[Node]:
     return (n for n in walk(node) if n.type == "command")
 

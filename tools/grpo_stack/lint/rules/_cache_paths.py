@@ -7,7 +7,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 
-from ..shell import command_name, command_words, commands_in, parse, script_in
+from ..shell import assigned, command_name, command_words, commands_in, parse, script_in
 from ._hub import HUB_GIT, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import argv_of, containers, literal_env
 from ._ollama import pod_ollama_pulls
@@ -39,8 +39,10 @@ def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
         found += [p for word in argv for _off, p in python_pulls(word)]
     else:
         source = resolve(str(argv[script[0]]), env) if script[0] < len(argv) else ""
-        for node in commands_in(parse(source).root_node):
-            found += argv_pulls([command_name(node), *command_words(node)], env)
+        root = parse(source).root_node
+        words_env = {**env, **assigned(root)}  # the script's own variables expand in its command lines
+        for node in commands_in(root):
+            found += argv_pulls([command_name(node), *command_words(node)], words_env)
         found += [p for _off, p in python_pulls(source)]
     found += entrypoint_pulls(c)
     for var in MODEL_ENV:

@@ -14,24 +14,24 @@ SEVERITY = Severity.ERROR
 CATEGORY = "security"
 SUMMARY = "A container mounts a hostPath volume writable."
 DOC = """## What it does
-Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`: an error
-where the host path is a location the node, its runtime or every pod uses (`/`, `/etc`, `/var/lib/kubelet`,
-`/var/run`, `/var/log`, `/tmp`, `/dev/shm`, a user's home, ...), a warning on a directory of the workload's own
-(`/opt/ollama`, `/mnt/disks/models`), where a write changes no one else's files. A mount
-that holds the container's own model download directory (its Hub cache, an Ollama store: a node-local model
-cache kept on purpose, so a restart or a second server on the node skips the download) is not reported on a
-directory of the workload's own, and is a warning in a node location: the design is common and deliberate (on the
-labelled corpora findings on node-local model caches were judged deliberate 22 times and a defect once).
-Nor is a directory of the workload's own in a pod pinned to one named node (`nodeName`, a `kubernetes.io/hostname`
-node selector): there the directory is the pod's storage, as a local PersistentVolume would be, and no other node's
-pod reads it. Not reported: a DaemonSet's node agent writing where the kubelet's plugin APIs make it write (its
-device-plugin and plugin-registration directories, `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`,
-`/var/lib/kubelet/plugins_registry`, and node-feature-discovery's `features.d`), and a DaemonSet's privileged
-container, which owns the node with or without the mount (GRPO815 and Pod Security judge the privilege), and a host
-device directory under `/dev` other than `/dev/shm` (`/dev/infiniband` for RDMA: opening its devices is what the
-mount is for). A node-installed driver directory (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB manifests
-mount at `/usr/local/nvidia` and `/usr/local/gib`) is a warning: mount it `readOnly`. Other node agents' writes
-belong to DaemonSets that manage the node; suppress with the reason there.
+Reports every `hostPath` volume that a container of any pod template mounts without `readOnly: true`: an error where
+the host path is a location the node, its runtime or every pod uses (`/`, `/etc`, `/var/lib/kubelet`, `/var/run`,
+`/var/log`, `/tmp`, `/dev/shm`, a user's home, ...), a warning on a directory of the workload's own (`/opt/ollama`,
+`/mnt/disks/models`), where a write changes no one else's files. A mount that holds the container's own model
+download directory (its Hub cache, an Ollama store: a node-local model cache kept on purpose, so a restart or a
+second server on the node skips the download) is not reported on a directory of the workload's own, and is a warning
+in a node location: the design is common and deliberate (on the labelled corpora findings on node-local model caches
+were judged deliberate 22 times and a defect once). Nor is a directory of the workload's own in a pod pinned to one
+named node (`nodeName`, a `kubernetes.io/hostname` node selector): there the directory is the pod's storage, as a
+local PersistentVolume would be, and no other node's pod reads it. Not reported: a DaemonSet's node agent writing
+where the kubelet's plugin APIs make it write (its device-plugin and plugin-registration directories,
+`/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`, `/var/lib/kubelet/plugins_registry`, and
+node-feature-discovery's `features.d`), and a DaemonSet's privileged container, which owns the node with or without
+the mount (GRPO815 and Pod Security judge the privilege), and a host device directory (`/dev` itself or one under it
+other than `/dev/shm`: `/dev/infiniband` for RDMA; opening its devices is what the mount is for). A node-installed
+driver directory (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB manifests mount at `/usr/local/nvidia`
+and `/usr/local/gib`) is a warning: mount it `readOnly`. Other node agents' writes belong to DaemonSets that manage
+the node; suppress with the reason there.
 
 ## Why is this bad?
 A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet
@@ -85,10 +85,11 @@ def _under(path: str | None, dirs: tuple[str, ...]) -> bool:
 
 
 def _device_dir(path: str | None) -> bool:
-    """A host device directory (`/dev/infiniband`, `/dev/fuse`): opening its devices is what the mount is for, and
-    device access is the privilege rules' question. `/dev/shm` is a shared tree, not a device."""
+    """A host device directory (`/dev` itself, a node agent reaching its GPUs; `/dev/infiniband`, `/dev/fuse`):
+    opening its devices is what the mount is for, and device access is the privilege rules' question. `/dev/shm` is a
+    shared tree, not a device."""
     p = str(path or "").rstrip("/")
-    return p.startswith("/dev/") and not _under(p, ("/dev/shm",))
+    return (p == "/dev" or p.startswith("/dev/")) and not _under(p, ("/dev/shm",))
 
 
 # Host locations the node itself, its runtime or every pod uses: a write there changes the node or another pod.

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import command_name, command_words, commands_in, parse, script_in, scripts
+from ..shell import assigned, command_name, command_words, commands_in, parse, script_in, scripts
 from ._accelerators import asked
 from ._cache_paths import config_map_data, entrypoint_pulls, known_env
-from ._hub import Pull, argv_pulls, hub_repo, python_pulls, uri_pulls
+from ._hub import API_PROVIDERS, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
 from ._runtime_env import embedded_yaml, runtime_env_vars
@@ -106,6 +107,9 @@ MODEL_ENV = {"MODEL_ID": "REVISION", "HF_MODEL_ID": "HF_MODEL_REVISION"}
 PROGRAM_MODEL_ENV = frozenset({"MODEL_ID", "MODEL_NAME", "MODEL", "BASE_MODEL", "HF_MODEL", "MODEL_REPO",
                                "MODEL_REPO_ID", "PRETRAINED_MODEL", "MODEL_NAME_OR_PATH"})
 PROGRAM_MODELS_ENV = frozenset({"MODELS", "MODEL_IDS", "MODEL_NAMES", "MODEL_LIST"})
+# The same names with a qualifier before them (`INITIAL_MODEL_REPO_ID`, `EMBEDDING_MODEL`, `DRAFT_MODEL_NAME`); a
+# value naming an API provider's model (`openai/gpt-4o`) is no Hub pull.
+QUALIFIED_MODEL_ENV = re.compile(r"^[A-Z0-9]+(?:_[A-Z0-9]+)*_MODEL(?:_ID|_NAME|_REPO|_REPO_ID)?$")
 TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
 
 
@@ -154,10 +158,25 @@ def _container_pulls(o, pod_path: str, pod: dict, config_maps: dict[str, dict]) 
                 else set(env.values())
             # finite work (a Job, a RayJob's entrypoint) reads its pods' env
             loads = bool(asked(c)) or for_finite_work(o, pod_path, pod)
-            for var, pull in _program_env_pulls(env, named, loads):
+            # the container's own env entries, a value from a ConfigMap of the set included (not what an envFrom
+            # brings in bulk, which the program may never read); the script's pulls are the command's findings
+            entries = {e["name"] for e in c.get("env") or [] if isinstance(e, dict) and isinstance(e.get("name"), str)}
+            named |= {p.repo for p in _script_words_pulls(argv, resolved)}
+            for var, pull in _program_env_pulls({k: v for k, v in resolved.items() if k in entries}, named, loads):
                 index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
-                yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull, PROGRAM_ASSUMED), obj=o,
+                at = f"{base}.env.{index}.value" if var in env else f"{base}.env.{index}.valueFrom"
+                yield Hit(at, _message(o, f"container {name}", pull, PROGRAM_ASSUMED), obj=o,
                           severity=Severity.WARNING)
+
+
+def _script_words_pulls(argv: list[str], env: dict[str, str]) -> list[Pull]:
+    """The pulls the container's shell script makes, its own variables expanded."""
+    script = script_in(argv)
+    if script is None:
+        return []
+    root = parse(resolve(argv[script[0]], env)).root_node
+    words_env = {**env, **assigned(root)}
+    return [p for node in commands_in(root) for p in argv_pulls(_words(node), words_env)]
 
 
 PROGRAM_ASSUMED = " (assumed: the program loads the model its env names from the Hub)"
@@ -179,11 +198,12 @@ def _program_env_pulls(env: dict[str, str], named: set[str], loads: bool) -> Ite
     if not (loads or pins):
         return
     # any spelling of the name (`model_name`, as a Triton Python backend reads it from its environment)
-    for var in sorted(k for k in env if k.upper() in PROGRAM_MODEL_ENV | PROGRAM_MODELS_ENV):
+    for var in sorted(k for k in env if k.upper() in PROGRAM_MODEL_ENV | PROGRAM_MODELS_ENV
+                      or QUALIFIED_MODEL_ENV.match(k.upper())):
         # a list variable names several models, separated by commas (`MODELS: "org/a,org/b"`)
         for repo in env[var].split(",") if var.upper() in PROGRAM_MODELS_ENV else [env[var]]:
             repo = repo.strip()
-            if hub_repo(repo) and repo not in named:
+            if hub_repo(repo) and repo not in named and repo.split("/", 1)[0].lower() not in API_PROVIDERS:
                 pull = Pull(repo, f"env {var}", pins[0] if pins else None)
                 if not pull.pinned:
                     yield var, pull
@@ -229,8 +249,6 @@ def _index_path(base: str, command: list, k: int) -> str:
 
 
 def _word_path(base: str, command: list, argv: list[str], repo: str, env: dict[str, str]) -> str:
-    from ._hub import resolve
-
     k = next((j for j, w in enumerate(argv) if repo in resolve(w, env)), None)
     return _index_path(base, command, k) if k is not None else base
 
@@ -239,6 +257,7 @@ def _script_pulls(ctx) -> Iterator[Hit]:
     config_maps = config_map_data(ctx)
     for s in scripts(ctx):
         env = known_env(s.container, config_maps) if isinstance(s.container, dict) else {}
+        env = {**env, **assigned(s.root)}  # `MODEL=org/name; vllm serve "$MODEL"`: the script's own variables
         reported: set[str] = set()  # `ollama pull M` then `ollama run M` is one pull of M
         for node in commands_in(s.root):
             for pull in argv_pulls(_words(node), env):
