@@ -82,6 +82,17 @@ ACCELERATE = re.compile(r"(?:^|[\s;&|(])accelerate\s+launch\b(.*)")
 OPERATOR_COUNTS = ("PyTorchJob", "TrainJob", "ElasticJob")  # operators that set PET_NNODES for torchrun
 
 
+def _run(pattern: re.Pattern, text: str) -> re.Match | None:
+    """The first place the script runs the launcher: not a mention in a message (`echo "Launching torchrun..."`,
+    inside quotes on its line)."""
+    for m in pattern.finditer(text):
+        line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+        if (line.count('"') % 2 or line.count("'") % 2 or re.search(r"\b(?:echo|printf)\b", line)):
+            continue
+        return m
+    return None
+
+
 def _flags(rest: str) -> dict[str, str]:
     """--name value / --name=value / -np value of one launcher line (up to its script)."""
     try:
@@ -143,7 +154,7 @@ def check(ctx) -> Iterator[Hit]:
             text = _command_text(c)
             env = literal_env(c)
             who = f"{o.kind} {o.name}: container {c.get('name', i)}"
-            torch, accelerate, mpi = TORCHRUN.search(text), ACCELERATE.search(text), MPIRUN.search(text)
+            torch, accelerate, mpi = _run(TORCHRUN, text), _run(ACCELERATE, text), _run(MPIRUN, text)
             if torch:
                 where = _key(c, f"{pod_path}.{field}.{i}", "torch")
                 yield from _torchrun(o, where, who, _flags(torch.group(1)), env, c, pods)
