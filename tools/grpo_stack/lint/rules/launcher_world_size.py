@@ -84,10 +84,10 @@ OPERATOR_COUNTS = ("PyTorchJob", "TrainJob", "ElasticJob")  # operators that set
 
 def _run(pattern: re.Pattern, text: str) -> re.Match | None:
     """The first place the script runs the launcher: not a mention in a message (`echo "Launching torchrun..."`,
-    inside quotes on its line)."""
+    inside quotes on its line) or in a comment (`# ... injected by torchrun`, a heredoc's Python included)."""
     for m in pattern.finditer(text):
         line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-        if (line.count('"') % 2 or line.count("'") % 2 or re.search(r"\b(?:echo|printf)\b", line)):
+        if (line.count('"') % 2 or line.count("'") % 2 or "#" in line or re.search(r"\b(?:echo|printf)\b", line)):
             continue
         return m
     return None
