@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from ..shell import assigned, command_name, command_words, commands_in, parse, script_in
-from ._hub import HUB_GIT, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
+from ._hub import HUB_GIT, Pull, argv_pulls, flag_value, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import argv_of, containers, literal_env
 from ._ollama import pod_ollama_pulls
 from ._serving import is_model_server, is_ollama
@@ -39,16 +39,21 @@ def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
         found += [p for word in argv for _off, p in python_pulls(word)]
     else:
         source = resolve(str(argv[script[0]]), env) if script[0] < len(argv) else ""
-        root = parse(source).root_node
-        words_env = {**env, **assigned(root)}  # the script's own variables expand in its command lines
-        for node in commands_in(root):
-            found += argv_pulls([command_name(node), *command_words(node)], words_env)
+        found += script_argv_pulls(source, env)
         found += [p for _off, p in python_pulls(source)]
     found += entrypoint_pulls(c)
     for var in MODEL_ENV:
         if env.get(var) and hub_repo(env[var]) and (var != "MODEL_ID" or is_tgi(c, argv)):
             found.append(Pull(env[var], f"env {var}", None))
     return found
+
+
+def script_argv_pulls(source: str, env: dict[str, str]) -> list[Pull]:
+    """The pulls a shell script's command lines make, its own literal variables expanded in them
+    (`MODEL=org/name; vllm serve "$MODEL"`)."""
+    root = parse(source).root_node
+    words_env = {**env, **assigned(root)}
+    return [p for node in commands_in(root) for p in argv_pulls([command_name(node), *command_words(node)], words_env)]
 
 
 def entrypoint_pulls(c: dict) -> list[Pull]:
@@ -84,14 +89,6 @@ def _clone_target(c: dict, argv: list[str]) -> str | None:
             rest = [w for w in words[words.index(url) + 1:] if not w.startswith("-")]
             target = rest[0] if rest else posixpath.basename(url.rstrip("/")).removesuffix(".git")
             return target if target.startswith("/") else posixpath.join(cwd, target) if cwd else None
-    return None
-
-
-def flag_value(argv: list[str], names: tuple[str, ...]) -> str | None:
-    for i, w in enumerate(argv):
-        head, eq, value = w.partition("=")
-        if head in names:
-            return value if eq else (argv[i + 1] if i + 1 < len(argv) else None)
     return None
 
 

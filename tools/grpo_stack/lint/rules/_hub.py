@@ -160,10 +160,10 @@ INITIALIZER_PARAMS = {"--model_provider": ("--model_provider_parameters", "model
 
 def _initializer_pulls(words: list[str]) -> Iterator[Pull]:
     for provider, (params, key) in INITIALIZER_PARAMS.items():
-        if _flag_value(words, provider) != "hf":
+        if flag_value(words, (provider,)) != "hf":
             continue
         try:
-            config = json.loads(_flag_value(words, params) or "")
+            config = json.loads(flag_value(words, (params,)) or "")
         except ValueError:
             continue
         value = config.get(key) if isinstance(config, dict) else None
@@ -172,11 +172,12 @@ def _initializer_pulls(words: list[str]) -> Iterator[Pull]:
             yield Pull(repo, f"storage initializer {params} {key}", None)
 
 
-def _flag_value(words: list[str], flag: str) -> str | None:
-    for i, w in enumerate(words):
-        name, eq, value = w.partition("=")
-        if name == flag:
-            return value if eq else (words[i + 1] if i + 1 < len(words) else None)
+def flag_value(argv: list[str], names: tuple[str, ...]) -> str | None:
+    """The value of the first of `names` in argv, as `--name=value` or `--name value`."""
+    for i, w in enumerate(argv):
+        head, eq, value = w.partition("=")
+        if head in names:
+            return value if eq else (argv[i + 1] if i + 1 < len(argv) else None)
     return None
 
 

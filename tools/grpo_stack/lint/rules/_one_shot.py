@@ -38,11 +38,18 @@ def idles_only(c: dict) -> bool:
                                                                         for n, w in found)
 
 
+def _stated_argv(c: dict) -> list[str] | None:
+    """The container's stated command and arguments as words; None where it states no `command` (the image's
+    entrypoint decides)."""
+    argv = [str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(w, str | int | float)]
+    return argv if c.get("command") and argv else None
+
+
 def _stated_commands(c: dict) -> list[tuple[str, list[str]]] | None:
     """(name, words) of each command the container's stated `command` runs: itself, or those of its shell script;
     None where it states none (the image's entrypoint decides) or its script does not parse."""
-    argv = [str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(w, str | int | float)]
-    if not c.get("command") or not argv:
+    argv = _stated_argv(c)
+    if argv is None:
         return None
     script = script_in(argv)
     if script is None:
@@ -57,8 +64,8 @@ def idles_at_end(c: dict) -> bool:
     """The container's stated script ends, on every path, in a wait that does not end (`sleep infinity` last, an
     `if` whose every branch ends in one, a `while true` loop with no `break`): whatever ran before it, success or
     failure, the container does not exit."""
-    argv = [str(w) for w in [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(w, str | int | float)]
-    script = script_in(argv) if c.get("command") else None
+    argv = _stated_argv(c)
+    script = script_in(argv) if argv is not None else None
     if script is None:
         return False
     tree = parse(argv[script[0]])

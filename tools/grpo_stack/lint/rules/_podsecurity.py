@@ -37,6 +37,13 @@ def is_privileged(c: dict[str, Any]) -> bool:
     return bool((c.get("securityContext") or {}).get("privileged"))
 
 
+def seccomp_type(sc: Any) -> str | None:
+    """The seccomp profile type a pod's or container's securityContext sets (`RuntimeDefault`, `Unconfined`, ...)."""
+    profile = sc.get("seccompProfile") if isinstance(sc, dict) else None
+    kind = profile.get("type") if isinstance(profile, dict) else None
+    return str(kind) if kind else None
+
+
 def requests_efa(c: dict[str, Any]) -> bool:
     return EFA_RESOURCE in _requested(c)
 

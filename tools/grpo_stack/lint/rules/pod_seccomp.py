@@ -7,7 +7,7 @@ from typing import Any
 
 from ..context import node_at
 from ..finding import Hit, Severity
-from ._podsecurity import all_containers, folded, pod_label, where
+from ._podsecurity import all_containers, folded, pod_label, seccomp_type, where
 
 CODE = "GRPO810"
 NAME = "pod-seccomp"
@@ -52,10 +52,6 @@ grpo-common.podSecurityContext).
 ALLOWED = {"RuntimeDefault", "Localhost"}
 
 
-def _profile(sc: dict | None) -> str | None:
-    return ((sc or {}).get("seccompProfile") or {}).get("type")
-
-
 APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
 
 
@@ -72,14 +68,14 @@ def hits(ctx) -> Iterator[Hit]:
     """Every pod template's findings, whatever the mode (GRPO809 folds them per pod in manifest mode)."""
     for o, pod_path, pod in ctx.pod_templates():
         sc = pod.get("securityContext") if isinstance(pod.get("securityContext"), dict) else {}
-        pod_profile = _profile(sc)
+        pod_profile = seccomp_type(sc)
         pod_apparmor = _apparmor(sc)
         meta_path = pod_path.rsplit(".", 1)[0] + ".metadata" if "." in pod_path else "metadata"
         meta = node_at(o.obj, meta_path)
         annotations = meta.get("annotations") if isinstance(meta, dict) else None
         annotations = annotations if isinstance(annotations, dict) else {}
         for field, i, c in all_containers(pod):
-            own = _profile(c.get("securityContext"))
+            own = seccomp_type(c.get("securityContext"))
             effective = own or pod_profile
             if effective not in ALLOWED:
                 path = (f"{where(pod_path, field, i)}.securityContext" if own

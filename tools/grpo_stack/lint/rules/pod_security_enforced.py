@@ -7,7 +7,7 @@ from typing import Any
 
 from ..finding import Hit, Severity
 from ._objects import containers
-from ._podsecurity import namespace_of
+from ._podsecurity import namespace_of, seccomp_type
 
 CODE = "GRPO867"
 NAME = "pod-security-enforced"
@@ -140,10 +140,10 @@ def baseline(pod: dict[str, Any]) -> list[str]:
         ports = [p.get("hostPort") for p in c.get("ports") or [] if isinstance(p, dict) and p.get("hostPort")]
         if ports:
             out.append(f"container {_name(c, i)} uses hostPort {ports[0]}")
-    if _seccomp(pod_sc) == "Unconfined":
+    if seccomp_type(pod_sc) == "Unconfined":
         out.append("the pod's seccomp profile is Unconfined")
     out += [f"container {_name(c, i)}'s seccomp profile is Unconfined" for _f, i, c in mains
-            if _seccomp(_context(c)) == "Unconfined"]
+            if seccomp_type(_context(c)) == "Unconfined"]
     return out
 
 
@@ -167,8 +167,8 @@ def restricted(pod: dict[str, Any]) -> list[str]:
     if pod_sc.get("runAsUser") == 0:
         out.append("the pod runs as user 0")
     out += [f"container {_name(c, i)} runs as user 0" for _f, i, c in mains if _context(c).get("runAsUser") == 0]
-    pod_profile = _seccomp(pod_sc)
-    effective = [(_name(c, i), _seccomp(_context(c)) or pod_profile) for _f, i, c in mains]
+    pod_profile = seccomp_type(pod_sc)
+    effective = [(_name(c, i), seccomp_type(_context(c)) or pod_profile) for _f, i, c in mains]
     missing = [n for n, profile in effective if profile not in CONFINED_SECCOMP and profile != "Unconfined"]
     if missing:  # (an Unconfined profile is baseline's finding above)
         out.append(f"no RuntimeDefault or Localhost seccomp profile (containers {', '.join(missing)})")
@@ -182,8 +182,3 @@ def restricted(pod: dict[str, Any]) -> list[str]:
         if extra:
             out.append(f"container {_name(c, i)} adds {', '.join(sorted(extra))}")
     return out
-
-
-def _seccomp(sc: dict[str, Any]) -> str | None:
-    profile = sc.get("seccompProfile")
-    return str(profile.get("type")) if isinstance(profile, dict) and profile.get("type") else None

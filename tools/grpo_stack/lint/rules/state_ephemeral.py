@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ..shell import split_words
+from ._hub import flag_value
 from ._objects import argv_of, containers
 from ._serving import is_notebook
 
@@ -155,7 +156,7 @@ def _volume_at(path: str, c: dict, volumes: dict) -> dict | None:
 
 # Where Jupyter keeps the notebooks it opens and saves (jupyter_server's `root_dir`, the classic notebook's
 # `notebook_dir`, both also as `--notebook-dir`).
-NOTEBOOK_DIR = re.compile(r"^--(?:notebook-dir|(?:ServerApp\.root_dir|NotebookApp\.notebook_dir))$")
+NOTEBOOK_DIR = ("--notebook-dir", "--ServerApp.root_dir", "--NotebookApp.notebook_dir")
 # Volumes that end with the pod or hold no data the pod writes.
 NOT_KEPT = frozenset({"emptyDir", "configMap", "secret", "projected", "downwardAPI", "ephemeral", "image"})
 
@@ -163,10 +164,7 @@ NOT_KEPT = frozenset({"emptyDir", "configMap", "secret", "projected", "downwardA
 def _notebook_hit(o, path: str, c: dict, volumes: dict) -> Hit | None:
     """A notebook server whose notebooks land where nothing keeps them: its notebook directory (by flag or
     workingDir) on no volume or an emptyDir; where it names none, a container that mounts nothing that lasts."""
-    words = _words(c)
-    given = next((value if eq else (words[i + 1] if i + 1 < len(words) else "")
-                  for i, w in enumerate(words) for flag, eq, value in [w.partition("=")] if NOTEBOOK_DIR.match(flag)),
-                 None) or c.get("workingDir")
+    given = flag_value(_words(c), NOTEBOOK_DIR) or c.get("workingDir")
     name = c.get("name", path.rsplit(".", 1)[-1])
     if given:
         volume = _volume_at(str(given).strip("'\""), c, volumes)

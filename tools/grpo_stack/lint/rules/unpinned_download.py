@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ..shell import assigned, command_name, command_words, commands_in, parse, script_in, scripts
 from ._accelerators import asked
-from ._cache_paths import config_map_data, entrypoint_pulls, known_env
+from ._cache_paths import config_map_data, entrypoint_pulls, known_env, script_argv_pulls
 from ._hub import API_PROVIDERS, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
@@ -161,22 +161,14 @@ def _container_pulls(o, pod_path: str, pod: dict, config_maps: dict[str, dict]) 
             # the container's own env entries, a value from a ConfigMap of the set included (not what an envFrom
             # brings in bulk, which the program may never read); the script's pulls are the command's findings
             entries = {e["name"] for e in c.get("env") or [] if isinstance(e, dict) and isinstance(e.get("name"), str)}
-            named |= {p.repo for p in _script_words_pulls(argv, resolved)}
+            script = script_in(argv)
+            if script is not None:
+                named |= {p.repo for p in script_argv_pulls(resolve(argv[script[0]], resolved), resolved)}
             for var, pull in _program_env_pulls({k: v for k, v in resolved.items() if k in entries}, named, loads):
                 index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
                 at = f"{base}.env.{index}.value" if var in env else f"{base}.env.{index}.valueFrom"
                 yield Hit(at, _message(o, f"container {name}", pull, PROGRAM_ASSUMED), obj=o,
                           severity=Severity.WARNING)
-
-
-def _script_words_pulls(argv: list[str], env: dict[str, str]) -> list[Pull]:
-    """The pulls the container's shell script makes, its own variables expanded."""
-    script = script_in(argv)
-    if script is None:
-        return []
-    root = parse(resolve(argv[script[0]], env)).root_node
-    words_env = {**env, **assigned(root)}
-    return [p for node in commands_in(root) for p in argv_pulls(_words(node), words_env)]
 
 
 PROGRAM_ASSUMED = " (assumed: the program loads the model its env names from the Hub)"
