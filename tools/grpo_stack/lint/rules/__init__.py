@@ -11,6 +11,7 @@ from ...errors import MAX_MESSAGE, clip
 from ..finding import Finding, Hit, Severity
 from . import (
     api_exposure,
+    autoscaler_conflict,
     backend_readiness,
     builtin_code_reward,
     capabilities,
@@ -201,6 +202,7 @@ _MODULES: list[ModuleType] = [
     service_monitor_selector,
     model_source_empty,
     pod_security_enforced,
+    autoscaler_conflict,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

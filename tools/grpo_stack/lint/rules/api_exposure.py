@@ -17,7 +17,8 @@ CODE = "GRPO820"
 NAME = "unauthenticated-api-exposed"
 SEVERITY = Severity.ERROR
 CATEGORY = "security"
-SUMMARY = ("A LoadBalancer, NodePort, Ingress, OpenShift Route or HTTPRoute fronts an API with no authentication: an "
+SUMMARY = ("A LoadBalancer, NodePort, Ingress, OpenShift Route, HTTPRoute or host port fronts an API with no "
+           "authentication: an "
            "inference server without an API key, a notebook without a token, or the Ray dashboard / job API / client.")
 DOC = """## What it does
 Follows every way traffic from outside the cluster reaches a pod: a Service of `type: LoadBalancer` or
@@ -42,6 +43,11 @@ selector and ports: one that names a model server (Triton, TensorFlow Serving, v
 head) on that server's default port is a warning; so is one, whatever its name, that targets the default port of
 a server without authentication of its own (8000, 8001, 8500, 8501, 30000, 23333, 11434, 7860, 8888, 5555, 8265,
 10001), the assumption named.
+
+A container port bound on the node's own address (`hostPort`, or `hostNetwork: true`) is reached with no Service
+at all: a server named above bound so is a warning (the node's address may be private), and so is a `hostPort` of
+any other container that names no API key or token, except a DaemonSet's (node agents: exporters, log shippers)
+and the ports 80 and 443 an ingress controller takes on its node.
 
 Recognised by shape as well, each a warning (what authenticates may be outside these files):
 - a public `LoadBalancer` or a `NodePort` in front of pods whose server no rule above can name (named as an
@@ -522,6 +528,42 @@ def _operator_services(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                           obj=o, severity=Severity.WARNING)
 
 
+# Host ports a node's web front door takes (an ingress controller bound to the node's 80 and 443): the routes it
+# serves are judged as routes, not as the proxy's own API.
+FRONT_DOOR_PORTS = frozenset({80, 443})
+
+
+def _node_ports_of_pods(ctx) -> Iterator[Hit]:
+    """A container port bound on its node's address (`hostPort`, or any port under `hostNetwork`): reachable by
+    whatever reaches the node, with no Service in between."""
+    for o, pod_path, pod in ctx.pod_templates():
+        host_network = pod.get("hostNetwork") is True
+        head, token = _is_ray_head(ctx, o, pod_path), _ray_token_auth(o, pod_path)
+        for field, i, c in containers(pod):
+            bound = {p["containerPort"]: p.get("hostPort", p["containerPort"]) for p in c.get("ports") or []
+                     if isinstance(p, dict) and isinstance(p.get("containerPort"), int)
+                     and (host_network or isinstance(p.get("hostPort"), int))}
+            api = unauthenticated_api(c, head and c is _first(pod), token)
+            how = "hostNetwork" if host_network else "hostPort"
+            base = f"{pod_path}.{field}.{i}"
+            if api is not None:
+                ports = sorted(api.ports & set(bound)) or (sorted(api.ports) if host_network else [])
+                if ports:
+                    yield Hit(f"{base}.ports" if bound else f"{pod_path}.hostNetwork",
+                              f"{o.kind} {o.name}: container {c.get('name', i)} binds {api.what} on its node's "
+                              f"address ({how}, port {ports[0]}) with no authentication: whatever reaches the node "
+                              "reaches it (assumed: the node's address is reachable beyond the cluster)",
+                              obj=o, severity=Severity.WARNING)
+                continue
+            published = sorted(h for h in bound.values() if h not in FRONT_DOOR_PORTS)
+            if host_network or not published or o.kind == "DaemonSet" or _named_or_keyed(ctx, o, pod_path, pod):
+                continue  # node agents (exporters, log shippers) and servers judged above
+            yield Hit(f"{base}.ports", f"{o.kind} {o.name}: container {c.get('name', i)} publishes port "
+                      f"{published[0]} on its node's address (hostPort), and nothing in these files authenticates "
+                      "its callers (no API key or token): whatever reaches the node reaches it (assumed: the node's "
+                      "address is reachable beyond the cluster)", obj=o, severity=Severity.WARNING)
+
+
 def check(ctx) -> Iterator[Hit]:
     all_backends = backends(ctx)
     yield from _service_exposure(ctx, all_backends)
@@ -530,3 +572,4 @@ def check(ctx) -> Iterator[Hit]:
     yield from _gateway_listeners(ctx)
     yield from _operator_services(ctx, all_backends)
     yield from _knative_services(ctx)
+    yield from _node_ports_of_pods(ctx)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
+from ...apivalidation.podspecs import node_at
 from ..finding import Hit, Severity
 from ._accelerators import asked
 from ._objects import containers, runs_to_completion
@@ -86,7 +88,7 @@ def check(ctx) -> Iterator[Hit]:
         if b.obj.kind != "Service":
             continue  # a head Service KubeRay creates: its head's readiness is KubeRay's
         for o, pod_path, pod in b.pods:
-            if (id(o), pod_path) in seen or _governing(b, o):
+            if (id(o), pod_path) in seen or _governing(b, o) or _metrics_only(b, o, pod_path, pod):
                 continue
             seen.add((id(o), pod_path))
             mains = _unprobed(o, pod_path, pod)
@@ -121,6 +123,25 @@ def _governing(b, o) -> bool:
     spec = b.obj.obj.get("spec") if isinstance(b.obj.obj.get("spec"), dict) else {}
     owner = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
     return o.kind == "StatefulSet" and spec.get("clusterIP") == "None" and owner.get("serviceName") == b.name
+
+
+# Port names that mean "scrape me": Prometheus' own and the conventions of the charts that expose metrics apart.
+METRICS_PORT = re.compile(r"^(?:http-|https-)?(?:metrics|prom|prometheus|monitoring|telemetry)$", re.IGNORECASE)
+
+
+def _metrics_only(b, o, pod_path: str, pod: dict) -> bool:
+    """Every port of the Service reaches a metrics endpoint (a port named so, on the Service or the container, or
+    the one the pod's `prometheus.io/port` annotation names): Prometheus scrapes through it, no client's request
+    does, and readiness gates no scrape."""
+    meta = node_at(o.obj, pod_path.rsplit(".spec", 1)[0] + ".metadata") if pod_path.endswith(".spec") else None
+    annotated = str(((meta or {}).get("annotations") or {}).get("prometheus.io/port", "")) if isinstance(
+        meta, dict) else ""
+    named = {str(p.get("containerPort")) for _f, _i, c in containers(pod) for p in c.get("ports") or []
+             if isinstance(p, dict) and METRICS_PORT.match(str(p.get("name", "")))}
+    named |= {str(p.get("name")) for _f, _i, c in containers(pod) for p in c.get("ports") or []
+              if isinstance(p, dict) and METRICS_PORT.match(str(p.get("name", "")))}
+    return bool(b.ports) and all(METRICS_PORT.match(p.name or "") or str(p.target) in named
+                                 or (annotated and str(p.target) == annotated) for p in b.ports)
 
 
 def _unprobed(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:

@@ -20,9 +20,13 @@ Finds `nvidia.com/gpu` requests no engine will use, in every pod template:
   schedules only what it advertises, so the rest sit unused;
 - a container given GPUs that only idles (`sleep infinity`, `tail -f /dev/null`, `pause`): a warning, since a pod
   kept for `kubectl exec` sessions or a scheduling demonstration idles on purpose;
-- a container given GPUs whose image has no CUDA: a `rayproject/ray` tag without a `-gpu` / `-cuXXX` suffix (Ray's
-  CPU images; an untagged platform on `rayproject/ray-ml` is its GPU image, `-cpu` its CPU one), or a plain
-  language or shell base (`python`, `busybox`, `alpine`, `debian`, `ubuntu`, `curlimages`).
+- a container given GPUs whose image has no glibc or no Python (`busybox`, `alpine`, `curlimages/curl`): no CUDA
+  program runs there;
+- a container given GPUs whose image has no CUDA of its own: a `rayproject/ray` tag without a `-gpu` / `-cuXXX`
+  suffix (Ray's CPU images; an untagged platform on `rayproject/ray-ml` is its GPU image, `-cpu` its CPU one), or a
+  plain glibc base (`python`, `debian`, `ubuntu`): a warning naming the assumption, since PyPI's torch, vLLM,
+  JAX[cuda] and CuPy wheels carry the CUDA runtime and the NVIDIA container runtime mounts the driver. Not reported
+  when the container's own command installs such wheels (`pip install torch==...`, `-r requirements.txt`).
 In values, the chart derives every engine's GPU count from `global.cluster` (the trainer's nodes x GPUs per
 node) and GRPO904 checks the vLLM server's: no values key gives a pod GPUs the job does not use.
 
@@ -57,7 +61,15 @@ Request GPUs only where an engine runs on them, and let Ray advertise what the c
 """
 
 IDLE = re.compile(r"^\s*(exec\s+)?(sleep\s+(infinity|inf|\d{4,})|tail\s+-f\s+/dev/null|/?pause)\s*$")
-CPU_BASES = re.compile(r"^(docker\.io/)?(library/)?(python|busybox|alpine|debian|ubuntu|curlimages/curl)(:|@|$)")
+# Images with no glibc or no Python: no CUDA program runs in them, whatever the container installs (CUDA and the
+# PyPI wheels that carry it are built for glibc).
+NO_CUDA_BASES = re.compile(r"^(docker\.io/)?(library/)?(busybox|alpine|curlimages/curl)(:|@|$)")
+# glibc bases with no CUDA of their own: PyPI's torch, vLLM, JAX[cuda] and CuPy wheels bring the CUDA runtime, and
+# the NVIDIA container runtime mounts the driver, so a program that installs them uses the GPUs.
+CPU_BASES = re.compile(r"^(docker\.io/)?(library/)?(python|debian|ubuntu)(:|@|$)")
+CUDA_WHEELS = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^;&|\n]*?(?:\s|['\"])"
+                         r"(?:torch|vllm|sglang|jax\[cuda|tensorflow\[and-cuda|cupy-cuda|nvidia-|paddlepaddle-gpu|"
+                         r"onnxruntime-gpu|-r\s)")
 RAY_IMAGE = re.compile(r"^(docker\.io/)?rayproject/ray(?P<ml>-ml)?:(?P<tag>[^@]+)")
 
 
@@ -83,6 +95,12 @@ def _idle(c: dict) -> bool:
     return bool(IDLE.match(" ".join(str(a) for a in argv)))
 
 
+def _installs_cuda_wheels(c: dict) -> bool:
+    argv = [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(c.get("command", []), list) and \
+        isinstance(c.get("args", []), list) else []
+    return bool(CUDA_WHEELS.search(" ".join(str(a) for a in argv)))
+
+
 def _cpu_image(image: str) -> bool:
     m = RAY_IMAGE.match(image)
     if m:
@@ -92,7 +110,7 @@ def _cpu_image(image: str) -> bool:
         # Ray's tag scheme: no platform tag aliases -cpu for rayproject/ray and -gpu for rayproject/ray-ml
         # (ray-project/ray docker/ray-ml/README.md, "Tags").
         return "-cpu" in tag or not m.group("ml")
-    return bool(CPU_BASES.match(image))
+    return bool(CPU_BASES.match(image) or NO_CUDA_BASES.match(image))
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -116,9 +134,13 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs and only "
                           "idles (assumed: unless someone works in it through kubectl exec, they sit unused)",
                           obj=o, severity=Severity.WARNING)
-            elif isinstance(c.get("image"), str) and _cpu_image(c["image"]):
+            elif isinstance(c.get("image"), str) and NO_CUDA_BASES.match(c["image"]):
                 yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs but runs "
-                          f"{c['image']}, which has no CUDA", obj=o)
+                          f"{c['image']}, in which no CUDA program runs (no glibc or no Python)", obj=o)
+            elif isinstance(c.get("image"), str) and _cpu_image(c["image"]) and not _installs_cuda_wheels(c):
+                yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs but runs "
+                          f"{c['image']}, which has no CUDA (assumed: nothing it runs installs CUDA wheels, such as "
+                          "torch from PyPI, which bring their own)", obj=o, severity=Severity.WARNING)
 
 
 def _below(advertised, gpus: float) -> bool:

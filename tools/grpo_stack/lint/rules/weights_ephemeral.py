@@ -44,7 +44,10 @@ where a stated room is smaller: no node's disk notices them. A container with an
 cache (`HF_HUB_CACHE`, `HUGGINGFACE_HUB_CACHE`, `TRANSFORMERS_CACHE`, `HF_HOME`) on a disk emptyDir with no
 `sizeLimit`, and that states no `ephemeral-storage`, is reported even where no pull is in the files (a Ray worker
 group caching the model of the jobs submitted to it): a warning naming the assumption that its program downloads the
-model from the Hub. A PersistentVolumeClaim, `hostPath`, CSI, NFS or any other persistent volume at the cache path
+model from the Hub. An accelerator pod that sizes a disk emptyDir at 10 GiB or more (`sizeLimit`, half the root
+volume an EKS managed node group gets by default) while no container states `ephemeral-storage` is reported as well,
+whatever fills it (an init container's `aws s3 sync`, a trainer's checkpoints): a warning naming the assumption that
+it writes near its limit. A PersistentVolumeClaim, `hostPath`, CSI, NFS or any other persistent volume at the cache path
 is fine, and so is a local model path (no pull) or a memory-backed emptyDir (it counts against the memory limit, not
 the node's disk).
 
@@ -126,10 +129,42 @@ def check(ctx) -> Iterator[Hit]:
         for base, c, pulls, cache, _env in downloads(pod, pod_path, with_ollama=True, config_maps=config_maps):
             pulling.add(base)
             yield from _judge(o, base, c, pulls, cache, volumes)
+        hits = []
         for field, i, c in containers(pod):
             base = f"{pod_path}.{field}.{i}"
             if base not in pulling:
-                yield from _declared_cache(o, base, c, known_env(c, config_maps), volumes)
+                hits += _declared_cache(o, base, c, known_env(c, config_maps), volumes)
+        yield from hits
+        if not pulling and not hits:
+            yield from _sized_scratch(o, pod_path, pod)
+
+
+# An accelerator pod whose disk emptyDirs may hold this much writes a model or checkpoints there: half the root
+# volume an EKS managed node group gets by default (20 GiB, `diskSize`), a quarter of GKE's default boot disk.
+SIZED_SCRATCH = 10 * 2**30
+
+
+def _sized_scratch(o, pod_path: str, pod: dict) -> Iterator[Hit]:
+    """An accelerator pod that bounds a disk emptyDir at SIZED_SCRATCH or more, where no container states
+    ephemeral-storage: the sizeLimit says how much it will write; the scheduler reserves none of it."""
+    all_containers = [c for _f, _i, c in containers(pod)]
+    gpus = next((g for g in map(accelerators_asked, all_containers) if g), None)
+    if not gpus or any(_stated_storage(c) is not None for c in all_containers):
+        return
+    sized = [(i, v, quantity((v.get("emptyDir") or {}).get("sizeLimit")))
+             for i, v in enumerate(pod.get("volumes") or []) if isinstance(v, dict)
+             and isinstance(v.get("emptyDir"), dict) and v["emptyDir"].get("medium") != "Memory"]
+    sized = [(i, v, size) for i, v, size in sized if size is not None and size >= SIZED_SCRATCH]
+    if not sized:
+        return
+    i, volume, size = max(sized, key=lambda x: x[2])
+    resource, count = next(iter(gpus.items()))
+    yield Hit(f"{pod_path}.volumes.{i}.emptyDir.sizeLimit",
+              f"{o.kind} {o.name}: a pod with {count:g} {resource} sizes the emptyDir {volume.get('name')} on the "
+              f"node's disk at {volume['emptyDir']['sizeLimit']}, but no container requests ephemeral-storage: "
+              "the scheduler counts requests, not sizeLimits, so it may place the pod on a node with less free "
+              "disk, which evicts it (DiskPressure) once what it writes there (a model, checkpoints) fills the disk "
+              "(assumed: it writes near its sizeLimit)", obj=o)
 
 
 def _declared_cache(o, base: str, c: dict, env: dict[str, str], volumes: dict) -> Iterator[Hit]:

@@ -1,0 +1,74 @@
+"""GRPO868 against the real HorizontalPodAutoscaler controller: the HPAs of each fixture are applied to the local
+control plane beside the workloads they scale, and the controller manager decides. Where the rule reports two HPAs
+on one workload, the controller marks them `ScalingActive=False` with reason `AmbiguousSelector`; where it reports
+nothing, no HPA gets that reason.
+
+Where the check stops: KEDA is not part of this control plane, so a ScaledObject beside an HPA (the rule's other
+branch, and the `transfer-hpa-ownership` exception) is checked against KEDA's source only (its ScaledObject
+webhook's "already managed by the hpa" refusal, and the HPA of its own it creates for each ScaledObject), not run;
+the fixtures' ScaledObjects are left out here.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+import pytest
+import yaml
+
+from tests.cluster.kube_api import scratch_namespace, wait_for
+from tests.lint.fixtures import FIXTURES, lint_fixture
+
+CODE = "GRPO868"
+CASES = sorted(p for p in (FIXTURES / CODE).glob("*.yaml") if "scaledobject" not in p.name)
+IMAGE = "registry.k8s.io/pause:3.10"
+
+
+def _workload(kind: str, name: str) -> dict:
+    labels = {"app": name}
+    spec = {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+        "metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": IMAGE, "resources": {
+            "requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}
+    if kind == "StatefulSet":
+        spec["serviceName"] = name
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def _reason(hpa: dict) -> str | None:
+    for cond in (hpa.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "ScalingActive":
+            return cond.get("reason")
+    return None
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.name)
+def test_the_hpa_controller_refuses_exactly_the_pairs_the_rule_reports(control_plane, path):
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    hpas = [d for d in docs if d["kind"] == "HorizontalPodAutoscaler"]
+    names = {h["metadata"]["name"] for h in hpas}
+    reported = {f.message.split(" scales ")[0].split()[-1] for f in lint_fixture(path).findings if f.code == CODE}
+    reported &= names  # the HPAs the rule names; a ScaledObject's finding needs KEDA (above)
+    assert hpas and bool(reported) == path.name.startswith("bad-")
+    stem = path.stem.split("-")[0]
+    spaces = sorted({h["metadata"].get("namespace", "default") for h in hpas})
+    mapped = {ns: f"g868-{stem}-{ns}"[:63] for ns in spaces}
+    with ExitStack() as stack:
+        kubes = {ns: stack.enter_context(scratch_namespace(control_plane, name)) for ns, name in mapped.items()}
+        for h in hpas:
+            ns = h["metadata"].get("namespace", "default")
+            ref = h["spec"]["scaleTargetRef"]
+            if kubes[ns].get("apps/v1", ref["kind"], ref["name"], mapped[ns]) is None:
+                kubes[ns].create(_workload(ref["kind"], ref["name"]), mapped[ns])
+            h = {**h, "metadata": {**h["metadata"], "namespace": mapped[ns]}}
+            kubes[ns].create(h, mapped[ns])
+
+        def reasons() -> dict[str, str] | None:
+            got = {h["metadata"]["name"]: _reason(kubes[h["metadata"].get("namespace", "default")].get(
+                "autoscaling/v2", "HorizontalPodAutoscaler", h["metadata"]["name"],
+                mapped[h["metadata"].get("namespace", "default")])) for h in hpas}
+            return got if all(got.values()) else None
+
+        got = wait_for("every HPA's ScalingActive condition", reasons, timeout=90, every=1)
+        ambiguous = {name for name, reason in got.items() if reason == "AmbiguousSelector"}
+        assert bool(ambiguous) == bool(reported), got
+        assert reported <= ambiguous, (reported, got)
