@@ -11,8 +11,9 @@ are applied, and the script lints them that way:
 - `helm`: a chart rendered with the real helm (`helm template RELEASE CHART -n NS -f VALUES`, one release per
   values file; chart dependencies are dropped, the values leave them disabled) and linted with `--namespace NS`.
 
-Every finding is matched to a label by (repository, path, code, key path): `verdict: true` is a real defect of
-the rule's class, `false` is noise. It prints per-rule and overall precision (true / labelled findings), the
+Every finding is matched to a label by (repository, path, code, key path), and by a `match` text its message
+holds where one key path carries several findings: `verdict: true` is a real defect of the rule's class, `false` is
+noise. It prints per-rule and overall precision (true / labelled findings), the
 findings no label covers (to triage), and the known misses (defects of the rules' classes nothing reports).
 `--tools DIR` lints with the grpo_stack package under DIR (another checkout's `tools/`, for a before/after).
 
@@ -72,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         if head != source["commit"]:
             print(f"warning: {source['repo']} is at {head}, labelled at {source['commit']}", file=sys.stderr)
         findings += lint_source(args.src, source, args.tools)
-    verdicts = {(f["repo"], f["path"], f["code"], f["at"]): f["verdict"] for f in labels.get("findings") or []}
+    verdicts: dict = {}
+    for f in labels.get("findings") or []:  # several findings at one key path are told apart by `match`
+        verdicts.setdefault((f["repo"], f["path"], f["code"], f["at"]), []).append(f)
     report(findings, verdicts, labels.get("misses") or [], args.json)
     report_recall(findings, labels)
     return 0
@@ -200,6 +203,14 @@ def _lint(repo: str, label: str, files: list[Path], extra: list[str], tools: Pat
                    "severity": f["severity"], "message": f["message"]} for f in (doc or {}).get("findings") or []]
 
 
+def _verdict(entries: list[dict], message: str) -> bool | None:
+    """The verdict of the entry whose `match` the finding's message contains, else of the one without `match`."""
+    matched = [e for e in entries if e.get("match") and e["match"] in message]
+    plain = [e for e in entries if not e.get("match")]
+    chosen = (matched or plain)[-1:]
+    return chosen[0]["verdict"] if chosen else None
+
+
 def report(findings: list[dict], verdicts: dict, misses: list[dict], as_json: bool) -> None:
     per_rule: dict[str, Counter] = defaultdict(Counter)
     unlabelled = []
@@ -207,7 +218,7 @@ def report(findings: list[dict], verdicts: dict, misses: list[dict], as_json: bo
         if f["code"] == "INPUT":
             print(f"input error (not a finding): {f['repo']} {f['path']}: {f['message']}")
             continue
-        verdict = verdicts.get((f["repo"], f["path"], f["code"], f["at"]))
+        verdict = _verdict(verdicts.get((f["repo"], f["path"], f["code"], f["at"])) or [], f["message"])
         f["verdict"] = verdict
         per_rule[f["code"]]["true" if verdict is True else "false" if verdict is False else "unlabelled"] += 1
         if verdict is None:

@@ -25,8 +25,8 @@ def embedded_yaml(o, field: str) -> list | None:
         return None
 
 
-def runtime_env_vars(o) -> Iterator[tuple[str, dict[str, str]]]:
-    """(spec field, env_vars as strings) of a RayJob's runtime env and of each RayService application's."""
+def runtime_envs(o) -> Iterator[tuple[str, dict]]:
+    """(spec field, runtime env) of a RayJob's entrypoint and of each RayService application."""
     if o.kind not in ("RayJob", "RayService"):
         return
     field = "runtimeEnvYAML" if o.kind == "RayJob" else "serveConfigV2"
@@ -37,6 +37,24 @@ def runtime_env_vars(o) -> Iterator[tuple[str, dict[str, str]]]:
     apps = doc.get("applications") if o.kind == "RayService" else [{"runtime_env": doc}]
     for app in apps if isinstance(apps, list) else []:
         runtime = app.get("runtime_env") if isinstance(app, dict) else None
-        env_vars = runtime.get("env_vars") if isinstance(runtime, dict) else None
+        if isinstance(runtime, dict):
+            yield field, runtime
+
+
+def runtime_env_vars(o) -> Iterator[tuple[str, dict[str, str]]]:
+    """(spec field, env_vars as strings) of a RayJob's runtime env and of each RayService application's."""
+    for field, runtime in runtime_envs(o):
+        env_vars = runtime.get("env_vars")
         if isinstance(env_vars, dict):
             yield field, {str(k): str(v) for k, v in env_vars.items() if isinstance(v, str | int | float)}
+
+
+def runtime_env_packages(o) -> Iterator[tuple[str, str, list[str]]]:
+    """(spec field, `pip` or `uv`, requirements) that each runtime env installs when its workers start: Ray's
+    `pip` / `uv` field, a list or `{packages: [...]}`; a requirements file named by path is not read."""
+    for field, runtime in runtime_envs(o):
+        for key in ("pip", "uv"):
+            value = runtime.get(key)
+            packages = value.get("packages") if isinstance(value, dict) else value
+            if isinstance(packages, list):
+                yield field, key, [str(p) for p in packages if isinstance(p, str)]

@@ -96,9 +96,15 @@ PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}
 SENSITIVE_ENV = re.compile(r"TOKEN(?!S(?![A-Z0-9])|IZ)|SECRET|PASSWORD|PASSWD|(?<![A-Z])PASS(?![A-Z])|KEY|CREDENTIAL",
                            re.IGNORECASE)
 # Env names that contain KEY but hold no secret.
-# Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`) or an absolute file
-# path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key).
-NOT_A_CREDENTIAL = re.compile(r"^\s*(true|false|yes|no|on|off|enabled?|disabled?|/[^\s:]*)\s*$", re.I)
+# Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`), an absolute file
+# path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key), an object-store URL, or
+# a relative path to a file (`MODEL_KEY: models/ranker.pkl`: an object key, not a key that opens anything), or the
+# stand-in an OpenAI client is given for a server that checks no key (vLLM's docs: `EMPTY`; llama.cpp's server:
+# `sk-no-key-required`; `local`, `not-needed`).
+NOT_A_CREDENTIAL = re.compile(r"^\s*(true|false|yes|no|on|off|enabled?|disabled?|/[^\s:]*|(s3|gs|az|abfss?)://[^\s@]+"
+                              r"|[\w.-]+(/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,5}"
+                              r"|empty|local|unused|(sk-)?no-?key(-required)?|not[-_]?(needed|required|used))\s*$",
+                              re.I)
 NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|SECRET_NAMESPACE"
                             r"|TOKENIZER.*)$", re.I)
 # A certificate is public: a Secret's tls.crt / ca.crt is not a leaked credential (its private key is).

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ..shell import commands_in, pip_install_words, scripts
 from ._objects import literal_env
+from ._runtime_env import runtime_env_packages
 
 CODE = "GRPO870"
 NAME = "unpinned-install"
@@ -17,18 +18,20 @@ SUMMARY = ("A pod script pip-installs a package without an exact version (`pip i
            "`torch==2.*`, `git+https://…@main`).")
 DOC = """## What it does
 Reads every `pip install` (also `pip3`, `python -m pip`, `uv pip`) in pod scripts (`sh -c` entrypoints, probes,
-hooks) and RayJob entrypoints. Each requirement must name an exact version (`torch==2.13.0`), a commit or a
-file (`pkg @ git+https://…@<commit>`, a `.whl`, a local path). A bare name, a range (`>=`, `~=`, `<`), a
-wildcard (`torch==2.*`: pip reads it as a range) and a VCS install at a branch or tag (`git+https://…@main`,
-`…@v1.2`, or no `@` at all: whatever the default branch holds) are reported; a VCS ref must be a commit hash.
-A requirement held in a variable is read from the container's literal env (`pip install $EXTRA` with
-`EXTRA: torch==2.*`); one set elsewhere is skipped. Requirements files (`-r`), constraints (`-c`) and editable
-installs (`-e`) are not read.
+hooks) and RayJob entrypoints, and the `pip` / `uv` packages of a Ray runtime env (a RayJob's `runtimeEnvYAML`, each
+application of a RayService's `serveConfigV2`), which Ray installs when the workers start. Each requirement must
+name an exact version (`torch==2.13.0`), a commit or a file (`pkg @ git+https://…@<commit>`, a `.whl`, a local
+path). A bare name, a range (`>=`, `~=`, `<`), a wildcard (`torch==2.*`: pip reads it as a range) and a VCS install
+at a branch or tag (`git+https://…@main`, `…@v1.2`, or no `@` at all: whatever the default branch holds) are
+reported; a VCS ref must be a commit hash. A requirement held in a variable is read from the container's literal env
+(`pip install $EXTRA` with `EXTRA: torch==2.*`); one set elsewhere is skipped. Requirements files (`-r`),
+constraints (`-c`) and editable installs (`-e`) are not read, nor is `pip` itself (`pip install -U pip`: the
+installer, not a library).
 
 ## Why is this bad?
-An install at pod start resolves whatever the index serves that day: two pods of one run, or a rerun a week
-later, get different libraries. The predecessor's driver and utility pods installed `torch`, `datasets`,
-`huggingface_hub` unpinned at start-up; no run recorded what it had resolved, so no result could be reproduced.
+An install at pod start resolves whatever the index serves that day: two pods of one run, or a rerun a week later,
+get different libraries. The predecessor's driver and utility pods installed `torch`, `datasets`, `huggingface_hub`
+unpinned at start-up; no run recorded what it had resolved, so no result could be reproduced.
 
 ## Example
 ```yaml
@@ -61,6 +64,10 @@ VCS_COMMIT = re.compile(r"@([0-9a-f]{7,40})(#.*)?$", re.IGNORECASE)
 WILDCARD = re.compile(r"==[^=;]*\*")
 
 
+# `pip install -U pip`: the installer upgrading itself decides no library a program imports.
+INSTALLER = "pip"
+
+
 def unpinned(words: list[str]) -> list[str]:
     """The requirements among pip install's arguments that name no exact version."""
     out, skip = [], False
@@ -73,7 +80,7 @@ def unpinned(words: list[str]) -> list[str]:
             option = word.split("=", 1)[0]
             skip = "=" not in word and (option in VALUE_OPTIONS or option in UNREAD_OPTIONS)
             continue
-        if "$" in word or not word:
+        if "$" in word or not word or word.lower() == INSTALLER:
             continue
         if VCS.search(word):
             if not VCS_COMMIT.search(word.split("://", 1)[1]):
@@ -120,3 +127,10 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: {s.where} installs {', '.join(loose)} without an "
                           f"exact version (script line {s.line_of(node)}); each start may resolve different "
                           "libraries", obj=s.obj)
+    for o in ctx.objects:
+        for field, key, packages in runtime_env_packages(o):
+            loose = unpinned(packages)
+            if loose:
+                yield Hit(f"spec.{field}", f"{o.kind} {o.name}: its runtime env installs {', '.join(loose)} "
+                          f"({key}) without an exact version when its workers start; each start may resolve "
+                          "different libraries", obj=o)
