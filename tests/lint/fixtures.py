@@ -53,6 +53,26 @@ def lint_fixture(path: Path):
         if path.parent.name in FOLDED_CODES else lint_manifests(str(path))
 
 
+GPU_JOB = """apiVersion: batch/v1
+kind: Job
+metadata: {{name: run}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: {image}
+          command: {command}
+          resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+"""
+
+
+def gpu_job(command: str, image: str = "registry.example/train:1.2.3", gpus: int = 1) -> str:
+    """A one-container Job given `gpus` GPUs, running `command` (a JSON list) in `image`, as YAML text."""
+    return GPU_JOB.format(image=image, command=command, gpus=gpus)
+
+
 def severities(tmp_path: Path, manifests: str, code: str) -> list[str]:
     """The severities of `code`'s findings on `manifests` (YAML text) written to a file and linted as manifests."""
     path = tmp_path / "manifests.yaml"

@@ -5,28 +5,14 @@ stated command; no container runs here."""
 
 from __future__ import annotations
 
-from tests.lint.fixtures import severities
-
-JOB = """apiVersion: batch/v1
-kind: Job
-metadata: {{name: run}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: main
-          image: registry.example/train:1.2.3
-          command: {command}
-          resources: {{limits: {{nvidia.com/gpu: 4}}}}
-"""
+from tests.lint.fixtures import gpu_job, severities
 
 
 def test_a_launcher_without_dev_shm_is_an_error(tmp_path):
     command = '["torchrun", "--nproc_per_node=4", "train.py"]'
-    assert severities(tmp_path, JOB.format(command=command), "GRPO617") == ["error"]
+    assert severities(tmp_path, gpu_job(command, gpus=4), "GRPO617") == ["error"]
 
 
 def test_a_single_program_without_dev_shm_is_a_warning(tmp_path):
     command = '["python", "evaluate.py", "--device-map", "auto"]'
-    assert severities(tmp_path, JOB.format(command=command), "GRPO617") == ["warning"]
+    assert severities(tmp_path, gpu_job(command, gpus=4), "GRPO617") == ["warning"]

@@ -7,21 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lint.fixtures import severities
-
-JOB = """apiVersion: batch/v1
-kind: Job
-metadata: {{name: run}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: main
-          image: {image}
-          command: {command}
-          resources: {{limits: {{nvidia.com/gpu: 1}}}}
-"""
+from tests.lint.fixtures import gpu_job, severities
 
 
 @pytest.mark.parametrize("image, command, want", [
@@ -34,4 +20,4 @@ spec:
     ("rayproject/ray:2.40.0-py312-gpu", '["python", "-m", "probe"]', []),
 ])
 def test_severity_follows_what_the_image_can_run(tmp_path, image, command, want):
-    assert severities(tmp_path, JOB.format(image=image, command=command), "GRPO616") == want
+    assert severities(tmp_path, gpu_job(command, image=image), "GRPO616") == want
