@@ -63,6 +63,21 @@ def test_missing_file(tmp_path, capsys):
     assert "no such file" in out.out
 
 
+@pytest.mark.parametrize("name, text", [
+    ("kustomization.yaml", "resources:\n  - deployment.yaml\npatches:\n  - path: gpu.yaml\n"),
+    ("overlay.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [base]\n"),
+])
+def test_a_kustomize_file_is_named_as_one(name, text, tmp_path, capsys):
+    """A kustomization is neither values (it would be refused key by key as unknown values) nor manifests
+    (`kubectl apply -f` has no Kustomization kind): one line says to render it first."""
+    path = tmp_path / name
+    path.write_text(text)
+    code = main([str(path)])
+    out = capsys.readouterr()
+    check_output(code, out.out, out.err, path)
+    assert "kubectl kustomize" in out.out and "unknown key" not in out.out
+
+
 def test_directory_without_values(tmp_path, capsys):
     code = main([str(tmp_path)])
     out = capsys.readouterr()

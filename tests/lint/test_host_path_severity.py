@@ -82,6 +82,7 @@ def test_device_directories_are_not_data(tmp_path):
     assert _mount(tmp_path, "/dev/shm") == ["error"]  # a shared tree, not a device
 
 
-def test_a_node_installed_driver_directory_is_a_warning(tmp_path):
-    assert _mount(tmp_path, "/home/kubernetes/bin/nvidia") == ["warning"]
+def test_a_node_installed_driver_directory_mounted_as_its_vendor_documents_is_not_reported(tmp_path):
+    assert _mount(tmp_path, "/home/kubernetes/bin/nvidia") == []
+    assert _mount(tmp_path, "/home/kubernetes/bin/gib") == []
     assert _mount(tmp_path, "/home/kubernetes") == ["error"]

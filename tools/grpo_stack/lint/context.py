@@ -21,6 +21,10 @@ USER_OVERRIDABLE_RAY_LABELS = frozenset({"ray.io/is-ray-node", "ray.io/identifie
                                          "app.kubernetes.io/created-by"})
 
 
+# Kinds that hold a pod template no controller runs.
+NOT_RUN = frozenset({"PodTemplate"})
+
+
 @dataclass
 class LintContext:
     file: str
@@ -138,8 +142,11 @@ class LintContext:
     def pod_templates(self) -> list[tuple[RenderedObject, str, dict]]:
         """(object, dotted path to the pod spec, pod spec) for every pod the objects create, wherever it is
         embedded: workloads, CronJob, RayCluster groups, RayJob (cluster spec and submitter), RayService,
-        JobSet, LeaderWorkerSet and any custom resource holding a pod template (found by shape)."""
+        JobSet, LeaderWorkerSet and any custom resource holding a pod template (found by shape). A core
+        `PodTemplate` object is not one: no Kubernetes controller runs pods from it (a ProvisioningRequest names one
+        only to size the capacity it asks for)."""
         return list(self.derived("pod-templates", lambda: [(o, path, spec) for o in self.objects  # read many times
+                                                           if o.kind not in NOT_RUN
                                                            for path, spec in find_pod_specs(o.obj)]))
 
     def pod_templates_of(self, obj: RenderedObject) -> list[tuple[RenderedObject, str, dict]]:

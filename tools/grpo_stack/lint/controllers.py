@@ -19,7 +19,7 @@ LWS = "leaderworkerset.sigs.k8s.io/"
 
 def controller_labels(obj: Any, pod_path: str) -> dict[str, str | frozenset[str]]:
     """Labels a controller always puts on the pods of the template at `pod_path` inside `obj` (a
-    RenderedObject): KubeRay, JobSet, LeaderWorkerSet, Job, CronJob and StatefulSet."""
+    RenderedObject): KubeRay, JobSet, Kubeflow Trainer's TrainJob, LeaderWorkerSet, Job, CronJob and StatefulSet."""
     parts = pod_path.split(".")
     kind, name, spec = obj.kind, obj.name, obj.obj.get("spec") or {}
     out: dict[str, str | frozenset[str]] = {}
@@ -29,6 +29,8 @@ def controller_labels(obj: Any, pod_path: str) -> dict[str, str | frozenset[str]
         out.update(_jobset(name, spec, parts))
     if kind == "LeaderWorkerSet":
         out.update(_lws(name, spec, parts))
+    if kind == "TrainJob" and str(obj.obj.get("apiVersion", "")).startswith("trainer.kubeflow.org/"):
+        out.update(_trainjob(name))
     if kind == "Job" and pod_path == "spec.template.spec":
         out.update(_job(name, spec))
     if kind == "CronJob":  # jobs are named <cronjob>-<schedule time>
@@ -77,6 +79,13 @@ def _jobset(name: str, spec: dict, parts: list[str]) -> dict:
     return {JOBSET + "jobset-name": name, JOBSET + "replicatedjob-name": rname, JOBSET + "job-index": indices,
             JOBSET + "replicatedjob-replicas": str(rjob.get("replicas", 1)), "job-name": jobs,
             "batch.kubernetes.io/job-name": jobs, **_completion_index(job_spec)}
+
+
+def _trainjob(name: str) -> dict:
+    """Kubeflow Trainer v2 runs a TrainJob as a JobSet of the TrainJob's own name (its jobset plugin builds
+    `JobSet(trainJob.Name, trainJob.Namespace)`); the replicated jobs come from the runtime, unseen here."""
+    return {JOBSET + "jobset-name": name, JOBSET + "replicatedjob-name": UNKNOWN, "job-name": UNKNOWN,
+            "batch.kubernetes.io/job-name": UNKNOWN}
 
 
 def _lws(name: str, spec: dict, parts: list[str]) -> dict:

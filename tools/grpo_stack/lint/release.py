@@ -7,6 +7,7 @@ that tells the two apart (read_input, looks_like_manifests).
 from __future__ import annotations
 
 import gc
+import os
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -50,7 +51,21 @@ def read_input(path: str) -> ManifestFile | None:
     spans: list[Span] = []
     duplicates: list[InputError] = []
     docs = load_input(text, path, is_manifest_docs, spans, duplicates)
+    if _kustomization(path, docs):
+        raise InputError(path, "a kustomize file, neither manifests nor values: render it first "
+                         "(`kubectl kustomize DIR > rendered.yaml`) and lint the rendered manifests", line=1)
     return ManifestFile(path, text, docs, spans, tuple(duplicates)) if is_manifest_docs(docs) else None
+
+
+# The names kustomize reads a directory's kustomization from (kustomize api/konfig: RecognizedKustomizationFileNames).
+KUSTOMIZATION_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+
+
+def _kustomization(path: str, docs: list[Any]) -> bool:
+    first = docs[0] if docs and isinstance(docs[0], dict) else {}
+    return os.path.basename(path) in KUSTOMIZATION_FILES or (
+        first.get("kind") in ("Kustomization", "Component")
+        and str(first.get("apiVersion", "")).startswith("kustomize.config.k8s.io/"))
 
 
 def looks_like_manifests(path: str) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from ..shell import assigned, command_name, command_words, commands_in, parse, script_in
 from ._hub import HUB_GIT, Pull, argv_pulls, flag_value, hub_repo, python_pulls, resolve, uri_pulls
+from ._object_store import copy_destinations
 from ._objects import argv_of, containers, literal_env
 from ._ollama import pod_ollama_pulls
 from ._serving import is_model_server, is_ollama
@@ -153,10 +154,12 @@ HOME_HUB_CACHE = re.compile(r"^(?:/root|/home/[^/]+)/\.cache/huggingface(?:/hub)
 
 
 def download_mounts(c: dict) -> set[int]:
-    """Indices of the container's volumeMounts that hold one of its `download_dirs`, or the Hub's default cache of
-    a home the env does not name."""
-    found = {j for j in (mount_index(c, d) for d in download_dirs(c)) if j is not None}
+    """Indices of the container's volumeMounts that hold one of its `download_dirs` or the destination of an
+    object-store copy its script makes (a bucket's model synced into the mount), or the Hub's default cache of a home
+    the env does not name."""
     env = shown_env(c)
+    targets = [*download_dirs(c), *copy_destinations(c, env)]
+    found = {j for j in (mount_index(c, d) for d in targets) if j is not None}
     if not any(env.get(v) for v in (*CACHE_ENV, "HF_HOME", "XDG_CACHE_HOME", "HOME")):
         found |= {j for j, m in enumerate(c.get("volumeMounts") or [])
                   if isinstance(m, dict) and HOME_HUB_CACHE.match(str(m.get("mountPath", "")))}

@@ -78,6 +78,17 @@ def idles_at_end(c: dict) -> bool:
     return not tree.root_node.has_error and bool(statements) and _ends_idle(statements[-1])
 
 
+def waits_after_setup(c: dict) -> bool:
+    """The container's stated script runs its commands in the foreground and then waits on every path
+    (`setup.sh; sleep infinity`): nothing it started is still running to answer a request, so it serves nothing (a
+    pod kept for `kubectl exec`, a test host). A command sent to the background (`server &`) may serve."""
+    if not idles_at_end(c):
+        return False
+    argv = _stated_argv(c)
+    script = script_in(argv) if argv is not None else None
+    return script is not None and not any(n.type == "&" for n in walk(parse(argv[script[0]]).root_node))
+
+
 def _ends_idle(node) -> bool:
     body = [n for n in node.named_children if n.type != "comment"]
     if node.type == "command":

@@ -118,7 +118,11 @@ def triton_http_port(c: dict[str, Any]) -> int | None:
 # The ports a server opens when its flags name none: vLLM's OpenAI server 8000 (vllm/entrypoints/openai/cli_args.py,
 # --port), SGLang's 30000 (sglang/srt/server_args.py, ServerArgs.port), Triton's HTTP 8000, gRPC 8001 and metrics
 # 8002 (triton-inference-server/server src/command_line_parser.h, http_port_ / grpc_port_ / metrics_port_).
-ONE_PORT_DEFAULTS = ((re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b"), 30000),
+SGLANG_PORT = 30000
+# SGLang's prefill server of a prefill/decode pair also serves the bootstrap its decode servers reach it through
+# (sglang/srt/server_args.py: disaggregation_mode "prefill", disaggregation_bootstrap_port 8998 by default).
+SGLANG_BOOTSTRAP_PORT = 8998
+ONE_PORT_DEFAULTS = ((re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b"), SGLANG_PORT),
                      (re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(openai\.)?api_server\b"), 8000))
 TRITON_PORTS = (("http", 8000), ("grpc", 8001), ("metrics", 8002))
 SHELL_LIST = re.compile(r"[;&|\n]")
@@ -136,8 +140,19 @@ def listening_ports(c: dict[str, Any]) -> set[int] | None:
     for pattern, default in ONE_PORT_DEFAULTS:
         if pattern.search(text):
             stated = _flag_values(words, re.compile(r"^--port(?:=(\S+))?$"))
-            return None if stated is None else (stated or {default})
+            if stated is None:
+                return None
+            bootstrap = _sglang_bootstrap_port(words) if default == SGLANG_PORT else set()
+            return None if bootstrap is None else (stated or {default}) | bootstrap
     return None
+
+
+
+def _sglang_bootstrap_port(words: list[str]) -> set[int] | None:
+    if _given(words, re.compile(r"^--disaggregation-mode(?:=(\S+))?$")) != ["prefill"]:
+        return set()
+    stated = _flag_values(words, re.compile(r"^--disaggregation-bootstrap-port(?:=(\S+))?$"))
+    return None if stated is None else (stated or {SGLANG_BOOTSTRAP_PORT})
 
 
 # TensorBoard 2 listens on the loopback unless told otherwise (tensorboard/plugins/core/core_plugin.py: `--host`,

@@ -9,7 +9,7 @@ from ...apivalidation.podspecs import node_at
 from ..finding import Hit, Severity
 from ._accelerators import asked
 from ._objects import containers, runs_to_completion
-from ._one_shot import idles_only, training_launcher
+from ._one_shot import idles_only, training_launcher, waits_after_setup
 from ._podsecurity import is_ray_pod
 from ._services import backends
 from ._serving import SERVING_KINDS, is_model_server, is_notebook, loads_no_model_at_start
@@ -25,27 +25,28 @@ For every Service in the set, finds the long-running pods its selector matches (
 DaemonSets, ReplicaSets, Pods that restart, the pods of custom resources) that ask for an accelerator (a GPU, MIG
 slice, TPU, Neuron device, Gaudi, ...) and in which no container has a `readinessProbe`. This is GRPO503 for servers
 no rule can name: a speech or vision model's own image, a project's app. Model servers GRPO503 knows are its,
-containers that only sleep are GRPO849's and GRPO854's, and a pod running a training launcher (`torchrun`,
-`deepspeed`, ...) serves nothing (a Service in front of it is its rendezvous). Nor is a StatefulSet's governing
-Service (headless, its `serviceName`): it names each pod in DNS and balances no requests. In a set with no Service
-at all (a Deployment file applied apart from its Service), such a pod of a serving workload whose container declares
-a port is reported too, naming the assumption that a Service elsewhere routes to it. A warning: it assumes that a
-pod holding an accelerator behind a Service serves a model, which loads before it answers; a notebook or a dashboard
-on a GPU node listens within seconds.
+containers that only sleep, or set up and then sleep (a test host kept for `kubectl exec`), are GRPO849's and
+GRPO854's or serve nothing, and a pod running a training launcher (`torchrun`, `deepspeed`, ...) serves nothing (a
+Service in front of it is its rendezvous). Nor is a StatefulSet's governing Service (headless, its `serviceName`):
+it names each pod in DNS and balances no requests. In a set with no Service at all (a Deployment file applied apart
+from its Service), such a pod of a serving workload whose container declares a port is reported too, naming the
+assumption that a Service elsewhere routes to it. A warning: it assumes that a pod holding an accelerator behind a
+Service serves a model, which loads before it answers; a notebook or a dashboard on a GPU node listens within
+seconds.
 
-Pods without an accelerator are not reported, behind a public Service or not: a web app, a gateway, a database or
-a dashboard gives no sign in its manifest that it loads anything before it answers (on the labelled corpora such
+Pods without an accelerator are not reported, behind a public Service or not: a web app, a gateway, a database or a
+dashboard gives no sign in its manifest that it loads anything before it answers (on the labelled corpora such
 findings were right 2 times in 13). Nor is a model server that loads no model until a request names one (Ollama
 without a start-time pull, Triton in explicit model control, LocalAI started with no model: GRPO503 leaves them
-alone too), or a notebook server (Jupyter, code-server) holding a GPU: they listen before any model is loaded, and
-a readiness probe would not cover a load made on request. Ray pods are left out: KubeRay gives their containers
-its own probes.
+alone too), or a notebook server (Jupyter, code-server) holding a GPU: they listen before any model is loaded, and a
+readiness probe would not cover a load made on request. Ray pods are left out: KubeRay gives their containers its
+own probes.
 
 ## Why is this bad?
-A pod with no readiness probe is Ready as soon as its containers start, so the Service's endpoints include it
-while it is still downloading and loading its weights, and keep it when it stops answering. A rolling update
-counts the new pod available and stops the old one at once: clients see refused connections, 502s or hangs for
-as long as the load takes, on every rollout.
+A pod with no readiness probe is Ready as soon as its containers start, so the Service's endpoints include it while
+it is still downloading and loading its weights, and keep it when it stops answering. A rolling update counts the
+new pod available and stops the old one at once: clients see refused connections, 502s or hangs for as long as the
+load takes, on every rollout.
 
 ## Example
 ```yaml
@@ -77,8 +78,8 @@ Use instead:
 ```
 
 ## Fix
-Add a readinessProbe on the port the Service targets: the server's health path (`httpGet`), or a `tcpSocket`
-check where it has none; and a startupProbe that allows for the load.
+Add a readinessProbe on the port the Service targets: the server's health path (`httpGet`), or a `tcpSocket` check
+where it has none; and a startupProbe that allows for the load.
 """
 
 
@@ -152,7 +153,7 @@ def _unprobed(o, pod_path: str, pod: dict) -> list[tuple[int, dict]]:
     if runs_to_completion(o, pod_path, pod) or is_ray_pod(o, pod_path):
         return []
     mains = [(i, c) for field, i, c in containers(pod) if field == "containers"]
-    if not mains or any(c.get("readinessProbe") or idles_only(c) or training_launcher(c)
+    if not mains or any(c.get("readinessProbe") or idles_only(c) or waits_after_setup(c) or training_launcher(c)
                         or (is_model_server(c) and not loads_no_model_at_start(c)) for _i, c in mains):
         return []
     return mains

@@ -28,15 +28,16 @@ where the kubelet's plugin APIs make it write (its device-plugin and plugin-regi
 `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`, `/var/lib/kubelet/plugins_registry`, and
 node-feature-discovery's `features.d`), and a DaemonSet's privileged container, which owns the node with or without
 the mount (GRPO815 and Pod Security judge the privilege), and a host device directory (`/dev` itself or one under it
-other than `/dev/shm`: `/dev/infiniband` for RDMA; opening its devices is what the mount is for). A node-installed
-driver directory (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB manifests mount at `/usr/local/nvidia`
-and `/usr/local/gib`) is a warning: mount it `readOnly`. Other node agents' writes belong to DaemonSets that manage
-the node; suppress with the reason there.
+other than `/dev/shm`: `/dev/infiniband` for RDMA; opening its devices is what the mount is for). Nor is a
+node-installed driver directory (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB manifests mount writable
+at `/usr/local/nvidia` and `/usr/local/gib`): the vendor's documented mount, which its containers only read (on the
+labelled corpora such warnings were never a defect). Other node agents' writes belong to DaemonSets that manage the
+node; suppress with the reason there.
 
 ## Why is this bad?
-A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet
-files. On shared GPU nodes that is one bad rollout or one model-written program away from a node-wide incident,
-and it survives the pod.
+A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet files. On
+shared GPU nodes that is one bad rollout or one model-written program away from a node-wide incident, and it
+survives the pod.
 
 ## Example
 ```yaml
@@ -117,10 +118,11 @@ def check(ctx) -> Iterator[Hit]:
             caches = download_mounts(c)
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if (isinstance(m, dict) and m.get("name") in host and not m.get("readOnly")
-                        and not _node_agent_write(o, c, host[m["name"]]) and not _device_dir(host[m["name"]])):
+                        and not _node_agent_write(o, c, host[m["name"]]) and not _device_dir(host[m["name"]])
+                        and not _under(host[m["name"]], DRIVER_DIRS)):
                     if j in caches and not _node_location(host[m["name"]]):
                         continue  # a node-local model cache kept on purpose
-                    if pinned and not _node_location(host[m["name"]]) and not _under(host[m["name"]], DRIVER_DIRS):
+                    if pinned and not _node_location(host[m["name"]]):
                         continue  # the storage of a pod that runs on one named node, as a local volume would be
                     why_warn = _warning(j in caches, host[m["name"]])
                     yield Hit(f"{pod_path}.{field}.{i}.volumeMounts.{j}", f"{o.kind} {o.name}: container "
@@ -134,8 +136,6 @@ def _warning(cache: bool, path: str | None) -> str | None:
     directory of the workload's own), or None where it is an error."""
     if cache:
         return "a node-local model cache: every pod that mounts it loads what this one writes"
-    if _under(path, DRIVER_DIRS):
-        return "the node's installed driver, mounted as its vendor documents; it reads it only"
     if not _node_location(path):
         return ("a directory of the workload's own on the node, not one the node or other pods use: every pod "
                 "scheduled there reads what this one writes")

@@ -18,32 +18,31 @@ SUMMARY = ("A selector aimed at Ray pods uses labels KubeRay never sets, is not 
 DOC = """## What it does
 Checks every pod affinity / anti-affinity term, NetworkPolicy pod selector and Service selector in the rendered
 objects. A term that targets Ray pods must use KubeRay's real labels (`ray.io/node-type`, `ray.io/cluster`,
-`ray.io/group`, `ray.io/is-ray-node`) and include `ray.io/cluster` so it is scoped to this release's cluster.
-Every selector must match at least one pod the release creates (manifests with no pod template at all, such as a
-Service file applied apart from its workload, or one beside custom resources that make no pods, are not judged for
-that), counting the labels controllers add to the pods
-they create (KubeRay, JobSet, LeaderWorkerSet, Job, StatefulSet): a Service that selects a JobSet's or a
-RayJob's pods by those labels is not dangling. A RayJob's or RayService's cluster is named `<name>-<random>`, so
-`ray.io/cluster: <RayJob name>` matches nothing; scope such selectors with a label of the pod template instead.
-A Service that matches no pod names the pods of the set it was likely written for, when some carry every key of
-its selector with a near value (`app: vllm` for `app: vllm-sim`) and declare the port it targets.
-A Service whose selector names a custom resource of the set that has no pod template (a `Prometheus`, a database
-cluster: its operator labels the pods it makes with the resource's name; KServe with `isvc.<name>-predictor` and its
-twins) is not reported as matching nothing; in a
-set with no pod template, one that selects by such an operator's label (`prometheus: <name>`) naming no resource of
-the set is.
-A selector that adds any label of its own to the Ray keys is taken as scoped. A preferred anti-affinity term need
-not be scoped (matching another cluster's pods only spreads these further); an unscoped preferred affinity term is
-a warning (it may place the pods beside another cluster's, never blocks them). A legacy key (`ray-node-type`) that
-a pod template of the set sets itself is an ordinary label; with no pod template in the set, selecting on one is a
-warning that names the assumption. On manifests (not the chart), an affinity term that matches no pod of the set is
-a warning naming its assumption too: such a term often names a workload applied from its own file (a benchmark
-placed beside the server it measures).
+`ray.io/group`, `ray.io/is-ray-node`) and include `ray.io/cluster` so it is scoped to this release's cluster. Every
+selector must match at least one pod the release creates (manifests with no pod template at all, such as a Service
+file applied apart from its workload, or one beside custom resources that make no pods, are not judged for that),
+counting the labels controllers add to the pods they create (KubeRay, JobSet, LeaderWorkerSet, Job, StatefulSet): a
+Service that selects a JobSet's or a RayJob's pods by those labels is not dangling. A RayJob's or RayService's
+cluster is named `<name>-<random>`, so `ray.io/cluster: <RayJob name>` matches nothing; scope such selectors with a
+label of the pod template instead. A Service that matches no pod names the pods of the set it was likely written
+for, when some carry every key of its selector with a near value (`app: vllm` for `app: vllm-sim`) and declare the
+port it targets. A Service whose selector names a custom resource of the set that has no pod template (a
+`Prometheus`, a database cluster: its operator labels the pods it makes with the resource's name; KServe with
+`isvc.<name>-predictor` and its twins) is not reported as matching nothing; in a set with no pod template, one that
+selects by such an operator's label (`prometheus: <name>`) naming no resource of the set is. A selector that adds
+any label of its own to the Ray keys is taken as scoped. A preferred anti-affinity term need not be scoped (matching
+another cluster's pods only spreads these further); an unscoped preferred affinity term is a warning (it may place
+the pods beside another cluster's, never blocks them). A legacy key (`ray-node-type`) that a pod template of the set
+sets itself is an ordinary label; with no pod template in the set, selecting on one is a warning that names the
+assumption. On manifests (not the chart), an affinity term or a NetworkPolicy selector that matches no pod of the
+set is a warning naming its assumption too: such a term often names a workload applied from its own file (a
+benchmark placed beside the server it measures, a policy file beside workloads that each have their own). A
+TrainJob's pods carry the JobSet labels of the JobSet Kubeflow Trainer runs it as, named after the TrainJob.
 
 ## Why is this bad?
-The predecessor's anti-affinity selected `ray-node-type: head`. KubeRay labels pods `ray.io/node-type`, so the
-term matched nothing, scored zero on every node, and both sandbox replicas landed on the Ray head's node and
-crashed together under load. A selector that matches nothing is silently inert.
+The predecessor's anti-affinity selected `ray-node-type: head`. KubeRay labels pods `ray.io/node-type`, so the term
+matched nothing, scored zero on every node, and both sandbox replicas landed on the Ray head's node and crashed
+together under load. A selector that matches nothing is silently inert.
 
 ## Example
 ```yaml
@@ -59,8 +58,8 @@ Use instead:
 ```
 
 ## Fix
-Select on `ray.io/node-type` together with `ray.io/cluster: <RayCluster name>`; confirm with
-`kubectl get pod <head-pod> --show-labels`.
+Select on `ray.io/node-type` together with `ray.io/cluster: <RayCluster name>`; confirm with `kubectl get pod
+<head-pod> --show-labels`.
 """
 
 LEGACY = {"ray-node-type", "ray-cluster", "ray-node-name", "rayNodeType", "node-type", "ray-group"}
@@ -97,13 +96,17 @@ def check(ctx) -> Iterator[Hit]:
                                  apart=not ctx.has_values, preferred=kind)
     for o in ctx.of_kind("NetworkPolicy"):
         spec = o.obj.get("spec") or {}
-        yield from _selector(o, "spec.podSelector", spec.get("podSelector") or {}, all_labels, clusters, generated)
+        # on manifests a policy often governs pods a file of their own applies: matching nothing here is a warning
+        apart = not ctx.has_values
+        yield from _selector(o, "spec.podSelector", spec.get("podSelector") or {}, all_labels, clusters, generated,
+                             apart=apart)
         for d in ("ingress", "egress"):
             for i, rule in enumerate(spec.get(d) or []):
                 for j, peer in enumerate(rule.get("from" if d == "ingress" else "to") or []):
                     if isinstance(peer.get("podSelector"), dict) and "namespaceSelector" not in peer:
                         path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
-                        yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated)
+                        yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated,
+                                             apart=apart)
     written = {id(b.obj): b for b in backends(ctx) if b.obj.kind == "Service"}
     for o in ctx.of_kind("Service"):
         sel = (o.obj.get("spec") or {}).get("selector")
@@ -195,7 +198,8 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
         return  # manifests that make no pod at all: the pods come from files applied apart, unseen here
     if not any(selector_matches(selector, labels) for labels in all_labels):
         yield Hit(path, f"{o.kind} {o.name}: selector {selector.get('matchLabels') or selector} matches no pod "
-                  "this release creates" + (" (assumed: these files are the whole release; an affinity term may name "
-                                            "the pods of a workload applied from its own file)" if apart else ""),
+                  "this release creates" + (" (assumed: these files are the whole release; an affinity term or a "
+                                            "NetworkPolicy may name the pods of a workload applied from its own file)"
+                                            if apart else ""),
                   obj=o, severity=Severity.WARNING if apart else None)
 
