@@ -26,13 +26,14 @@ named node (`nodeName`, a `kubernetes.io/hostname` node selector): there the dir
 local PersistentVolume would be, and no other node's pod reads it. Not reported: a DaemonSet's node agent writing
 where the kubelet's plugin APIs make it write (its device-plugin and plugin-registration directories,
 `/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/plugins`, `/var/lib/kubelet/plugins_registry`, and
-node-feature-discovery's `features.d`), and a DaemonSet's privileged container, which owns the node with or without
-the mount (GRPO815 and Pod Security judge the privilege), and a host device directory (`/dev` itself or one under it
-other than `/dev/shm`: `/dev/infiniband` for RDMA; opening its devices is what the mount is for). Nor is a
-node-installed driver directory (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB manifests mount writable
-at `/usr/local/nvidia` and `/usr/local/gib`): the vendor's documented mount, which its containers only read (on the
-labelled corpora such warnings were never a defect). Other node agents' writes belong to DaemonSets that manage the
-node; suppress with the reason there.
+node-feature-discovery's `features.d`), and a privileged container of any workload, which owns the node with or
+without the mount (GRPO815 and Pod Security judge the privilege: a GPU networking daemon that mounts `/sys` beside a
+training job is one), and a host device directory (`/dev` itself or one under it other than `/dev/shm`:
+`/dev/infiniband` for RDMA; opening its devices is what the mount is for). Nor is a node-installed driver directory
+(GKE's `/home/kubernetes/bin`, which Google's GPU and gIB manifests mount writable at `/usr/local/nvidia` and
+`/usr/local/gib`): the vendor's documented mount, which its containers only read (on the labelled corpora such
+warnings were never a defect). Other node agents' writes belong to DaemonSets that manage the node; suppress with
+the reason there.
 
 ## Why is this bad?
 A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet files. On
@@ -67,10 +68,12 @@ NODE_AGENT_DIRS = ("/var/lib/kubelet/device-plugins", "/var/lib/kubelet/plugins"
 
 
 def _node_agent_write(o, c: dict, path: str | None) -> bool:
-    if o.kind != "DaemonSet":
-        return False
+    """A write the container may make anyway: a privileged container (any workload's) owns the node with or
+    without the mount, and a DaemonSet's agent writes where the kubelet's plugin APIs have it write."""
     if ((c.get("securityContext") or {}) if isinstance(c.get("securityContext"), dict) else {}).get("privileged"):
         return True
+    if o.kind != "DaemonSet":
+        return False
     p = str(path or "").rstrip("/")
     return any(p == d or p.startswith(d + "/") for d in NODE_AGENT_DIRS)
 
