@@ -48,3 +48,11 @@ def node_at(node: Any, dotted: str) -> Any:
         else:
             return None
     return node
+
+
+def pod_metadata(obj: Any, pod_path: str) -> dict[str, Any]:
+    """The metadata the pods of the pod spec at `pod_path` start from: the object's own for a bare Pod (`spec`),
+    else the template's beside the spec; {} where there is none."""
+    meta = obj.get("metadata") if pod_path == "spec" and isinstance(obj, dict) else (
+        node_at(obj, pod_path.rsplit(".", 1)[0] + ".metadata") if "." in pod_path else None)
+    return meta if isinstance(meta, dict) else {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..apivalidation.podspecs import find_pod_specs, node_at
+from ..apivalidation.podspecs import find_pod_specs, node_at, pod_metadata
 from ..catalog.instances import InstanceType, lookup
 from ..job import BuildError, BuiltJob, Spec, build
 from .controllers import controller_labels
@@ -162,11 +162,7 @@ class LintContext:
     def pod_labels(self, obj: RenderedObject, pod_path: str) -> dict[str, str | frozenset[str]]:
         """Labels the running pods will carry: the template's, and those their controller adds (KubeRay, JobSet,
         LeaderWorkerSet, Job, StatefulSet; see lint/controllers.py). A frozenset value: the pods differ."""
-        if pod_path == "spec":  # the object is the pod
-            meta: Any = obj.obj.get("metadata")
-        else:  # a template: {metadata, spec} beside the pod spec
-            meta = node_at(obj.obj, pod_path.rsplit(".", 1)[0] + ".metadata") if "." in pod_path else None
-        labels = meta.get("labels") if isinstance(meta, dict) else None
+        labels = pod_metadata(obj.obj, pod_path).get("labels")
         own = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
         added = controller_labels(obj, pod_path)
         # KubeRay lets the template override all but ray.io/cluster, node-type and group (pod.go labelPod).

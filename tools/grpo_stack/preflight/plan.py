@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from ..apivalidation.podspecs import pod_metadata
 from ..lint.context import LintContext, node_at
 
 # The resources whose fit decides placement on GPU nodes, and the two the scheduler always counts.
@@ -72,8 +73,7 @@ def pod_groups(ctx: LintContext) -> list[PodGroup]:
         replicas, where = _replicas(o.obj, path)
         if replicas < 1:
             continue
-        meta = node_at(o.obj, path.rsplit(".", 1)[0] + ".metadata") if "." in path else o.obj.get("metadata")
-        labels = {str(k): str(v) for k, v in ((meta or {}).get("labels") or {}).items()}
+        labels = {str(k): str(v) for k, v in (pod_metadata(o.obj, path).get("labels") or {}).items()}
         out.append(PodGroup(f"{o.kind} {o.name}{where}", spec, labels, replicas, _values_key(ctx, o, path), (o, path)))
     return out
 

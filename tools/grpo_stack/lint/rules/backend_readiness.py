@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ...apivalidation.podspecs import node_at
+from ...apivalidation.podspecs import pod_metadata
 from ..finding import Hit, Severity
 from ._accelerators import asked
 from ._objects import containers, runs_to_completion
@@ -134,9 +134,8 @@ def _metrics_only(b, o, pod_path: str, pod: dict) -> bool:
     """Every port of the Service reaches a metrics endpoint (a port named so, on the Service or the container, or
     the one the pod's `prometheus.io/port` annotation names): Prometheus scrapes through it, no client's request
     does, and readiness gates no scrape."""
-    meta = node_at(o.obj, pod_path.rsplit(".spec", 1)[0] + ".metadata") if pod_path.endswith(".spec") else None
-    annotated = str(((meta or {}).get("annotations") or {}).get("prometheus.io/port", "")) if isinstance(
-        meta, dict) else ""
+    annotations = pod_metadata(o.obj, pod_path).get("annotations")
+    annotated = str(annotations.get("prometheus.io/port", "")) if isinstance(annotations, dict) else ""
     named = {str(p.get("containerPort")) for _f, _i, c in containers(pod) for p in c.get("ports") or []
              if isinstance(p, dict) and METRICS_PORT.match(str(p.get("name", "")))}
     named |= {str(p.get("name")) for _f, _i, c in containers(pod) for p in c.get("ports") or []

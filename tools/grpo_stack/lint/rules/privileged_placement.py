@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...apivalidation.podspecs import node_at
+from ...apivalidation.podspecs import pod_metadata
 from ..finding import Hit, Severity
 from ._podsecurity import INSTANCE_TYPE_LABEL, all_containers, is_privileged, pod_label
 
@@ -53,9 +53,7 @@ CONSUMES_REQUEST = "cluster-autoscaler.kubernetes.io/consume-provisioning-reques
 
 
 def _provisioned_for(o, pod_path: str) -> bool:
-    meta = (o.obj.get("metadata") if pod_path == "spec"
-            else node_at(o.obj, pod_path.rsplit(".", 1)[0] + ".metadata") if "." in pod_path else None)
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    annotations = pod_metadata(o.obj, pod_path).get("annotations")
     return isinstance(annotations, dict) and bool(annotations.get(CONSUMES_REQUEST))
 
 
