@@ -64,29 +64,32 @@ def idles_at_end(c: dict) -> bool:
     """The container's stated script ends, on every path, in a wait that does not end (`sleep infinity` last, an
     `if` whose every branch ends in one, a `while true` loop with no `break`): whatever ran before it, success or
     failure, the container does not exit."""
+    return _idle_at_end_tree(c) is not None
+
+
+def _idle_at_end_tree(c: dict):
+    """The parsed script of a container that `idles_at_end`, else None."""
     argv = _stated_argv(c)
     script = script_in(argv) if argv is not None else None
     if script is None:
-        return False
+        return None
     tree = parse(argv[script[0]])
     errexit = "e" in script[1]
     for node in commands_in(tree.root_node):
         errexit = dict(set_changes(node)).get("e", errexit)
     if errexit:
-        return False  # under `set -e` a failing command before the wait exits the script
+        return None  # under `set -e` a failing command before the wait exits the script
     statements = [n for n in tree.root_node.named_children if n.type != "comment"]
-    return not tree.root_node.has_error and bool(statements) and _ends_idle(statements[-1])
+    idle = not tree.root_node.has_error and bool(statements) and _ends_idle(statements[-1])
+    return tree if idle else None
 
 
 def waits_after_setup(c: dict) -> bool:
     """The container's stated script runs its commands in the foreground and then waits on every path
     (`setup.sh; sleep infinity`): nothing it started is still running to answer a request, so it serves nothing (a
     pod kept for `kubectl exec`, a test host). A command sent to the background (`server &`) may serve."""
-    if not idles_at_end(c):
-        return False
-    argv = _stated_argv(c)
-    script = script_in(argv) if argv is not None else None
-    return script is not None and not any(n.type == "&" for n in walk(parse(argv[script[0]]).root_node))
+    tree = _idle_at_end_tree(c)
+    return tree is not None and not any(n.type == "&" for n in walk(tree.root_node))
 
 
 def _ends_idle(node) -> bool:

@@ -147,7 +147,6 @@ def listening_ports(c: dict[str, Any]) -> set[int] | None:
     return None
 
 
-
 def _sglang_bootstrap_port(words: list[str]) -> set[int] | None:
     if _given(words, re.compile(r"^--disaggregation-mode(?:=(\S+))?$")) != ["prefill"]:
         return set()

@@ -18,8 +18,8 @@ NAME = "unauthenticated-api-exposed"
 SEVERITY = Severity.ERROR
 CATEGORY = "security"
 SUMMARY = ("A LoadBalancer, NodePort, Ingress, OpenShift Route, HTTPRoute or host port fronts an API with no "
-           "authentication: an "
-           "inference server without an API key, a notebook without a token, or the Ray dashboard / job API / client.")
+           "authentication: an inference server without an API key, a notebook without a token, or the Ray "
+           "dashboard / job API / client.")
 DOC = """## What it does
 Follows every way traffic from outside the cluster reaches a pod: a Service of `type: LoadBalancer` or
 `NodePort`, an Ingress, an OpenShift `Route` (public on the cluster's router like an Ingress; plain HTTP where

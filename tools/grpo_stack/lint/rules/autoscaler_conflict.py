@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..finding import Hit, Severity
+from ._podsecurity import namespace_of
 
 CODE = "GRPO868"
 NAME = "autoscaler-conflict"
@@ -71,7 +72,7 @@ def _target(o, namespace: str) -> tuple[str, str, str] | None:
     kind = ref.get("kind") or ("Deployment" if o.kind == "ScaledObject" else None)
     if not isinstance(kind, str):
         return None
-    return _dict(o.obj.get("metadata")).get("namespace") or namespace, kind, name
+    return namespace_of(o, namespace), kind, name
 
 
 def _takes_over(o) -> str | None:

@@ -136,10 +136,9 @@ def _metrics_only(b, o, pod_path: str, pod: dict) -> bool:
     does, and readiness gates no scrape."""
     annotations = pod_metadata(o.obj, pod_path).get("annotations")
     annotated = str(annotations.get("prometheus.io/port", "")) if isinstance(annotations, dict) else ""
-    named = {str(p.get("containerPort")) for _f, _i, c in containers(pod) for p in c.get("ports") or []
-             if isinstance(p, dict) and METRICS_PORT.match(str(p.get("name", "")))}
-    named |= {str(p.get("name")) for _f, _i, c in containers(pod) for p in c.get("ports") or []
-              if isinstance(p, dict) and METRICS_PORT.match(str(p.get("name", "")))}
+    metrics = [p for _f, _i, c in containers(pod) for p in c.get("ports") or []
+               if isinstance(p, dict) and METRICS_PORT.match(str(p.get("name", "")))]
+    named = {str(p.get(key)) for p in metrics for key in ("containerPort", "name")}
     return bool(b.ports) and all(METRICS_PORT.match(p.name or "") or str(p.target) in named
                                  or (annotated and str(p.target) == annotated) for p in b.ports)
 

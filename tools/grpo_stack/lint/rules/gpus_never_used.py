@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..context import node_at
 from ..finding import Hit, Severity
-from ._objects import containers
+from ._objects import argv_of, containers
 
 CODE = "GRPO616"
 NAME = "gpus-never-used"
@@ -96,9 +96,7 @@ def _idle(c: dict) -> bool:
 
 
 def _installs_cuda_wheels(c: dict) -> bool:
-    argv = [*(c.get("command") or []), *(c.get("args") or [])] if isinstance(c.get("command", []), list) and \
-        isinstance(c.get("args", []), list) else []
-    return bool(CUDA_WHEELS.search(" ".join(str(a) for a in argv)))
+    return bool(CUDA_WHEELS.search(" ".join(argv_of(c))))
 
 
 def _cpu_image(image: str) -> bool:
