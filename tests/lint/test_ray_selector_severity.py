@@ -4,6 +4,9 @@ head template may set the label itself)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 
 from tests.lint.fixtures import severities
@@ -63,3 +66,24 @@ AFFINITY = textwrap.dedent("""\
 def test_an_affinity_term_for_pods_of_another_file_is_a_warning(tmp_path):
     """A benchmark placed beside the server it measures names pods applied from the server's own file."""
     assert _severities(tmp_path, AFFINITY) == ["warning"]
+
+
+TWO_CLUSTERS = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Service
+    metadata: {name: serve}
+    spec:
+      selector: {ray.io/node-type: head}
+      ports: [{port: 8000}]
+    """) + "".join(CLUSTER.replace("name: batch", f"name: {name}") for name in ("zeta", "alpha", "mid"))
+
+
+def test_the_fix_names_the_clusters_the_same_way_in_every_process(tmp_path):
+    """Set order follows the string hash seed, which differs per process: the fix must not depend on it."""
+    path = tmp_path / "manifests.yaml"
+    path.write_text(TWO_CLUSTERS)
+    probe = ("import sys; from grpo_stack.lint.release import lint_manifests; "
+             "print([f.remediation for f in lint_manifests(sys.argv[1]).findings if f.code == 'GRPO401'])")
+    seen = {subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3, 4)}
+    assert seen == {"['add ray.io/cluster: <one of alpha, mid, zeta>']\n"}

@@ -54,7 +54,10 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
+@lru_cache(maxsize=512)
 def parse(source: str) -> Tree:
+    """The parse tree of a script. Cached by its text: each script is read by a dozen rules and their helpers (download
+    directories, object-store copies, one-shot and idle checks), and a tree is never edited once parsed."""
     return _parser().parse(source.encode("utf-8", "replace"))
 
 

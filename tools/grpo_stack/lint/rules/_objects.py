@@ -23,6 +23,11 @@ COMPONENT_VALUES = {
 }
 
 
+def mapping(node: Any) -> dict:
+    """node where it is a mapping, else an empty one: hostile or half-written input must not crash a rule."""
+    return node if isinstance(node, dict) else {}
+
+
 def pod_component(ctx, obj, pod_path: str) -> str | None:
     return ctx.pod_labels(obj, pod_path).get("app.kubernetes.io/component")
 

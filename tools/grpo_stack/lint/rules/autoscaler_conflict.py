@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
 
 from ..finding import Hit, Severity
+from ._objects import mapping
 from ._podsecurity import namespace_of
 
 CODE = "GRPO868"
@@ -60,12 +60,8 @@ KEDA = "keda.sh/"
 TRANSFER = "scaledobject.keda.sh/transfer-hpa-ownership"
 
 
-def _dict(node: Any) -> dict:
-    return node if isinstance(node, dict) else {}
-
-
 def _target(o, namespace: str) -> tuple[str, str, str] | None:
-    ref = _dict(_dict(o.obj.get("spec")).get("scaleTargetRef"))
+    ref = mapping(mapping(o.obj.get("spec")).get("scaleTargetRef"))
     name = ref.get("name")
     if not isinstance(name, str) or not name:
         return None
@@ -77,10 +73,10 @@ def _target(o, namespace: str) -> tuple[str, str, str] | None:
 
 def _takes_over(o) -> str | None:
     """The HPA a ScaledObject adopts on purpose, if it says so."""
-    meta = _dict(o.obj.get("metadata"))
-    if str(_dict(meta.get("annotations")).get(TRANSFER, "")).lower() != "true":
+    meta = mapping(o.obj.get("metadata"))
+    if str(mapping(meta.get("annotations")).get(TRANSFER, "")).lower() != "true":
         return None
-    config = _dict(_dict(_dict(o.obj.get("spec")).get("advanced")).get("horizontalPodAutoscalerConfig"))
+    config = mapping(mapping(mapping(o.obj.get("spec")).get("advanced")).get("horizontalPodAutoscalerConfig"))
     return config.get("name") if isinstance(config.get("name"), str) else None
 
 

@@ -177,7 +177,7 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
             yield Hit(path, f"{o.kind} {o.name}: selects Ray pods without ray.io/cluster, so it also matches other "
                       "Ray clusters in the namespace" + (" (a preference: the pods may be placed by another "
                                                          "cluster's)" if preferred else ""), obj=o,
-                      remediation=f"add ray.io/cluster: {next(iter(clusters), '<RayCluster name>')}",
+                      remediation=_add_cluster_label(clusters),
                       severity=Severity.WARNING if preferred else None)
         return
     cluster = (selector.get("matchLabels") or {}).get("ray.io/cluster")
@@ -203,3 +203,10 @@ def _selector(o, path, selector, all_labels, clusters, generated, operated=froze
                                             if apart else ""),
                   obj=o, severity=Severity.WARNING if apart else None)
 
+
+def _add_cluster_label(clusters) -> str:
+    """The fix names the cluster when the files hold one; with several, the user picks (sorted: output is stable)."""
+    names = sorted(clusters)
+    if len(names) == 1:
+        return f"add ray.io/cluster: {names[0]}"
+    return "add ray.io/cluster: " + (f"<one of {', '.join(names)}>" if names else "<RayCluster name>")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from ..finding import Hit, Severity
+from ._objects import mapping
 
 CODE = "GRPO865"
 NAME = "service-monitor-selects-no-service"
@@ -54,17 +54,13 @@ Give the Service the labels the ServiceMonitor selects (`metadata.labels`), or s
 GROUP = "monitoring.coreos.com/"
 
 
-def _dict(node: Any) -> dict:
-    return node if isinstance(node, dict) else {}
-
-
 def _namespace(o) -> str | None:
-    return _dict(o.obj.get("metadata")).get("namespace")
+    return mapping(o.obj.get("metadata")).get("namespace")
 
 
 def _watched(monitor) -> set[str | None] | None:
     """The namespaces the monitor discovers Services in; None for every namespace."""
-    selector = _dict(_dict(monitor.obj.get("spec")).get("namespaceSelector"))
+    selector = mapping(mapping(monitor.obj.get("spec")).get("namespaceSelector"))
     if selector.get("any") is True:
         return None
     names = selector.get("matchNames")
@@ -74,7 +70,7 @@ def _watched(monitor) -> set[str | None] | None:
 
 
 def _port_names(service) -> set[str]:
-    ports = _dict(service.obj.get("spec")).get("ports")
+    ports = mapping(service.obj.get("spec")).get("ports")
     return {str(p["name"]) for p in ports or [] if isinstance(p, dict) and p.get("name")} if isinstance(
         ports, list) else set()
 
@@ -86,14 +82,14 @@ def check(ctx) -> Iterator[Hit]:
     for monitor in ctx.of_kind("ServiceMonitor"):
         if not str(monitor.obj.get("apiVersion", "")).startswith(GROUP):
             continue
-        spec = _dict(monitor.obj.get("spec"))
-        selector = _dict(spec.get("selector"))
+        spec = mapping(monitor.obj.get("spec"))
+        selector = mapping(spec.get("selector"))
         wanted = selector.get("matchLabels")
         if selector.get("matchExpressions") or not isinstance(wanted, dict) or not wanted:
             continue
         watched = _watched(monitor)
         seen = [s for s in services if watched is None or _namespace(s) in watched]
-        labels_of = {id(s): _dict(_dict(s.obj.get("metadata")).get("labels")) for s in seen}
+        labels_of = {id(s): mapping(mapping(s.obj.get("metadata")).get("labels")) for s in seen}
         if any(all(labels_of[id(s)].get(k) == str(v) for k, v in wanted.items()) for s in seen):
             continue
         ports = {str(e["port"]) for e in spec.get("endpoints") or [] if isinstance(e, dict) and e.get("port")}
