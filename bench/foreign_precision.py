@@ -138,7 +138,9 @@ def lint_source(src: Path, source: dict, tools: Path | None) -> list[dict]:
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         for label, files in releases(src, source):
-            out += _lint(source["repo"], label, _substituted(files, source, Path(tmp)), [], tools)
+            linted = _substituted(files, source, Path(tmp))
+            members = dict(zip(map(str, linted), label.split(" + "), strict=True)) if len(linted) > 1 else {}
+            out += _lint(source["repo"], label, linted, [], tools, members)
     helm = source.get("helm")
     if helm:
         with tempfile.TemporaryDirectory() as tmp:
@@ -182,7 +184,10 @@ def _helm() -> str:
     return next(line.split("=", 1)[1] for line in lines if line.startswith("GRPO_HELM="))
 
 
-def _lint(repo: str, label: str, files: list[Path], extra: list[str], tools: Path | None) -> list[dict]:
+def _lint(repo: str, label: str, files: list[Path], extra: list[str], tools: Path | None,
+          members: dict[str, str] | None = None) -> list[dict]:
+    """The findings of one release. `members` maps each linted file to its path in the repository, so a finding is
+    put on the right member of a release whose files share a name (`llm/deployment.yaml + gateway/deployment.yaml`)."""
     env = dict(os.environ)
     if tools:
         env["PYTHONPATH"] = str(tools)
@@ -200,7 +205,9 @@ def _lint(repo: str, label: str, files: list[Path], extra: list[str], tools: Pat
         out.append({"repo": repo, "path": label, "code": "INPUT", "at": "", "severity": "", "message": message})
     # an input error in one file of a release leaves the others linted (exit 2 with their findings): keep them
     return out + [{"repo": repo, "path": label, "code": f["code"], "at": f"{Path(f['file']).name}:{f['key_path']}",
-                   "severity": f["severity"], "message": f["message"]} for f in (doc or {}).get("findings") or []]
+                   "severity": f["severity"], "message": f["message"],
+                   **({"member": members[f["file"]]} if f["file"] in (members or {}) else {})}
+                  for f in (doc or {}).get("findings") or []]
 
 
 def _verdict(entries: list[dict], message: str) -> bool | None:
@@ -305,7 +312,9 @@ def report_recall(findings: list[dict], labels: dict) -> None:
 
 
 def _member(finding: dict) -> tuple[str, str]:
-    """(repo, file) a finding is on: for a `together` release (`a.yaml + b.yaml`), the member its `at` names."""
+    """(repo, file) a finding is on: for a `together` release (`a.yaml + b.yaml`), the member it was reported in."""
+    if finding.get("member"):
+        return finding["repo"], finding["member"]
     members = finding["path"].split(" + ")
     name = finding["at"].split(":", 1)[0]
     return finding["repo"], next((m for m in members if Path(m).name == name), finding["path"])

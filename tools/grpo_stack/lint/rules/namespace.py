@@ -172,9 +172,9 @@ NEAR_NAME = 0.8
 
 # `http://reward:8000/score`: a one-label host resolves only to a Service of the pod's own namespace (the DNS search
 # list), or to a name the pod's hostAliases give. Read for network schemes only (an `s3://bucket` is no host), with
-# any `user:password@` skipped.
+# any `user:password@` skipped: atomically, so a dotted host after it never lets the user name be read as the host.
 BARE = re.compile(r"\b(https?|grpcs?|wss?|tcp|bolt|neo4j|redis|rediss|postgres|postgresql|mysql|mongodb|amqp|nats)"
-                  r"://(?:[^@/\s]*@)?([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)(?=[:/?#\s\"';,)]|$)")
+                  r"://(?>(?:[^@/\s]*@)?)([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)(?=[:/?#\s\"';,)]|$)")
 # Where a one-label host is what a container runs with: its literal env and its arguments. A ConfigMap's keys are
 # often settings for a mode the set does not run (a mock backend, a disabled exporter): not read for them.
 CONTAINER_SETTING = re.compile(r"\b(?:initC|c)ontainers\.\d+\.(?:env\.\d+\.value|args|command)\b")

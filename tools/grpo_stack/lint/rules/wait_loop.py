@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..context import node_at
@@ -32,7 +33,9 @@ to fail: `curl` without `-f`/`--fail` exits 0 on an HTTP 404 or 503, so such a l
 connection, ready or not, however it is spelled (`curl -s`, `curl -sS -o /dev/null`, `curl --silent`). On other
 projects' manifests that probe is a warning naming its assumption, that the server answers an error status before
 it is ready (Triton's and TGI's readiness paths do; vLLM's API server listens only once its engine is up, so there
-the first connection is the signal); in the chart's own pods it is an error.
+the first connection is the signal); in the chart's own pods it is an error. A probe of Ollama's read endpoints
+(`/api/tags`, `/api/version`, `/api/ps`) is left alone: Ollama answers them as soon as it listens and loads models on
+request, so a connection is the signal there too.
 
 ## Why is this bad?
 The predecessor's lm-eval Job polled vLLM 120 times at 15 s; when vLLM never came up, the loop fell out after
@@ -140,8 +143,19 @@ def _probes(loop, body):
             deciding += n.children_by_field_name("condition")
     for part in deciding:
         for c in commands_in(part):
-            if command_name(c) == "curl" and _last_in_pipeline(c) and curl_ignores_http_errors(command_words(c)):
+            words = command_words(c)
+            if (command_name(c) == "curl" and _last_in_pipeline(c) and curl_ignores_http_errors(words)
+                    and not any(_answers_once_listening(w) for w in words)):
                 yield c
+
+
+# Ollama's read endpoints (server/routes.go: GET /api/tags, /api/version, /api/ps) answer 200 as soon as the server
+# listens; it loads models on request, so it has no phase that answers an error status before it is ready.
+LISTENING_IS_READY = re.compile(r"^\S*://[^/\s]+/api/(?:tags|version|ps)/?$")
+
+
+def _answers_once_listening(word: str) -> bool:
+    return bool(LISTENING_IS_READY.match(word.strip("'\"")))
 
 
 def _is_break(node) -> bool:
