@@ -161,6 +161,14 @@ TENSORBOARD = re.compile(r"(?:^|/)tensorboard$|^tensorboard\.main$")
 TENSORBOARD_PORT = 6006
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 TENSORFLOW_1 = re.compile(r"tensorflow[^:/]*:1\.")
+TENSORFLOW_2 = re.compile(r"tensorflow[^:/]*:2\.")
+
+
+def tensorboard_2_stated(c: dict[str, Any]) -> bool:
+    """The container's image states TensorFlow 2 (`tensorflow/tensorflow:2.15.0`), whose TensorBoard serves the
+    loopback only unless told otherwise; any other image leaves the TensorBoard version, and so its default host, an
+    assumption (1.x served every interface)."""
+    return bool(TENSORFLOW_2.search(str(c.get("image", ""))))
 
 
 def loopback_only_port(c: dict[str, Any]) -> int | None:

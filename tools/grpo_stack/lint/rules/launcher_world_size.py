@@ -20,8 +20,8 @@ SUMMARY = ("A distributed launcher (torchrun, mpirun) starts more ranks per pod 
 DOC = """## What it does
 Reads the launcher in every pod template's containers (`command`/`args`, and the commands of an inline script):
 `torchrun`, `python -m torch.distributed.run` / `torch.distributed.launch`, `accelerate launch` and
-`mpirun`/`mpiexec`, and compares it
-with the workload that runs it, whatever its kind, from the pod counts written in the object (a Job's
+`mpirun`/`mpiexec`, run by name or by path (`/opt/amazon/openmpi/bin/mpirun`), and compares it with the workload
+that runs it, whatever its kind, from the pod counts written in the object (a Job's
 `parallelism`, a Volcano Job's `tasks[].replicas`, a Kubeflow PyTorchJob's or MPIJob's replica specs, a JobSet's
 `replicatedJobs`, a LeaderWorkerSet's `size`, a Deployment's or StatefulSet's `replicas`):
 
@@ -76,9 +76,11 @@ Make `--nnodes` the number of pods the workload runs and `--nproc-per-node` the 
 leave both to the operator's `PET_*` environment), and `-np` the MPIJob's slots x workers.
 """
 
-TORCHRUN = re.compile(r"(?:^|[\s;&|(])(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\b(.*)")
-MPIRUN = re.compile(r"(?:^|[\s;&|(])(?:mpirun|mpiexec)\b(.*)")
-ACCELERATE = re.compile(r"(?:^|[\s;&|(])accelerate\s+launch\b(.*)")
+# A launcher run by name or by its path (`/opt/amazon/openmpi/bin/mpirun`, `/opt/conda/bin/torchrun`).
+_RUNS = r"(?:^|[\s;&|(])(?:[^\s;&|()'\"]*/)?"
+TORCHRUN = re.compile(_RUNS + r"(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\b(.*)")
+MPIRUN = re.compile(_RUNS + r"(?:mpirun|mpiexec)\b(.*)")
+ACCELERATE = re.compile(_RUNS + r"accelerate\s+launch\b(.*)")
 OPERATOR_COUNTS = ("PyTorchJob", "TrainJob", "ElasticJob")  # operators that set PET_NNODES for torchrun
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._objects import containers
 from ._services import backends
-from ._serving import container_ports, listening_ports, loopback_only_port, may_open, stated_ports
+from ._serving import container_ports, listening_ports, loopback_only_port, may_open, stated_ports, tensorboard_2_stated
 
 CODE = "GRPO857"
 NAME = "service-target-port"
@@ -30,7 +30,9 @@ controller, and reads each of its ports' `targetPort` (the `port` when unset):
   list (`a & b`, `a; b`) may start other programs, so its ports are not judged;
 - **warning**: a port where a container's TensorBoard listens on the loopback only (TensorBoard's default host is
   `localhost`: no `--bind_all`, no `--host` other than a loopback name), which no other container of the pods
-  declares or states: the Service connects to the pod's address and is refused.
+  declares or states: the Service connects to the pod's address and is refused. That default is TensorBoard 2's
+  (1.x listened on every interface, and an image of TensorFlow 1 is left alone): where the image does not state
+  TensorFlow 2, the warning names that assumption.
 
 A Service whose pods are in no file here is not judged (they may be applied from another file), nor are the head
 Services KubeRay creates itself.
@@ -93,7 +95,10 @@ def check(ctx) -> Iterator[Hit]:
             elif (loopback := _loopback_only(b.pods, target, names)) is not None:
                 yield Hit(where, f"Service {b.name} targets port {loopback[1]}, where container {loopback[0]} of "
                           f"{pods} runs TensorBoard on localhost only (no --bind_all, no --host 0.0.0.0): "
-                          "connections to the pod's address are refused", obj=b.obj, severity=Severity.WARNING,
+                          "connections to the pod's address are refused" + ("" if loopback[2] else
+                          " (assumed: TensorBoard 2.0 or later, which listens on localhost unless told otherwise; "
+                          "1.x listened on every interface, and the image does not say which it runs)"),
+                          obj=b.obj, severity=Severity.WARNING,
                           remediation="start TensorBoard with --bind_all (or --host 0.0.0.0)")
             else:
                 deaf = _declared_not_served(b.pods, target)
@@ -106,9 +111,10 @@ def check(ctx) -> Iterator[Hit]:
                               remediation="target a port the server opens, or start it on the declared one")
 
 
-def _loopback_only(pods, target, names: set[str]) -> tuple[str, int] | None:
-    """(container, port) when the target port (by number, or the name a container declares) is where a container's
-    TensorBoard listens on the loopback only, and no other container of the pods declares or states it."""
+def _loopback_only(pods, target, names: set[str]) -> tuple[str, int, bool] | None:
+    """(container, port, whether its image states TensorBoard 2) when the target port (by number, or the name a
+    container declares) is where a container's TensorBoard listens on the loopback only, and no other container of
+    the pods declares or states it."""
     number = int(target) if str(target).isdigit() else None
     found = None
     for _o, _path, pod in pods:
@@ -120,7 +126,7 @@ def _loopback_only(pods, target, names: set[str]) -> tuple[str, int] | None:
                                if isinstance(p, dict) and p.get("name") == target), None)
             port = loopback_only_port(c)
             if port is not None and port == number:
-                found = found or (str(c.get("name", i)), port)
+                found = found or (str(c.get("name", i)), port, tensorboard_2_stated(c))
             elif number is not None and number in container_ports(c) | may_open(c):
                 return None
     return found
