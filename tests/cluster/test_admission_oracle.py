@@ -232,3 +232,21 @@ def test_secret_data_must_decode_as_base64(admission_ns, tmp_path):
                     ("encoded", secret(data={"api-key": "WU9VUl9BUElfS0VZ"}))):
         assert dry_run(admission_ns, ok) is None, tag
         assert not lint_errors(ok, tmp_path, tag), tag
+
+
+@pytest.mark.parametrize("kind", ["Role", "ClusterRoleBinding"])
+def test_rbac_names_are_path_segments(admission_ns, tmp_path, kind):
+    """RBAC objects take any path segment as a name (colons and upper case: `system:controller:…`), which the API
+    server admits and grpo-lint passes; a slash in one is refused by both at metadata.name. The rendered releases
+    hold no RBAC object, so the oracle's sample never reaches this class."""
+    cluster = kind.startswith("Cluster")
+    obj = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+           "metadata": {"name": "oracle:Events-Reader", **({} if cluster else {"namespace": NS})},
+           **({"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+               "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": NS}]} if cluster
+              else {"rules": [{"apiGroups": [""], "resources": ["events"], "verbs": ["get"]}]})}
+    assert dry_run(admission_ns, obj) is None
+    assert not {k for c, k in lint_errors(obj, tmp_path, "rbac") if c == "GRPO002"}
+    slashed = {**obj, "metadata": {**obj["metadata"], "name": "oracle/events"}}
+    assert "metadata.name" in (dry_run(admission_ns, slashed) or [])
+    assert ("GRPO002", "metadata.name") in lint_errors(slashed, tmp_path, "rbac-slash")

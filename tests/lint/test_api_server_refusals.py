@@ -213,3 +213,22 @@ def test_bytes_that_are_not_base64_are_refused(capsys, tmp_path, kind, field, pl
     for good in ({field: {"api-key": "WU9VUl9B\nUElfS0VZ"}}, {plain: {"api-key": "YOUR_API_KEY"}}):
         code, out = _lint(capsys, tmp_path, [{**obj, **good}])
         assert not [f for f in out["findings"] if f["code"] == "GRPO002"], out
+
+
+@pytest.mark.parametrize("kind", ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"])
+def test_rbac_names_need_only_be_a_path_segment(capsys, tmp_path, kind):
+    """RBAC objects are named like Kubernetes' own (`system:controller:job-controller`): any path segment, colons
+    and upper case included (rbac validation's ValidateRBACName); a slash is refused at the name."""
+    binding = kind.endswith("Binding")
+    obj = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": {"name": "team:Finetune"},
+           **({"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+               "subjects": [{"kind": "ServiceAccount", "name": "trainer", "namespace": "grpo"}]} if binding
+              else {"rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]})}
+    if not kind.startswith("Cluster"):
+        obj["metadata"]["namespace"] = "grpo"
+    code, out = _lint(capsys, tmp_path, [obj])
+    assert not [f for f in out["findings"] if f["code"] == "GRPO002"], out
+    obj["metadata"]["name"] = "team/finetune"
+    code, out = _lint(capsys, tmp_path, [obj])
+    assert code == 1 and any(f["key_path"] == "metadata.name" and "may not contain '/'" in f["message"]
+                             for f in out["findings"]), out

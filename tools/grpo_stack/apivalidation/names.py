@@ -41,6 +41,17 @@ def dns1123_subdomain(value: str) -> str | None:
     return None
 
 
+def path_segment_name(value: str) -> str | None:
+    """RBAC objects' names (apimachinery path.IsValidPathSegmentName, rbac's ValidateRBACName): anything that can
+    sit in a URL path segment, so `system:controller:job-controller` and upper case are valid."""
+    if value in (".", ".."):
+        return f"may not be {value!r}"
+    for bad in ("/", "%"):
+        if bad in value:
+            return f"may not contain {bad!r}"
+    return None
+
+
 def dns1035_label(value: str) -> str | None:
     if len(value) > DNS1035_LABEL_MAX:
         return f"must be no more than {DNS1035_LABEL_MAX} characters"

@@ -15,6 +15,8 @@ from .podspecs import find_pod_specs, node_at
 # Kinds whose metadata.name must be a DNS-1123 label (the rest: a DNS-1123 subdomain).
 LABEL_NAMED = frozenset(("Namespace",))
 DNS1035_NAMED = frozenset(("Service",))
+# RBAC names need only be a path segment (`system:controller:job-controller`): pkg/apis/rbac/validation.
+PATH_SEGMENT_NAMED = frozenset(("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"))
 WORKLOADS = frozenset(("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"))
 # Where pod specs sit in the built-in kinds the checks below reach.
 POD_SPEC_PATHS = {"Pod": "spec", "Deployment": "spec.template.spec", "ReplicaSet": "spec.template.spec",
@@ -30,7 +32,9 @@ MAX_NAME_CHECKS = 10_000  # a flood of labels is refused by size elsewhere; neve
 def errors(obj: dict[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     kind = obj.get("kind")
-    out += _metadata(obj.get("metadata"), "metadata", kind, top=True)
+    rbac = str(obj.get("apiVersion", "")).startswith("rbac.authorization.k8s.io/")
+    out += _metadata(obj.get("metadata"), "metadata", kind if rbac or kind not in PATH_SEGMENT_NAMED else None,
+                     top=True)
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     if kind in WORKLOADS or kind == "Job":
         out += fields.workload_counts(kind, spec)
@@ -132,7 +136,8 @@ def _metadata(meta: Any, where: str, kind: str | None, top: bool) -> list[tuple[
     name = meta.get("name")
     if top and isinstance(name, str):
         check = (names.dns1035_label if kind in DNS1035_NAMED else
-                 names.dns1123_label if kind in LABEL_NAMED else names.dns1123_subdomain)
+                 names.dns1123_label if kind in LABEL_NAMED else
+                 names.path_segment_name if kind in PATH_SEGMENT_NAMED else names.dns1123_subdomain)
         why = check(name)
         if why:
             out.append((f"{where}.name", f"invalid name {name[:80]!r}: {why}"))

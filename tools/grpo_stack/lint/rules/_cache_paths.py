@@ -19,6 +19,7 @@ CACHE_ENV = ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
 DOWNLOAD_FLAGS = ("--download-dir", "--download_dir", "--local-dir", "--local_dir", "--cache-dir", "--cache_dir",
                   "--huggingface-hub-cache")
 PY_TARGET = re.compile(r"\b(?:local_dir|cache_dir)\s*=\s*(['\"])(/[^'\"]+)\1")
+PY_TARGET_NAME = re.compile(r"\b(?:local_dir|cache_dir)\s*=\s*([A-Za-z_]\w*)\s*[,)]")
 MODEL_ENV = ("MODEL_ID", "HF_MODEL_ID")
 TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
 # Kubeflow Trainer's model and dataset initializers download `STORAGE_URI` (hf://...) into /workspace/model and
@@ -111,9 +112,9 @@ def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
                 if found:
                     return resolve(found, env)
     for w in words:
-        m = PY_TARGET.search(w)
-        if m:
-            return m.group(2)
+        target = _py_target(w)
+        if target:
+            return target
     for var in CACHE_ENV:
         if env.get(var):
             return env[var]
@@ -124,6 +125,20 @@ def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
     if env.get("XDG_CACHE_HOME"):
         return posixpath.join(env["XDG_CACHE_HOME"], "huggingface", "hub")
     return posixpath.join(env.get("HOME", "/root"), ".cache", "huggingface", "hub")
+
+
+def _py_target(text: str) -> str | None:
+    """The absolute path a Python snippet downloads to: `local_dir='/models/x'`, or `local_dir=path` where the snippet
+    assigns `path = '/models/x'` itself."""
+    m = PY_TARGET.search(text)
+    if m:
+        return m.group(2)
+    named = PY_TARGET_NAME.search(text)
+    if named:
+        value = re.search(rf"\b{re.escape(named.group(1))}\s*=\s*(['\"])(/[^'\"]+)\1", text)
+        if value:
+            return value.group(2)
+    return None
 
 
 def ollama_models_dir(c: dict, env: dict[str, str]) -> str | None:

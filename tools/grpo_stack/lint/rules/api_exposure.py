@@ -268,6 +268,9 @@ def _service_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
 
 KNOWN_SERVERS = ("vllm", "sglang", "text-generation", "lmdeploy", "tritonserver", "tensorflow_model_server",
                  "tensorflow/serving", "jupyter", "gradio", "ray start")
+# Servers an image names that are no model engine; a model engine's name in an image counts only where the
+# container runs the engine's own entrypoint, which is_model_server reads (a `vllm-playground` web UI is no vLLM).
+IMAGE_SERVERS = ("jupyter", "gradio", "tensorflow/serving")
 
 
 def _named_or_keyed(ctx, o, pod_path: str, pod: dict) -> bool:
@@ -275,10 +278,12 @@ def _named_or_keyed(ctx, o, pod_path: str, pod: dict) -> bool:
     if _is_ray_head(ctx, o, pod_path):
         return True
     for _f, _i, c in containers(pod):
-        text = f"{argv(c)} {c.get('image', '')}".lower()
-        if any(word in text for word in KNOWN_SERVERS) or re.search(r"api[-_]?keys?\b", text) or any(
-                ("API_KEY" in name.upper() or "TOKEN" in name.upper()) and not OUTBOUND_CREDENTIAL.match(name)
-                for name in _env_names(c)):
+        text, image = argv(c).lower(), str(c.get("image", "")).lower()
+        if (any(word in text for word in KNOWN_SERVERS) or any(word in image for word in IMAGE_SERVERS)
+                or (any(word in image for word in KNOWN_SERVERS) and is_model_server(c))
+                or re.search(r"api[-_]?keys?\b", f"{text} {image}")
+                or any(("API_KEY" in name.upper() or "TOKEN" in name.upper()) and not OUTBOUND_CREDENTIAL.match(name)
+                       for name in _env_names(c))):
             return True
     return False
 

@@ -100,10 +100,11 @@ SENSITIVE_ENV = re.compile(r"TOKEN(?!S(?![A-Z0-9])|IZ)|SECRET|PASSWORD|PASSWD|(?
 # path (`RAY_TLS_SERVER_KEY: /etc/ray/tls/tls.key`: where a mounted key is, not the key), an object-store URL, or
 # a relative path to a file (`MODEL_KEY: models/ranker.pkl`: an object key, not a key that opens anything), or the
 # stand-in an OpenAI client is given for a server that checks no key (vLLM's docs: `EMPTY`; llama.cpp's server:
-# `sk-no-key-required`; `local`, `not-needed`).
+# `sk-no-key-required`; `local`, `not-needed`, `dummy-key`, `fake-token`).
 NOT_A_CREDENTIAL = re.compile(r"^\s*(true|false|yes|no|on|off|enabled?|disabled?|/[^\s:]*|(s3|gs|az|abfss?)://[^\s@]+"
                               r"|[\w.-]+(/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,5}"
-                              r"|empty|local|unused|(sk-)?no-?key(-required)?|not[-_]?(needed|required|used))\s*$",
+                              r"|empty|local|unused|(sk-)?no-?key(-required)?|not[-_]?(needed|required|used)"
+                              r"|(dummy|fake)([-_]?(api[-_]?)?(key|token|secret))?)\s*$",
                               re.I)
 NOT_SECRET_ENV = re.compile(r"^(.*_)?(KEY_?PATH|KEY_FILE|PUBLIC_KEY|API_KEY_NAME|SECRET_NAME|SECRET_NAMESPACE"
                             r"|TOKENIZER.*)$", re.I)

@@ -26,9 +26,10 @@ the release namespace and name a Service the release renders (or the KubeRay hea
 the PVC declared in `global.storage.claimName`. In plain manifests (not rendered from values), a name in another
 namespace is reported only when the manifests define a Service of that name themselves — the predecessor's bug —
 since a shared service (monitoring, another team's gateway) legitimately lives elsewhere, and a name in the
-namespace that no file defines is an error when several files are linted together (they are the set applied);
-a file linted alone may name a Service another file applies, so there it is only a warning, and only where the
-file declares a Service of a near name (`sandbox-fusoin` beside `sandbox-fusion`: a misspelling). When nothing
+namespace that no file defines is a warning when several files are linted together, naming the assumption that no
+other file applies that Service (a homelab's apps each apply their own, and call one another by name); a file
+linted alone may name a Service another file applies, so there it is reported only where the file declares a
+Service of a near name (`sandbox-fusoin` beside `sandbox-fusion`: a misspelling), as a warning. When nothing
 states the namespace the files go into (no `--namespace`, and the Service itself names none), a name in another
 namespace is a warning naming that assumption: the files work if applied there (`kubectl apply -n`);
 `kubernetes.default.svc` is the API server and is never reported. Files linted together that declare
@@ -241,9 +242,12 @@ def _check_text(ctx, text: str, services: set[str], flows: list[dict], sources: 
             yield (f"{name} is in namespace {ns!r}, the release is in {ctx.namespace!r}; a Service of this release "
                    f"would resolve as {svc}.{ctx.namespace}.svc.cluster.local, and no global.network.egress flow "
                    f"reaches namespace {ns!r} (declare one for a shared service: docs/security.md)", None)
-        elif services and svc not in services and (ctx.has_values or several):
+        elif services and svc not in services and ctx.has_values:
             yield (f"{m.group(0)}: the release renders no Service named {svc!r} "
                    f"(has: {', '.join(sorted(services))})", None)
+        elif services and svc not in services and several:  # manifests: another file may apply that Service
+            yield (f"{m.group(0)}: these files declare no Service named {svc!r} (has: {', '.join(sorted(services))}) "
+                   "(assumed: no file outside these applies one)", Severity.WARNING)
         elif services and svc not in services:  # one manifest file: the Service may be applied from another file,
             near = get_close_matches(svc, services, n=1, cutoff=NEAR_NAME)  # unless the file names it misspelt
             if near:

@@ -18,24 +18,27 @@ SUMMARY = ("A shell loop that waits for something (sleep + retry) never fails wh
            "polls with a probe that cannot fail (`curl -s` without `-f`).")
 DOC = """## What it does
 Finds polling loops in pod scripts — a `for`/`while`/`until` loop whose body sleeps and that stops on success
-(`break`, or an `until`/`while` condition) — and requires a failing exit when the wait is over: an `exit N`
-(N ≠ 0), `return N` or `false` inside the loop (typically on the last attempt), or right after it. A loop whose
-only exit is success (`until curl …; do sleep 5; done`) waits forever and is reported too, except in a pod that
-runs until stopped (a Deployment's, a Ray cluster's worker group). In an init container there the wait is the
-gate: the pod shows `Init:0/1` until the dependency appears (KubeRay injects the same wait for the head into every
-worker), and nothing downstream runs without it. In a sidecar there (a container that listens on nothing beside
-one that serves, such as one that pulls a model into the server once it answers) a failing exit would only restart
-the sidecar into the same wait, and the server's probes show whether what it waits on came. The pod's main
-container waiting forever before it starts its work is still reported: the pod shows Running while nothing runs.
-A keep-alive loop (`while true; do sleep 3600; done`, no `break`) is not a wait and is left alone. The loop's
-probe — its `until`/`while` condition, or the command before `&& break` / in `if …; then break` — must be able
-to fail: `curl` without `-f`/`--fail` exits 0 on an HTTP 404 or 503, so such a loop stops at the first
-connection, ready or not, however it is spelled (`curl -s`, `curl -sS -o /dev/null`, `curl --silent`). On other
-projects' manifests that probe is a warning naming its assumption, that the server answers an error status before
-it is ready (Triton's and TGI's readiness paths do; vLLM's API server listens only once its engine is up, so there
-the first connection is the signal); in the chart's own pods it is an error. A probe of Ollama's read endpoints
-(`/api/tags`, `/api/version`, `/api/ps`) is left alone: Ollama answers them as soon as it listens and loads models on
-request, so a connection is the signal there too.
+(`break`, or an `until`/`while` condition) — and requires a failing exit when the wait is over: an `exit N` (N ≠ 0),
+`return N` or `false` inside the loop (typically on the last attempt), or right after it. A loop whose only exit is
+success (`until curl …; do sleep 5; done`) waits forever and is reported too, except in a pod that runs until
+stopped (a Deployment's, a Ray cluster's worker group). In an init container there the wait is the gate: the pod
+shows `Init:0/1` until the dependency appears (KubeRay injects the same wait for the head into every worker), and
+nothing downstream runs without it. In a sidecar there (a container that listens on nothing beside one that serves,
+such as one that pulls a model into the server once it answers) a failing exit would only restart the sidecar into
+the same wait, and the server's probes show whether what it waits on came. The pod's main container waiting forever
+before it starts its work is still reported: the pod shows Running while nothing runs. A loop that records how the
+wait ended in a variable the script reads afterwards (`result=pass; break` inside it, `result=${result:-fail}` or a
+test of `$result` after it) acts on a timeout and is not reported. An MPIJob launcher that waits, through the
+hostfile the MPI Operator mounts (`/etc/mpi/hostfile`), for the job's own workers is left alone too: the operator
+starts them with it and reports a worker that fails. A keep-alive loop (`while true; do sleep 3600; done`, no
+`break`) is not a wait and is left alone. The loop's probe — its `until`/`while` condition, or the command before
+`&& break` / in `if …; then break` — must be able to fail: `curl` without `-f`/`--fail` exits 0 on an HTTP 404 or
+503, so such a loop stops at the first connection, ready or not, however it is spelled (`curl -s`, `curl -sS -o
+/dev/null`, `curl --silent`). On other projects' manifests that probe is a warning naming its assumption, that the
+server answers an error status before it is ready (Triton's and TGI's readiness paths do; vLLM's API server listens
+only once its engine is up, so there the first connection is the signal); in the chart's own pods it is an error. A
+probe of Ollama's read endpoints (`/api/tags`, `/api/version`, `/api/ps`) is left alone: Ollama answers them as soon
+as it listens and loads models on request, so a connection is the signal there too.
 
 ## Why is this bad?
 The predecessor's lm-eval Job polled vLLM 120 times at 15 s; when vLLM never came up, the loop fell out after
@@ -92,10 +95,10 @@ def check(ctx) -> Iterator[Hit]:
                           f"{s.where} polls with `{' '.join(text(probe).split())[:60]}`, which succeeds on an HTTP "
                           "error status; add -f (--fail)" + ("" if ctx.has_values else UNREADY_ERRORS),
                           obj=s.obj, severity=None if ctx.has_values else Severity.WARNING)
-            if _fails(body) or _fails_after(loop):
+            if _fails(body) or _fails_after(loop) or _records_outcome(loop, body):
                 continue
             unbounded = conditional and not breaks or (loop.type == "while_statement" and _always_true(loop))
-            if unbounded and _gates_a_service(s):
+            if unbounded and (_gates_a_service(s) or _awaits_own_workers(s, loop)):
                 continue
             what = ("waits forever when the awaited thing never comes" if unbounded
                     else "carries on as if ready after its last attempt")
@@ -116,6 +119,17 @@ def _gates_a_service(s) -> bool:
     if not isinstance(pod, dict) or for_finite_work(s.obj, pod_path, pod):
         return False
     return field == ".initContainers." or _sidecar(pod, rest.split(".", 1)[0])
+
+
+# The hostfile the MPI Operator mounts into an MPIJob's launcher, listing the job's own workers (v2beta1: /etc/mpi,
+# also named by OMPI_MCA_orte_default_hostfile).
+MPI_HOSTFILE = re.compile(r"/etc/mpi/hostfile|\$\{?OMPI_MCA_orte_default_hostfile\b")
+
+
+def _awaits_own_workers(s, loop) -> bool:
+    """An MPIJob launcher waiting, by the operator's hostfile, for the workers the operator starts with it: they come
+    or the job makes no progress either way, and the operator, not the launcher, is what reports a failed worker."""
+    return s.obj.kind == "MPIJob" and ".Launcher." in s.path and bool(MPI_HOSTFILE.search(text(loop)))
 
 
 def _sidecar(pod: dict, index: str) -> bool:
@@ -185,6 +199,26 @@ def _fails(node) -> bool:
             if not words or words[0] not in ("0",):
                 return True
     return False
+
+
+def _records_outcome(loop, body) -> bool:
+    """The loop records how the wait ended in a variable the script reads afterwards (`result=pass; break` inside it,
+    `result=${result:-fail}` or `if [ "$result" = pass ]` after it): the script acts on a timeout, it does not carry
+    on as if ready."""
+    inside = {text(n.child_by_field_name("name")) for n in walk(body) if n.type == "variable_assignment"}
+    after, node = [], loop.next_named_sibling
+    while node is not None:
+        after.append(text(node))
+        node = node.next_named_sibling
+    rest = "\n".join(after)
+    return any(re.search(_decided_by(name), rest) for name in inside if name)
+
+
+def _decided_by(name: str) -> str:
+    """Where a later statement decides on the variable: a test of it (`[ "$x" = ok ]`, `[[ -z $x ]]`, `case "$x"`)
+    or a default for the unset case (`${x:-fail}`); a mere echo of it decides nothing."""
+    var = rf"\$\{{?{re.escape(name)}\b"
+    return rf"\[\[?[^\]\n]*{var}|\bcase\s+\"?{var}|\$\{{{re.escape(name)}:?[-=]"
 
 
 def _fails_after(loop) -> bool:

@@ -21,14 +21,15 @@ SUMMARY = ("A container downloads model weights into its writable layer or an em
            "request or size limit that holds them.")
 DOC = """## What it does
 For every container that pulls a model from the Hugging Face Hub when it starts (a server's `--model ORG/NAME`,
-`vllm serve ORG/NAME`, a server image's entrypoint given `ORG/NAME` as its first argument, TGI's `MODEL_ID`,
-`hf download`, `snapshot_download` / `from_pretrained`, in its command, args, env or `sh -c` script), and every Ollama
+`vllm serve ORG/NAME`, a server image's entrypoint given `ORG/NAME` as its first argument, TGI's `MODEL_ID`, `hf
+download`, `snapshot_download` / `from_pretrained`, in its command, args, env or `sh -c` script), and every Ollama
 server whose pod pulls a model when it starts (`ollama pull` / `ollama run` in a command or a postStart hook, a
 sidecar's `curl .../api/pull`: the models land in `OLLAMA_MODELS`, else `$HOME/.ollama/models`), finds where the
-download lands: `--download-dir` / `--local-dir` / `local_dir=`, else `HF_HUB_CACHE` / `HUGGINGFACE_HUB_CACHE` /
-`TRANSFORMERS_CACHE`, else `HF_HOME/hub`, else `XDG_CACHE_HOME/huggingface/hub`, else `$HOME/.cache/huggingface/hub`
-(`/root` unless `HOME` is set; TGI's image sets `HF_HOME=/data`); a Kubeflow Trainer initializer's
-`STORAGE_URI=hf://...` lands in `/workspace`. Then reads the volume mounted at that path:
+download lands: `--download-dir` / `--local-dir` / `local_dir=` (a path, or a variable the snippet sets to one),
+else `HF_HUB_CACHE` / `HUGGINGFACE_HUB_CACHE` / `TRANSFORMERS_CACHE`, else `HF_HOME/hub`, else
+`XDG_CACHE_HOME/huggingface/hub`, else `$HOME/.cache/huggingface/hub` (`/root` unless `HOME` is set; TGI's image
+sets `HF_HOME=/data`); a Kubeflow Trainer initializer's `STORAGE_URI=hf://...` lands in `/workspace`. Then reads the
+volume mounted at that path:
 
 - no volume: the weights go into the container's writable layer, on the node's disk;
 - an `emptyDir` (on disk) without `sizeLimit`: the same disk, without a bound.
