@@ -68,6 +68,7 @@ from . import (
     ray_head_gpu_node,
     ray_labels,
     ray_storage,
+    rayjob_cluster_kept,
     read_only_cache,
     release_namespace,
     restart_forever,
@@ -203,6 +204,7 @@ _MODULES: list[ModuleType] = [
     model_source_empty,
     pod_security_enforced,
     autoscaler_conflict,
+    rayjob_cluster_kept,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
