@@ -113,6 +113,19 @@ def _script(obj, path: str, where: str, source: str, opts: frozenset[str], conta
     return Script(obj, path, where, source, opts, parse(source), container)
 
 
+def positional_args(script: Script) -> list[str]:
+    """The words `sh -c SCRIPT NAME ARG...` gives the script as `$1 ...` (`"$@"`): a container's `command:
+    [bash, -c, 'exec trl sft "$@"', --]` with the flags in `args`. Empty for a script no container runs so."""
+    c = script.container
+    head, _, index = script.path.rpartition(".")
+    if not isinstance(c, dict) or not index.isdigit() or not head.endswith((".command", ".args")):
+        return []
+    command = c.get("command") if isinstance(c.get("command"), list) else []
+    args = c.get("args") if isinstance(c.get("args"), list) else []
+    at = int(index) + (len(command) if head.endswith(".args") else 0)
+    return [str(w) for w in [*command, *args][at + 2:]]
+
+
 def split_words(text: str) -> list[str]:
     """`shlex.split(text)` (ValueError on an unbalanced quote), remembered per text: several rules split the same
     container arguments, and shlex reads a character at a time in Python."""
@@ -195,8 +208,9 @@ def command_words(node: Node) -> list[str]:
 
 
 def assigned(root: Node) -> dict[str, str]:
-    """The script's own literal variables: `MODEL="org/name"` as a statement of its top level (a later one wins), what
-    its later words expand `$MODEL` to. Values holding an expansion or a substitution are left out."""
+    """The script's own variables: `MODEL="org/name"` as a statement of its top level (a later one wins), what its
+    later words expand `$MODEL` to. A value may name other variables (`URL="https://host/${REPO}/file"`), which the
+    reader expands in turn; values holding a command substitution are left out."""
     out: dict[str, str] = {}
     for node in root.named_children:
         if node.type != "variable_assignment":
@@ -204,7 +218,7 @@ def assigned(root: Node) -> dict[str, str]:
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
         if name is None or value is None or value.type not in ("word", "string", "raw_string"):
             continue
-        if any(n.type in ("simple_expansion", "expansion", "command_substitution") for n in walk(value)):
+        if any(n.type == "command_substitution" for n in walk(value)):
             continue
         out[_text(name)] = _text(value).strip("'\"")
     return out

@@ -33,7 +33,8 @@ def is_tgi(c: dict, argv: list[str]) -> bool:
 
 
 def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
-    """Every hub pull the container makes at start, in the spellings `_hub` reads."""
+    """Every pull into the Hub's cache (or a download directory) the container makes at start, in the spellings `_hub`
+    reads; a file fetched by its URL lands where the fetcher writes it and is not one."""
     found: list[Pull] = []
     script = script_in(argv)
     if script is None:
@@ -47,7 +48,7 @@ def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
     for var in MODEL_ENV:
         if env.get(var) and hub_repo(env[var]) and (var != "MODEL_ID" or is_tgi(c, argv)):
             found.append(Pull(env[var], f"env {var}", None))
-    return found
+    return [p for p in found if not p.fetched]
 
 
 def script_argv_pulls(source: str, env: dict[str, str]) -> list[Pull]:

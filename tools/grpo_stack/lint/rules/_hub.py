@@ -51,6 +51,11 @@ REVISION_KEYWORD = re.compile(r"\brevision\s*=\s*(['\"]?)([^,'\")\s]+)\1")
 HF_URI = re.compile(r"\bhf://([\w.-]+/[\w.-]+(?:/[\w.-]+)?)([:@][\w./-]+)?")
 HUB_GIT = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/((?:datasets/|spaces/)?[\w.-]+/[\w.-]+?)"
                      r"(?:\.git)?/?$")
+# A file fetched from the Hub by URL (curl, wget): `https://huggingface.co/ORG/NAME/resolve/REV/FILE`; REV is a
+# branch (`main`: whatever it holds that day) or a commit.
+HUB_FILE_URL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/((?:datasets/|spaces/)?[\w.-]+/[\w.-]+)"
+                          r"/(?:resolve|raw|blob)/([^/?#\s]+)/")
+URL_FETCHERS = frozenset({"curl", "wget", "aria2c", "axel"})
 ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_]"
                      r"[A-Za-z0-9_]*)")
 SHA = re.compile(r"^[0-9a-f]{7,40}$")
@@ -62,6 +67,7 @@ class Pull:
     how: str  # "vllm --model", "snapshot_download", "hf:// URI"
     revision: str | None  # None: no revision given
     canonical: bool = False  # a name with no owner (`gpt2`), read as the Hub's canonical id: an assumption
+    fetched: bool = False  # one file fetched by its URL (curl -o PATH): it lands where the fetcher writes, no Hub cache
 
     @property
     def pinned(self) -> bool:
@@ -78,13 +84,19 @@ def hub_repo(value: str) -> bool:
 
 def resolve(word: str, env: dict[str, str]) -> str:
     """A word with `$(VAR)` (Kubernetes) and `$VAR` / `${VAR}` (shell) replaced by the container's literal env
-    values; a reference to an unknown variable is kept (the word then names no repository)."""
+    values, through variables that hold others; a reference to an unknown variable is kept (the word then names no
+    repository)."""
     def sub(m: re.Match) -> str:
         name = m.group(1) or m.group(2) or m.group(4)
         if name in env:
             return env[name]
         return m.group(3) if m.group(3) is not None else m.group(0)
-    return ENV_REF.sub(sub, word)
+    for _ in range(3):  # a variable may hold others (`URL="https://.../${REPO}/..."`, REPO from a ConfigMap)
+        expanded = ENV_REF.sub(sub, word)
+        if expanded == word:
+            break
+        word = expanded
+    return word
 
 
 # Words that run the command after them (`exec vllm serve ...`, `env HF_HOME=/x hf download ...`).
@@ -142,6 +154,12 @@ def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
         positional = _positionals(words[2:])
         if positional and positional[0] not in seen:
             yield Pull(positional[0], f"{program} download", revision)
+    if program in URL_FETCHERS:
+        for w in words:
+            m = HUB_FILE_URL.match(w.replace('"', "").replace("'", ""))  # a script variable's own quotes
+            if m and "$" not in m.group(0) and m.group(1) not in seen:
+                seen.add(m.group(1))
+                yield Pull(m.group(1), f"{program} of a /resolve/ URL", m.group(2), fetched=True)
     if program == "git" and "clone" in words[1:3]:
         for w in words:
             m = HUB_GIT.match(w)

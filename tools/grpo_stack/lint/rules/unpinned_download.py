@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import assigned, command_name, command_words, commands_in, parse, script_in, scripts
+from ..shell import assigned, command_name, command_words, commands_in, parse, positional_args, script_in, scripts
 from ._accelerators import asked
 from ._cache_paths import config_map_data, entrypoint_pulls, known_env, script_argv_pulls
 from ._hub import API_PROVIDERS, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
@@ -47,7 +47,9 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   Serve application's, or a revision variable sits beside the name (a web app's `MODEL_ID` is usually the name it asks
   a model server for). A warning, since only the program's code shows that it loads that id from the Hub. A
   `*REVISION` or `*COMMIT` variable beside it pins it, unless it names a branch (`MODEL_REVISION: main`);
-- `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts;
+- `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts, and a file
+  fetched by its URL (`curl` / `wget` of `https://huggingface.co/ORG/NAME/resolve/main/FILE`: the path's revision,
+  here a branch, must be a commit);
 - a fine-tuning framework's config file in a ConfigMap: axolotl's `base_model` (pinned by `revision_of_model`) and
   each hub `path` of its `datasets` / `test_datasets` (pinned by the entry's `revision`; an entry that lists its
   `data_files` may read a local directory and is not judged), LLaMA-Factory's `model_name_or_path` (pinned by
@@ -113,8 +115,15 @@ QUALIFIED_MODEL_ENV = re.compile(r"^[A-Z0-9]+(?:_[A-Z0-9]+)*_MODEL(?:_ID|_NAME|_
 TGI = ("text-generation-inference", "text-generation-launcher", "huggingface-pytorch-tgi")
 
 
-def _words(node) -> list[str]:
-    return [command_name(node), *command_words(node)]
+ALL_POSITIONAL = frozenset({'"$@"', "$@", '"${@}"', "${@}", "$*", '"$*"'})
+
+
+def _words(node, positional: list[str] | None = None) -> list[str]:
+    """A command's words, `"$@"` replaced by the words the script was given after its name."""
+    words = [command_name(node), *command_words(node)]
+    if positional is None:
+        return words
+    return [part for w in words for part in (positional if w in ALL_POSITIONAL else [w])]
 
 
 def _message(o, where: str, pull: Pull, detail: str = "") -> str:
@@ -251,8 +260,9 @@ def _script_pulls(ctx) -> Iterator[Hit]:
         env = known_env(s.container, config_maps) if isinstance(s.container, dict) else {}
         env = {**env, **assigned(s.root)}  # `MODEL=org/name; vllm serve "$MODEL"`: the script's own variables
         reported: set[str] = set()  # `ollama pull M` then `ollama run M` is one pull of M
+        positional = positional_args(s)
         for node in commands_in(s.root):
-            for pull in argv_pulls(_words(node), env):
+            for pull in argv_pulls(_words(node, positional), env):
                 if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
                     yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {s.line_of(node)})"), obj=s.obj)
             for tagged in script_ollama_pulls(node, env):
