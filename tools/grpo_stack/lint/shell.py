@@ -37,6 +37,7 @@ class Script:
     invocation_options: frozenset[str]  # options set by the shell's own flags (`bash -ec`)
     tree: Tree
     container: dict | None = None  # the container running it (None: a RayJob entrypoint)
+    positional: tuple[str, ...] = ()  # the words `sh -c SCRIPT NAME ARG...` gives it as `$1 ...` (`"$@"`)
 
     @property
     def root(self) -> Node:
@@ -87,21 +88,21 @@ def _find_scripts(ctx) -> Iterator[Script]:
             if found:
                 index, opts = found
                 path = f"{base}.command.{index}" if index < n_cmd else f"{base}.args.{index - n_cmd}"
-                yield _script(o, path, f"container {name}", argv[index], opts, c)
+                yield _script(o, path, f"container {name}", argv[index], opts, c, argv[index + 2:])
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
                 cmd = _at(c, probe, "exec", "command")
                 cmd = cmd if isinstance(cmd, list) else []
                 found = script_in(cmd)
                 if found:
                     yield _script(o, f"{base}.{probe}.exec.command.{found[0]}", f"{probe} of container {name}",
-                                  cmd[found[0]], found[1], c)
+                                  cmd[found[0]], found[1], c, cmd[found[0] + 2:])
             for hook in ("postStart", "preStop"):
                 cmd = _at(c, "lifecycle", hook, "exec", "command")
                 cmd = cmd if isinstance(cmd, list) else []
                 found = script_in(cmd)
                 if found:
                     yield _script(o, f"{base}.lifecycle.{hook}.exec.command.{found[0]}", f"{hook} of container {name}",
-                                  cmd[found[0]], found[1], c)
+                                  cmd[found[0]], found[1], c, cmd[found[0] + 2:])
     # A RayJob's entrypoint is a shell command line: Ray's job supervisor runs it with `/bin/sh -c`.
     for o in ctx.of_kind("RayJob"):
         entry = _at(o.obj, "spec", "entrypoint")
@@ -109,21 +110,9 @@ def _find_scripts(ctx) -> Iterator[Script]:
             yield _script(o, "spec.entrypoint", "the RayJob entrypoint", entry, frozenset())
 
 
-def _script(obj, path: str, where: str, source: str, opts: frozenset[str], container: dict | None = None) -> Script:
-    return Script(obj, path, where, source, opts, parse(source), container)
-
-
-def positional_args(script: Script) -> list[str]:
-    """The words `sh -c SCRIPT NAME ARG...` gives the script as `$1 ...` (`"$@"`): a container's `command:
-    [bash, -c, 'exec trl sft "$@"', --]` with the flags in `args`. Empty for a script no container runs so."""
-    c = script.container
-    head, _, index = script.path.rpartition(".")
-    if not isinstance(c, dict) or not index.isdigit() or not head.endswith((".command", ".args")):
-        return []
-    command = c.get("command") if isinstance(c.get("command"), list) else []
-    args = c.get("args") if isinstance(c.get("args"), list) else []
-    at = int(index) + (len(command) if head.endswith(".args") else 0)
-    return [str(w) for w in [*command, *args][at + 2:]]
+def _script(obj, path: str, where: str, source: str, opts: frozenset[str], container: dict | None = None,
+            after: list | None = None) -> Script:
+    return Script(obj, path, where, source, opts, parse(source), container, tuple(str(w) for w in after or ()))
 
 
 def split_words(text: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..context import node_at
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers, mapping
@@ -59,10 +60,10 @@ def check(ctx) -> Iterator[Hit]:
         if not str(o.obj.get("apiVersion", "")).startswith("ray.io/"):
             continue
         spec = mapping(o.obj.get("spec"))
-        cluster = mapping(spec.get("rayClusterSpec"))
-        if not cluster or spec.get("shutdownAfterJobFinishes") is True or spec.get("deletionStrategy"):
+        if not mapping(spec.get("rayClusterSpec")) or spec.get("shutdownAfterJobFinishes") is True \
+                or spec.get("deletionStrategy"):
             continue
-        held = _accelerators(cluster)
+        held = _accelerators(ctx, o)
         if held:
             stated = "is false" if spec.get("shutdownAfterJobFinishes") is False else "is not set (false)"
             yield Hit("spec.shutdownAfterJobFinishes" if "shutdownAfterJobFinishes" in spec else "spec",
@@ -71,17 +72,15 @@ def check(ctx) -> Iterator[Hit]:
                       "keep the finished cluster to inspect it)", obj=o)
 
 
-def _accelerators(cluster: dict) -> str:
+def _accelerators(ctx, o) -> str:
     """Where the cluster's groups hold accelerators, in words (`accelerators in the head, group gpu`), or ''."""
-    groups = [("the head", mapping(cluster.get("headGroupSpec")))]
-    workers = cluster.get("workerGroupSpecs")
-    groups += [(f"group {mapping(g).get('groupName', i)}", mapping(g))
-               for i, g in enumerate(workers if isinstance(workers, list) else [])]
     held = []
-    for where, group in groups:
-        pod = mapping(mapping(group.get("template")).get("spec"))
-        asked = {name: n for _f, _i, c in containers(pod) for name, n in accelerators_asked(c).items() if n}
+    for _owner, pod_path, pod in ctx.pod_templates_of(o):
+        group = mapping(node_at(o.obj, pod_path.rsplit(".template.spec", 1)[0]))
+        asked = any(n for _f, _i, c in containers(pod) for n in accelerators_asked(c).values())
         gpus = str(mapping(group.get("rayStartParams")).get("num-gpus", "")).strip("'\"")
         if asked or (gpus.replace(".", "", 1).isdigit() and float(gpus) > 0):
-            held.append(where)
+            index = pod_path.split("workerGroupSpecs.", 1)[1].split(".", 1)[0] if "workerGroupSpecs." in pod_path \
+                else None
+            held.append("the head" if index is None else f"group {group.get('groupName', index)}")
     return ("accelerators in " + ", ".join(held)) if held else ""

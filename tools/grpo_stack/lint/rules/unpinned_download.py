@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import assigned, command_name, command_words, commands_in, parse, positional_args, script_in, scripts
+from ..shell import assigned, command_name, command_words, commands_in, parse, script_in, scripts
 from ._accelerators import asked
 from ._cache_paths import config_map_data, entrypoint_pulls, known_env, script_argv_pulls
 from ._hub import API_PROVIDERS, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
@@ -260,7 +260,7 @@ def _script_pulls(ctx) -> Iterator[Hit]:
         env = known_env(s.container, config_maps) if isinstance(s.container, dict) else {}
         env = {**env, **assigned(s.root)}  # `MODEL=org/name; vllm serve "$MODEL"`: the script's own variables
         reported: set[str] = set()  # `ollama pull M` then `ollama run M` is one pull of M
-        positional = positional_args(s)
+        positional = list(s.positional)
         for node in commands_in(s.root):
             for pull in argv_pulls(_words(node, positional), env):
                 if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
