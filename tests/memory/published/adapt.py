@@ -16,7 +16,7 @@ from grpo_stack.catalog.instances import GPU_MEMORY_MIB
 from grpo_stack.catalog.models import MODELS
 from grpo_stack.memory import Run
 from grpo_stack.memory.arch import Arch, from_config, from_megatron_args, from_shape
-from grpo_stack.memory.resolve import AR, FS, MG, megatron_precision, miles_run, verl_run
+from grpo_stack.memory.resolve import AR, FS, MG, megatron_precision, miles_run, verl_run, with_lengths
 
 MIB = 2**20
 ARCHITECTURES = Path(__file__).with_name("architectures.json")
@@ -58,15 +58,27 @@ def architectures() -> dict[str, Arch]:
     return out
 
 
+# Suffixes that name a variant of one architecture (a base model and its instruct or chat model share it).
+VARIANTS = ("-instruct", "-base", "-chat", "-hf")
+
+
+def _family(name: str) -> str:
+    last = name.split("/")[-1]
+    for suffix in VARIANTS:
+        if last.endswith(suffix):
+            return last[: -len(suffix)]
+    return last
+
+
 def arch_of(model: Any, known: dict[str, Arch]) -> Arch:
-    """The row's model: its Hugging Face id, or a name without its organisation that one id carries (a base and
-    its instruct model share one architecture)."""
+    """The row's model: its Hugging Face id, or another variant of it (base, instruct, chat) that a cited config
+    carries; never a model that only starts with its name (DeepSeek-R1 is not DeepSeek-R1-Distill-Qwen-1.5B)."""
     if not isinstance(model, str):
         raise NotExpressed("the model is given as a Megatron shape, not a Hugging Face id")
     name = model.split(" (")[0].strip().lower()
     if name in known:
         return known[name]
-    matches = sorted(k for k in known if k.split("/")[-1].startswith(name.split("/")[-1]))
+    matches = sorted(k for k in known if _family(k) == _family(name))
     if not matches:
         raise NotExpressed(f"no cited config.json for {model!r}")
     return known[matches[0]]
@@ -81,15 +93,26 @@ def gpu_bytes(row: dict[str, Any]) -> int:
     return GPU_MEMORY_MIB[family] * MIB
 
 
-def run_of(row: dict[str, Any], known: dict[str, Arch]) -> Run:
+def run_of(row: dict[str, Any], known: dict[str, Arch], stated_means: bool = True) -> Run:
+    """The row's Run; with `stated_means`, at the mean prompt and response lengths its source states (a log's
+    response_length/mean), as global.job.lengths states them, else every sample at its cap."""
     framework = row.get("framework")
     if framework == "verl":
-        return _verl(row, known)
+        return _lengths(_verl(row, known), row, "max_prompt_length", "max_response_length", stated_means)
     if framework in ("miles", "slime"):
-        return _miles(row, known)
+        return _lengths(_miles(row, known), row, "rollout_max_prompt_len", "rollout_max_response_len", stated_means)
     if row.get("source_kind") == "megatron-lm-golden":
         return _megatron(row)
     raise NotExpressed(f"{framework or row.get('source_kind')}: the model reads verl's and miles' commands only")
+
+
+def _lengths(run: Run, row: dict[str, Any], max_prompt: str, max_response: str, stated_means: bool) -> Run:
+    """Stated means apply where the row states both caps too (global.job.lengths needs them)."""
+    means = {"meanPrompt": row.get("mean_prompt_length"), "meanResponse": row.get("mean_response_length")}
+    if not stated_means or not any(means.values()) or not (row.get(max_prompt) and row.get(max_response)):
+        return run
+    lengths = {"maxPrompt": row[max_prompt], "maxResponse": row[max_response]}
+    return with_lengths(run, {**lengths, **{k: v for k, v in means.items() if v is not None}})
 
 
 def _put(out: dict, key: str, value: Any) -> None:

@@ -1,7 +1,7 @@
 """Score the memory model on published rows: GRPO920's verdict (error, warning, none) against the published outcome,
 and the point estimate against a measured peak, the same quantity the source measured (measured_quantity).
-`python -m tests.memory.published.score [fitting|aside]` prints the table; the aside set is scored once, when the
-work on the model is done (split.py)."""
+`python -m tests.memory.published.score [fitting|aside] [BATCH]` prints the table; a batch's aside set is scored
+once, when the work on the model is done (split.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from grpo_stack.memory.calibrate import predicted_gib
 from grpo_stack.memory.resolve import FIX_KEYS
 
 from .adapt import NotExpressed, architectures, run_of
-from .split import fitting, is_aside, rows
+from .split import BATCHES, aside, fitting
 
 GIB = 2**30
 
@@ -62,14 +62,15 @@ def measured_quantity(report, row: dict) -> float:
     return max(p.allocated for p in report.phases) / GIB
 
 
-def score(selected: list[dict]) -> list[Scored]:
+def score(selected: list[dict], stated_means: bool = True) -> list[Scored]:
+    """Each row scored; with `stated_means`, at the mean lengths its source states (else at every sample's cap)."""
     known = architectures()
     out = []
     for row in selected:
         outcome = row.get("outcome") or row.get("source_kind") or "?"
         measured = row.get("measured_peak_gib")
         try:
-            run = run_of(row, known)
+            run = run_of(row, known, stated_means)
         except NotExpressed as exc:
             out.append(Scored(row["id"], outcome, None, None, measured, str(exc)))
             continue
@@ -88,23 +89,34 @@ def table(scored: list[Scored]) -> str:
         err = f"{s.error_pct:+.0f} %" if s.error_pct is not None else ""
         measured = f"{s.measured_gib:.1f} GiB" if s.measured_gib else ""
         lines.append(f"| {s.id} | {s.outcome} | {s.verdict} | {s.peak_gib:.1f} GiB | {measured} | {err} |")
+    lines.append("")
+    lines.append(summary(scored))
+    return "\n".join(lines)
+
+
+def summary(scored: list[Scored]) -> str:
     expressed = [s for s in scored if s.verdict is not None]
     fits = [s for s in expressed if s.outcome == "fits"]
     ooms = [s for s in expressed if s.outcome == "oom"]
     peaks = [s.error_pct for s in expressed if s.error_pct is not None]
-    lines.append("")
-    lines.append(f"expressed {len(expressed)} of {len(scored)}; published working: {len(fits)}, false errors "
-                 f"{sum(s.false_error for s in fits)}, warnings {sum(s.verdict == 'warning' for s in fits)}; "
-                 f"published out of memory: {len(ooms)}, caught (error or warning) "
-                 f"{sum(not s.missed_oom for s in ooms)}; measured peaks: {len(peaks)}, within 15 % "
-                 f"{sum(abs(p) <= 15 for p in peaks)}, within 25 % {sum(abs(p) <= 25 for p in peaks)}")
-    return "\n".join(lines)
+    return (f"expressed {len(expressed)} of {len(scored)}; published working: {len(fits)}, false errors "
+            f"{sum(s.false_error for s in fits)}, warnings {sum(s.verdict == 'warning' for s in fits)}; "
+            f"published out of memory: {len(ooms)}, caught (error or warning) "
+            f"{sum(not s.missed_oom for s in ooms)}; measured peaks: {len(peaks)}, within 15 % "
+            f"{sum(abs(p) <= 15 for p in peaks)}, within 25 % {sum(abs(p) <= 25 for p in peaks)}")
 
 
 def main(argv: list[str]) -> int:
+    """score [fitting|aside] [BATCH]: every batch's rows of that part, or one batch's (its file name)."""
     which = argv[0] if argv else "fitting"
-    selected = fitting() if which == "fitting" else [r for r in rows() if is_aside(r)]
+    batch = argv[1] if len(argv) > 1 else None
+    if batch is not None and batch not in {b.file for b in BATCHES}:
+        print(f"no batch {batch!r}; batches: {', '.join(b.file for b in BATCHES)}", file=sys.stderr)
+        return 2
+    selected = fitting(batch) if which == "fitting" else aside(batch)
     print(table(score(selected)))
+    if any(r.get("mean_prompt_length") or r.get("mean_response_length") for r in selected):
+        print(f"\nat every sample's cap (no stated mean length read): {summary(score(selected, False))}")
     return 0
 
 

@@ -1,39 +1,71 @@
-"""The split of the published memory rows (rows.json), fixed before the memory model is fitted to any of them.
+"""The split of the published memory rows, fixed for each batch before the memory model is fitted to any of its rows.
 
-A row is set aside when the seeded hash of its id falls in the first third; a row drawn from the same script as a
-reference row (in_reference) is always in the fitting set. The aside rows are scored once, when the work on the
-model is done, and reported; the model is never refitted to them. ASIDE_SHA256 is the hash of the aside rows as
-committed, so an edit of one is seen (tests/memory/test_published_rows.py).
+Rows come in batches (rows.json, gathered 2026-12-03; rows-2026-12-07.json, gathered later from sources no earlier
+batch cites), each with its own seed. A row is set aside when the seeded hash of its id falls in the first third; a
+row drawn from the same script as a reference row (in_reference) is always in the fitting set. A batch's aside rows
+are scored once, when the work on the model fitted to its other rows is done, and reported; the model is never
+refitted to them. Each batch's aside digest is the hash of its aside rows as committed, so an edit of one is seen
+(tests/memory/test_published_rows.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-ROWS = Path(__file__).with_name("rows.json")
-SEED = "grpo-stack/memory/published/2026-12-03"
-ASIDE_SHA256 = "4a5861dad68471e836bb56f5e2c163a993273d8d8911c80b6106749a89b9a712"
+HERE = Path(__file__).parent
 
 
-def rows() -> list[dict[str, Any]]:
-    return json.loads(ROWS.read_text(encoding="utf-8"))["rows"]
+@dataclass(frozen=True)
+class Batch:
+    file: str
+    seed: str
+    aside_sha256: str
+
+    def rows(self) -> list[dict[str, Any]]:
+        return json.loads((HERE / self.file).read_text(encoding="utf-8"))["rows"]
+
+    def is_aside(self, row: dict[str, Any]) -> bool:
+        if row.get("in_reference"):
+            return False
+        digest = hashlib.sha256(f"{self.seed}:{row['id']}".encode()).hexdigest()
+        return int(digest[:16], 16) % 3 == 0
+
+    def aside_digest(self) -> str:
+        """sha256 of the batch's aside rows, canonical JSON sorted by id."""
+        aside = sorted((r for r in self.rows() if self.is_aside(r)), key=lambda r: r["id"])
+        return hashlib.sha256(json.dumps(aside, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+BATCHES = (
+    Batch("rows.json", "grpo-stack/memory/published/2026-12-03",
+          "4a5861dad68471e836bb56f5e2c163a993273d8d8911c80b6106749a89b9a712"),
+    Batch("rows-2026-12-07.json", "grpo-stack/memory/published/2026-12-07",
+          "bb41dc57639496a1d8a02e474c01767dee3199f7a41424ed77ba3ecd3a86057b"),
+)
+
+
+@cache
+def _batch_of() -> dict[str, Batch]:
+    return {row["id"]: batch for batch in BATCHES for row in batch.rows()}
+
+
+def rows(batch: str | None = None) -> list[dict[str, Any]]:
+    """Every batch's rows, or one batch's (its file name)."""
+    return [row for b in BATCHES if batch in (None, b.file) for row in b.rows()]
 
 
 def is_aside(row: dict[str, Any]) -> bool:
-    if row.get("in_reference"):
-        return False
-    digest = hashlib.sha256(f"{SEED}:{row['id']}".encode()).hexdigest()
-    return int(digest[:16], 16) % 3 == 0
+    return _batch_of()[row["id"]].is_aside(row)
 
 
-def fitting() -> list[dict[str, Any]]:
-    return [r for r in rows() if not is_aside(r)]
+def fitting(batch: str | None = None) -> list[dict[str, Any]]:
+    return [r for r in rows(batch) if not is_aside(r)]
 
 
-def aside_digest() -> str:
-    """sha256 of the aside rows, canonical JSON sorted by id."""
-    aside = sorted((r for r in rows() if is_aside(r)), key=lambda r: r["id"])
-    return hashlib.sha256(json.dumps(aside, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+def aside(batch: str | None = None) -> list[dict[str, Any]]:
+    return [r for r in rows(batch) if is_aside(r)]

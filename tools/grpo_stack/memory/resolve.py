@@ -93,7 +93,12 @@ def run_for(spec, built, stated: InstanceType | None = None) -> Run | None:
         run = verl_run(arch, values, built.entrypoint[-1].endswith("ppo_megatron_trainer"), *hw)
     else:
         run = miles_run(arch, {**values, **argv_options(built.extra or ())}, int(spec.cluster["nodes"]), *hw)
-    lengths = spec.job.get("lengths") or {}
+    return with_lengths(run, spec.job.get("lengths") or {})
+
+
+def with_lengths(run: Run, lengths: dict) -> Run:
+    """The run with what global.job.lengths states of its data (maxPrompt, maxResponse, meanPrompt, meanResponse,
+    responsePercentile): the point estimate at the stated means, the favourable end at what is stated only."""
     favourable = favourable_length(lengths) if "maxPrompt" in lengths else run.favourable_mean_seq_len
     return replace(run, mean_seq_len=mean_length(lengths), favourable_mean_seq_len=favourable,
                    percentile_seq_len=percentile_length(lengths))
