@@ -64,6 +64,7 @@ from . import (
     probe_budget,
     probe_port,
     ray_dashboard,
+    ray_group_names,
     ray_head_driver,
     ray_head_gpu_node,
     ray_labels,
@@ -205,6 +206,7 @@ _MODULES: list[ModuleType] = [
     pod_security_enforced,
     autoscaler_conflict,
     rayjob_cluster_kept,
+    ray_group_names,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

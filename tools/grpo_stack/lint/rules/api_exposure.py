@@ -34,7 +34,12 @@ behind it, in any controller. Reported when that container is:
 - a Triton Inference Server (without `--http-restricted-api` / `--grpc-restricted-protocol`) or TensorFlow
   Serving, which have no authentication of their own;
 - a Gradio app (a warning: its authentication, if any, is in its code);
-- a Jupyter server with its token switched off (`--ServerApp.token=''`, `--NotebookApp.token=''`);
+- a Jupyter server with its token switched off (`--ServerApp.token=''`, `--NotebookApp.token=''`,
+  `--LabApp.token=''`, which Jupyter Server passes on to ServerApp);
+- a vLLM server or a Jupyter server whose only credential is written in the manifests (`--api-key sk-team`,
+  `--LabApp.token='password'`, a literal `VLLM_API_KEY` or `JUPYTER_TOKEN` value, not one read from a Secret or
+  expanded from a variable): a warning, since anyone who reads the files can present it (the assumption named:
+  more people read them than should call the server);
 - a Ray head on the dashboard / job-submission port (8265) or the Ray client port (10001), on a cluster without
   Ray token authentication (`authOptions: {mode: token}`, `RAY_AUTH_MODE=token`).
 
@@ -119,7 +124,10 @@ AUTH_ANNOTATIONS = ("nginx.ingress.kubernetes.io/auth-url", "nginx.ingress.kuber
                     "konghq.com/plugins", "nginx.org/basic-auth-secret")
 RAY_HEAD_PORTS = {8265: "the Ray dashboard and job API", 10001: "the Ray client server"}
 RAY_PORT_NAMES = {"dashboard": 8265, "client": 10001}
-TOKEN_OFF = re.compile(r"--(?:NotebookApp|ServerApp|IdentityProvider)\.token=(?:''|\"\"|)(?:\s|$)")
+# A Jupyter token flag and its value; `--LabApp.token` is passed on to ServerApp too (jupyter_server's shim logs
+# "'token' has moved from LabApp to ServerApp").
+TOKEN_FLAG = re.compile(r"--(?:NotebookApp|ServerApp|IdentityProvider|LabApp)\.token=(?:'([^']*)'|\"([^\"]*)\"|(\S*))")
+API_KEY_FLAG = re.compile(r"--api-keys?(?:=|\s+)(?:'([^']*)'|\"([^\"]*)\"|(\S+))")
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,30 @@ class Api:
     what: str  # "the vLLM OpenAI API"
     ports: frozenset  # ports it listens on
     seen: bool = True  # False: any authentication would be in the app's code, which the manifest cannot show
+    # How its callers are (not) authenticated, as the message says it: none, or only by a credential written in
+    # the manifests, which anyone who reads them can present (a warning naming that assumption).
+    auth: str = "with no authentication"
+
+
+def _flag_values(pattern: re.Pattern, text: str) -> list[str]:
+    return [next((g for g in m.groups() if g is not None), "") for m in pattern.finditer(text)]
+
+
+def _written(value: object) -> bool:
+    """A credential's value written out in the manifest: a string that expands no variable."""
+    return isinstance(value, str) and bool(value) and "$" not in value
+
+
+def _written_key(text: str, env: dict, flag: re.Pattern, env_name: str) -> str:
+    """The flag or variable whose credential the manifest writes out ('' where it is read from elsewhere)."""
+    for value in _flag_values(flag, text):
+        if _written(value):
+            return "key" if flag is API_KEY_FLAG else "token"
+    return env_name if _written(env.get(env_name)) else ""
+
+
+WRITTEN_AUTH = ("authenticated only by {what} written in these files, which anyone who reads them can present "
+                "(assumed: more people read them than should call the server)")
 
 
 def _env_names(c: dict) -> dict[str, object]:
@@ -146,9 +178,14 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
     image_entrypoint = not text.strip() or text.lstrip().startswith("--")  # the image's own server, flags only
     vllm_image = "vllm-openai" in image or ("vllm" in server_family(image) and is_model_server(c))
     if "vllm serve" in text or "vllm.entrypoints" in text or (vllm_image and image_entrypoint):
+        port = frozenset({_port_flag(text) or 8000})
+        written = _written_key(text, env, API_KEY_FLAG, "VLLM_API_KEY")
+        if written:
+            return Api("the vLLM OpenAI-compatible API", port, seen=False,
+                       auth=WRITTEN_AUTH.format(what="an API key" if written == "key" else f"the {written} value"))
         if keyed or "VLLM_API_KEY" in env:
             return None
-        return Api("the vLLM OpenAI-compatible API", frozenset({_port_flag(text) or 8000}))
+        return Api("the vLLM OpenAI-compatible API", port)
     if "sglang.launch_server" in text or "sglang serve" in text:
         return None if keyed else Api("the SGLang API", frozenset({_port_flag(text) or 30000}))
     if "text-generation-launcher" in words or ("text-generation-inference" in image and "python" not in words):
@@ -166,9 +203,14 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
     if "tensorflow_model_server" in words or ("tensorflow/serving" in image and image_entrypoint):
         return Api("the TensorFlow Serving API", frozenset({_port_flag(text) or 8500,
                                                             _port_flag(text, "--rest_api_port") or 8501}))
-    if words & NOTEBOOK_PROGRAMS and (
-            TOKEN_OFF.search(text) or env.get("JUPYTER_TOKEN") == ""):
-        return Api("a Jupyter server with its token switched off", frozenset({_port_flag(text) or 8888}))
+    if words & NOTEBOOK_PROGRAMS:
+        tokens, port = _flag_values(TOKEN_FLAG, text), frozenset({_port_flag(text) or 8888})
+        if "" in tokens or env.get("JUPYTER_TOKEN") == "":
+            return Api("a Jupyter server with its token switched off", port)
+        written = _written_key(text, env, TOKEN_FLAG, "JUPYTER_TOKEN")
+        if written:
+            return Api("a Jupyter server", port, seen=False,
+                       auth=WRITTEN_AUTH.format(what="a token" if written == "token" else f"the {written} value"))
     if "gradio" in image or "gradio" in words:
         declared = {p["containerPort"] for p in c.get("ports") or [] if isinstance(p, dict)
                     and isinstance(p.get("containerPort"), int)}
@@ -194,9 +236,9 @@ def _is_ray_head(ctx, o, pod_path: str) -> bool:
     return ctx.pod_labels(o, pod_path).get("ray.io/node-type") == "head"
 
 
-def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[str, str, bool]]:
-    """(description of the pod and container, what is exposed, whether the missing authentication is seen) for
-    each unauthenticated API behind these ports."""
+def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[str, str, bool, str]]:
+    """(description of the pod and container, what is exposed, whether the missing authentication is seen, how its
+    callers are authenticated) for each unauthenticated API behind these ports."""
     for o, pod_path, pod in b.pods:
         head, token = _is_ray_head(ctx, o, pod_path), _ray_token_auth(o, pod_path)
         for p in ports:
@@ -209,7 +251,7 @@ def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[s
                 port = _number(pod, c, p.target)
                 if port in api.ports:
                     what = RAY_HEAD_PORTS.get(port, api.what) if api.what == "the Ray head" else api.what
-                    yield f"{o.kind} {o.name} (container {c.get('name', i)}, port {port})", what, api.seen
+                    yield f"{o.kind} {o.name} (container {c.get('name', i)}, port {port})", what, api.seen, api.auth
 
 
 def _first(pod: dict):
@@ -245,8 +287,8 @@ def _service_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
         path = "spec.type" if b.obj.kind == "Service" else f"{b.path}.serviceType"
         if b.obj.kind != "Service" and "headService" in str((_node(b.obj.obj, b.path) or {}).keys()):
             path = f"{b.path}.headService.spec.type"
-        for where, what, seen in _dedup(_exposed_apis(ctx, b, b.ports)):
-            yield Hit(path, f"Service {b.name} ({b.type}) exposes {what} of {where} with no authentication",
+        for where, what, seen, auth in _dedup(_exposed_apis(ctx, b, b.ports)):
+            yield Hit(path, f"Service {b.name} ({b.type}) exposes {what} of {where} {auth}",
                       obj=b.obj, severity=_severity(limited or not seen))
         if not b.pods and b.obj.kind == "Service":
             named = _named_server(b)
@@ -428,9 +470,9 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
             for b in found:
                 ports = [p for p in b.ports if port is None or str(p.port) == str(port) or p.name == port]
                 apis = _dedup(_exposed_apis(ctx, b, ports))
-                for where, what, seen in apis:
-                    yield Hit(path, f"{o.kind} {o.name} routes to {what} of {where} through Service {name} with no "
-                              "authentication", obj=o, severity=_severity(limited or not seen))
+                for where, what, seen, auth in apis:
+                    yield Hit(path, f"{o.kind} {o.name} routes to {what} of {where} through Service {name} {auth}",
+                              obj=o, severity=_severity(limited or not seen))
                 if not apis and not limited and b.pods and not any(
                         _named_or_keyed(ctx, t, pp, pod) for t, pp, pod in b.pods):
                     target = b.pods[0][0]
@@ -513,7 +555,7 @@ def _knative_services(ctx) -> Iterator[Hit]:
             api = unauthenticated_api(c, ray_head=False, ray_token_auth=False)
             if api:
                 yield Hit(f"{pod_path}.{field}.{i}", f"Knative Service {o.name} publishes {api.what} of container "
-                          f"{c.get('name', i)} through Knative's ingress with no authentication: it has no "
+                          f"{c.get('name', i)} through Knative's ingress {api.auth}: it has no "
                           "networking.knative.dev/visibility: cluster-local label (assumed: the cluster's Knative "
                           "domain is reachable from outside, Knative's default)", obj=o, severity=Severity.WARNING)
 
@@ -556,7 +598,7 @@ def _node_ports_of_pods(ctx) -> Iterator[Hit]:
                 if ports:
                     yield Hit(f"{base}.ports" if bound else f"{pod_path}.hostNetwork",
                               f"{o.kind} {o.name}: container {c.get('name', i)} binds {api.what} on its node's "
-                              f"address ({how}, port {ports[0]}) with no authentication: whatever reaches the node "
+                              f"address ({how}, port {ports[0]}) {api.auth}: whatever reaches the node "
                               "reaches it (assumed: the node's address is reachable beyond the cluster)",
                               obj=o, severity=Severity.WARNING)
                 continue

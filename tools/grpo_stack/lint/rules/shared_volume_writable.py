@@ -25,7 +25,8 @@ each mount of a PersistentVolumeClaim volume must be `readOnly: true` (on the mo
 set is the FSx volume in the chart's own output (an error). On other manifests a claim may as well be the pod's own
 disk (a notebook's home, a UI's database, a benchmark's results on a ReadWriteMany claim made for it), so it is
 judged only where something says it is shared: several pod templates of the files mount it, the workload runs
-several pods (`replicas`, `parallelism` above 1, a DaemonSet), or its name says a shared file system (`fsx`, `efs`,
+several pods (`replicas`, `parallelism` above 1, a DaemonSet) on a claim the files do not declare (one they
+declare for that workload alone holds what its replicas write), or its name says a shared file system (`fsx`, `efs`,
 `nfs`, `lustre`, `filestore`, `azurefile`, `cephfs`, `shared`, `rwx`): a warning naming the assumption that the
 volume holds more than the workload writes (on the labelled foreign corpora most such mounts were a project's own
 jobs and servers sharing their data by design), or, where the files do not declare the claim, that it is shared at
@@ -88,7 +89,7 @@ def check(ctx) -> Iterator[Hit]:
         for _, v, claim in claim_volumes(pod):
             if not v["persistentVolumeClaim"].get("readOnly") and claim not in single_node:
                 known = claim in claims or ctx.has_values  # the chart's claim is the FSx volume
-                if ctx.has_values or (not finite and _shown_shared(claim, templates, o, pod_path)) or (
+                if ctx.has_values or (not finite and _shown_shared(claim, templates, o, pod_path, known)) or (
                         finite and known and _shared_beyond_job(claim)):
                     shared[v.get("name")] = known
         # each container's own state mounts, once; a volume a regular container keeps its state on is filled by
@@ -140,15 +141,17 @@ def _shared_beyond_job(claim: str) -> bool:
 MODE_WORDS = frozenset({"shared", "rwx"})
 
 
-def _shown_shared(claim: str, templates: Counter, o, pod_path: str) -> bool:
-    """Evidence that a claim these files do not declare is shared: several pod templates mount it, the workload
-    runs several pods, or its name says a shared file system (`fsx-models`, `efs-pvc`). Without any, the likelier
-    reading is the workload's own disk (a UI's database, a server's cache, a predictor's models)."""
+def _shown_shared(claim: str, templates: Counter, o, pod_path: str, declared: bool) -> bool:
+    """Evidence that a claim is shared beyond this workload: several pod templates mount it, its name says a shared
+    file system (`fsx-models`, `efs-pvc`), or, for a claim these files do not declare, the workload runs several
+    pods. A claim the files declare for one workload alone holds what its replicas write (an upload store, a
+    server's data shared by its replicas by design). Without any, the likelier reading is the workload's own disk
+    (a UI's database, a server's cache, a predictor's models)."""
     if templates[claim] > 1 or o.kind == "DaemonSet":
         return True
     owner = replica_spec(o, pod_path)
     counts = [owner.get(k) for k in ("replicas", "parallelism", "maxReplicas")] if owner else []
-    if any(isinstance(n, int) and n > 1 for n in counts):
+    if not declared and any(isinstance(n, int) and n > 1 for n in counts):
         return True
     return bool(SHARED_FS_WORDS & _name_words(claim))
 
