@@ -65,7 +65,8 @@ def test_megatron_cpu_adam_moves_its_fraction_of_the_optimizer_to_the_host():
                               h100, None))
     assert on_gpu.oom and not cpu_adam.oom
     assert cpu_adam.states["optimizer"] == 0 < half.states["optimizer"] < on_gpu.states["optimizer"]
-    hydra = {"trainer.n_gpus_per_node": 8, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size": 2,
+    hydra = {"algorithm.adv_estimator": "grpo",  # GRPO: verl trains no critic
+             "trainer.n_gpus_per_node": 8, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size": 2,
              "actor_rollout_ref.actor.megatron.expert_model_parallel_size": 8, "data.max_prompt_length": 1024,
              "data.max_response_length": 4096}
     switch = {**hydra, OPT + "optimizer_cpu_offload": True}
@@ -105,7 +106,8 @@ def test_megatrons_state_precision_decides_the_verdict():
     reduced = estimate(miles_run(preset("qwen3-8b"), {**dense, "grad-reduce-in-bf16": True}, 1, h100, None))
     base = estimate(miles_run(preset("qwen3-8b"), dense, 1, h100, None))
     assert reduced.states["gradients"] == pytest.approx(base.states["gradients"] * 6 / 4)  # 2 B + a 4 B copy, d=1
-    hydra = {"trainer.n_gpus_per_node": 8, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size": 2,
+    hydra = {"algorithm.adv_estimator": "grpo",  # GRPO: verl trains no critic
+             "trainer.n_gpus_per_node": 8, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size": 2,
              "actor_rollout_ref.actor.megatron.expert_model_parallel_size": 8, "data.max_prompt_length": 1024,
              "data.max_response_length": 4096}
     off, on = (estimate(verl_run(arch, {**hydra, **extra}, True, h100, None))
@@ -129,7 +131,8 @@ def test_fp8_rollout_weights_leave_the_kv_cache_room():
     from grpo_stack.memory.resolve import AR, verl_run
 
     h100 = 81920 * 2**20
-    hydra = {"trainer.n_gpus_per_node": 8, f"{AR}.rollout.tensor_model_parallel_size": 1,
+    hydra = {"algorithm.adv_estimator": "grpo",  # GRPO: verl trains no critic
+             "trainer.n_gpus_per_node": 8, f"{AR}.rollout.tensor_model_parallel_size": 1,
              f"{AR}.rollout.gpu_memory_utilization": 0.2, "data.max_prompt_length": 1024,
              "data.max_response_length": 4096, f"{AR}.actor.fsdp_config.param_offload": True,
              f"{AR}.actor.fsdp_config.optimizer_offload": True}
@@ -221,7 +224,8 @@ def test_fp8_training_trades_weight_copies_for_smaller_saved_inputs():
     act = next(k for k in train(bf16) if k.startswith("activations"))
     assert train(fp8)[act] < train(bf16)[act] and train(fp8_params)[act] == train(fp8)[act]
     assert train(fp8)["FP8 weight copies"] > 0 and "FP8 weight copies" not in train(fp8_params)
-    hydra = {"trainer.n_gpus_per_node": 8, MG + "tensor_model_parallel_size": 2,
+    hydra = {"algorithm.adv_estimator": "grpo",  # GRPO: verl trains no critic
+             "trainer.n_gpus_per_node": 8, MG + "tensor_model_parallel_size": 2,
              MG + "override_transformer_config.fp8": "hybrid"}
     run = verl_run(arch, hydra, True, h100, None)
     assert run.fp8_training and not run.fp8_params
@@ -239,7 +243,8 @@ def test_megatron_lora_keeps_gathered_inputs_under_sequence_parallelism():
 
     h100 = 81559 * 2**20
     arch = preset("qwen3-8b")
-    hydra = {"trainer.n_gpus_per_node": 8, MG + "tensor_model_parallel_size": 4, MG + "sequence_parallel": True,
+    hydra = {"algorithm.adv_estimator": "grpo",  # GRPO: verl trains no critic
+             "trainer.n_gpus_per_node": 8, MG + "tensor_model_parallel_size": 4, MG + "sequence_parallel": True,
              "data.max_prompt_length": 1024, "data.max_response_length": 40960 - 1024,
              f"{AR}.actor.ppo_micro_batch_size_per_gpu": 1, f"{AR}.model.lora.rank": 32,
              f"{AR}.rollout.gpu_memory_utilization": 0.5, f"{AR}.rollout.tensor_model_parallel_size": 4}

@@ -20,6 +20,9 @@ from grpo_stack.memory.resolve import AR, FS, MG, megatron_precision, miles_run,
 
 MIB = 2**20
 ARCHITECTURES = Path(__file__).with_name("architectures.json")
+# The advantage estimator each verl row's source runs (gae trains a critic), beside the rows (estimators.json).
+ESTIMATORS = {i: e["adv_estimator"] for i, e in json.loads(
+    Path(__file__).with_name("estimators.json").read_text(encoding="utf-8"))["rows"].items() if e["adv_estimator"]}
 # A row's GPU -> MiB per GPU, from the instance catalogue's figure for the same part (EC2 GpuInfo): H100 and H800
 # (the same 80 GB HBM3 board), A100/A800 80 GB as p4de, H200 as p5en. Others (GB200, an unnamed Blackwell, H100
 # 96 GB, RTX A6000, a GPU of unstated memory) are not in the catalogue: those rows are not expressed, but for the
@@ -158,6 +161,11 @@ def _verl(row: dict[str, Any], known: dict[str, Arch]) -> Run:
     _put(v, f"{AR}.model.use_remove_padding", row.get("remove_padding"))
     _put(v, f"{AR}.actor.entropy_coeff", row.get("entropy_coeff"))
     _put(v, f"{AR}.actor.use_kl_loss", flags.get("use_kl_loss"))
+    _put(v, "algorithm.adv_estimator", ESTIMATORS.get(row["id"]))
+    v.update({k: val for k, val in flags.items() if k.startswith("critic.")
+              and (not isinstance(val, str) or k == "critic.model.path")})
+    if "critic.model.path" in v:  # the actor's model path as the row states it, for the critic's comparison
+        v[f"{AR}.model.path"] = row["model"]
     _put(v, f"{AR}.model.{'lora.rank' if megatron else 'lora_rank'}", row.get("lora_rank"))
     _put(v, f"{AR}.rollout.tensor_model_parallel_size", row.get("rollout_tp"))
     _put(v, f"{AR}.rollout.gpu_memory_utilization", row.get("gpu_memory_utilization"))

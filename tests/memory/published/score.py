@@ -56,7 +56,11 @@ def measured_quantity(report, row: dict) -> float:
     """The model's figure for what the row's source measured, GiB: the torch allocator's peak of the process that
     logged it. verl and miles as `grpo-render --memory --from-log` compares them (calibrate.predicted_gib: verl's
     actor process, trainer phases only; miles' device-wide samples); Megatron-LM's golden values, one rank's
-    max_memory_allocated of pre-training (allocator terms, no CUDA context)."""
+    max_memory_allocated of pre-training (allocator terms, no CUDA context). A verl version that kept vLLM's GPU
+    workers in the trainer's process (rollout_in_trainer_process: before verl PR #4280) logs that process's peak
+    over the rollout phase too: the allocator peak over every phase."""
+    if row.get("rollout_in_trainer_process"):
+        return max(p.allocated for p in report.phases) / GIB
     if row.get("framework") in ("verl", "miles", "slime"):
         return predicted_gib(report, "verl" if row["framework"] == "verl" else "miles")
     return max(p.allocated for p in report.phases) / GIB

@@ -100,11 +100,16 @@ def with_graph_pool(report: Report, logged: Logged) -> Report | None:
     return estimate(replace(run, rollout_graph_pool=logged.graph_pool_gib * GIB))
 
 
+# The phases verl's trainer process runs: the actor's passes and, on a colocated GPU, the critic's (verl fuses the
+# roles of a resource pool into one worker process).
+TRAINER_PROCESS_PHASES = ("log-prob", "train", "critic-values", "critic-update")
+
+
 def predicted_gib(report: Report, framework: str) -> float:
     """The model's figure for what `framework` logs: verl's actor peak (trainer phases, allocator terms only), or
     the device's peak phase (miles' samples are device-wide)."""
     if framework == "verl":
-        return max(p.allocated for p in report.phases if p.name in ("log-prob", "train")) / GIB
+        return max(p.allocated for p in report.phases if p.name in TRAINER_PROCESS_PHASES) / GIB
     return report.peak.total / GIB
 
 

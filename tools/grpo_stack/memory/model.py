@@ -19,6 +19,29 @@ RISKY = 0.90  # reference d5 margin policy: fits <= 90 % of the GPU, risky 90-10
 
 
 @dataclass(frozen=True)
+class Critic:
+    """verl's value model, which PPO with GAE trains beside the actor (verl trainer/ppo/utils.py need_critic:
+    `critic.enable`, else `algorithm.adv_estimator == gae`, verl's default). It is the actor's architecture with a
+    one-output head for the language-model head (critic.model.path names the actor's model in verl's examples;
+    `assumed` where the run does not say so), in the same engine, and on a colocated GPU in the actor's own
+    process (verl fuses the roles of a resource pool into one worker, ray_trainer.py create_colocated_worker_cls).
+    Its settings are verl's critic keys (critic/critic.yaml, dp_critic.yaml)."""
+
+    param_offload: bool = False
+    optimizer_offload: bool = False
+    micro_batch: int = 1
+    forward_micro: int | None = None  # None: micro_batch
+    token_budget: int | None = None  # dynamic batch size: ppo_max_token_len_per_gpu (32768)
+    forward_budget: int | None = None
+    checkpointing: bool = True  # critic.model.enable_gradient_checkpointing
+    remove_padding: bool = False  # critic.model.use_remove_padding (dp_critic.yaml: false)
+    ulysses: int = 1
+    # The critic's model is taken as the actor's; True where the run does not say so (no critic.model.path, or
+    # another model's): GRPO920 then rests its error on the run without the critic and warns with it.
+    assumed: bool = False
+
+
+@dataclass(frozen=True)
 class Run:
     """The numbers the model needs, as the builder resolved them (resolve.py) or as a fixture states them."""
 
@@ -102,6 +125,7 @@ class Run:
     requests_per_step: int = 0  # prompts x samples generated per step
     static_buffer: int = 0  # rollout == static: bytes of its buffer
     shared_weights: bool = False  # the rollout uses the trainer's own weights (Megatron-RL in-process)
+    critic: Critic | None = None  # verl PPO's value model; None: GRPO and the other critic-free estimators
 
     @property
     def world(self) -> int:
@@ -223,13 +247,14 @@ def estimate(run: Run) -> Report:
         kv_tokens, refusal = rollout_terms.pop("kv_tokens"), rollout_terms.pop("refusal")
     margins = _margins(run)
     ref = _reference(run)
+    critic, critic_phases, critic_host = _critic(run, states, margins, ref)
     if run.rollout:
         residue = _residue(run, states) if run.colocated else []
         pool = "colocated" if run.colocated else "rollout"
         # miles' measured residue already holds the context and the NCCL buffers
         beside = [] if run.offload_train else (margins if run.colocated else margins[:1])
         phases.append(Phase("rollout", pool, (*residue, *(ref if run.colocated and not run.ref_offload else []),
-                                              *beside, *rollout_terms["terms"]),
+                                              *(critic if run.colocated else []), *beside, *rollout_terms["terms"]),
                             leaves=tuple(x.name for x in residue)))
     trainer_pool = "colocated" if run.colocated else "trainer"
     state_terms = tuple(Term(k, v, _state_source(run, k) + (
@@ -238,18 +263,62 @@ def estimate(run: Run) -> Report:
     sleeping = tuple(engine_resident) if run.colocated else ()
     if run.framework != "megatron" or run.rollout:  # pre-training has no log-prob pass
         forward_states = tuple(x for x in state_terms if x.name in _forward_states(run))
-        phases.append(Phase("log-prob", trainer_pool, (*forward_states, *_fp8_weights(run), *ref, *margins,
+        phases.append(Phase("log-prob", trainer_pool, (*forward_states, *_fp8_weights(run), *ref, *critic, *margins,
                                                        *sleeping, *_forward_activation(run)),
                             leaves=tuple(x.name for x in forward_states)))
-    phases.append(Phase("train", trainer_pool, (*state_terms, *_fp8_weights(run), *ref, *margins, *sleeping,
+    phases.append(Phase("train", trainer_pool, (*state_terms, *_fp8_weights(run), *ref, *critic, *margins, *sleeping,
                                                 *_train_activation(run)),
                         leaves=tuple(x.name for x in state_terms)))
+    phases.extend(Phase(name, trainer_pool, (*terms, *sleeping)) for name, terms in critic_phases)
     if run.rollout and run.rollout != "static":
-        phases.append(_weight_sync(run, states, state_terms, margins, ref))
+        phases.append(_weight_sync(run, states, state_terms, margins, [*ref, *critic]))
     kv_one, kv_all = run.max_model_len, _concurrency(run, kv_tokens) * min(run.seq_len, run.max_model_len)
     return Report(run, tuple(phases), states, kv_tokens, kv_one if run.rollout in ("vllm", "sglang") else 0,
                   kv_all if run.rollout in ("vllm", "sglang") else 0, refusal,
-                  _host_bytes(run, states, shard_params) + host_adam * run.gpus_per_node, tuple(notes))
+                  _host_bytes(run, states, shard_params) + (host_adam + critic_host) * run.gpus_per_node,
+                  tuple(notes))
+
+
+def critic_run(run: Run) -> Run:
+    """The critic as a run of its own: the actor's architecture without the language-model head (a tied one keeps
+    its embedding once; the one-output value head is negligible), no LoRA, its own offload, batches and padding,
+    no vocabulary logits."""
+    c = run.critic
+    assert c is not None
+    return replace(run, arch=replace(run.arch, tied=True), lora_rank=0, param_offload=c.param_offload,
+                   grad_offload=c.param_offload, optimizer_offload=c.optimizer_offload, cpu_adam_fraction=0.0,
+                   micro_batch=c.micro_batch, log_prob_micro=c.forward_micro, token_budget=c.token_budget,
+                   log_prob_budget=c.forward_budget, recompute="full" if c.checkpointing else run.recompute,
+                   remove_padding=c.remove_padding, ulysses=c.ulysses, rl_logits=False, critic=None)
+
+
+def _critic(run: Run, actor_states: dict[str, float], margins: list[Term],
+            ref: list[Term]) -> tuple[list[Term], list[tuple[str, tuple[Term, ...]]], float]:
+    """The critic's states left on the GPU between its phases, its two phases (values: a forward pass over the
+    batch; update: forward and backward), each beside what the actor leaves resident, and its offloaded host
+    bytes per GPU. verl's critic loads its offloaded parameters for either pass and its optimizer for the update
+    only (fsdp_workers.py CriticWorker compute_values / update_critic)."""
+    if run.critic is None:
+        return [], [], 0.0
+    crun = critic_run(run)
+    cstates, _ = trainer_states(crun)
+    resident = [Term(x.name.replace("trainer", "critic"), x.bytes, "critic " + x.source)
+                for x in _residue(crun, cstates)]
+    actor = _residue(run, actor_states)
+    loaded = [Term(f"critic {k}", v, "critic: " + _state_source(crun, k)) for k, v in cstates.items()]
+    forward = [x for x in loaded if x.name.split()[-1] in _forward_states(crun)]
+    values = (*actor, *forward, *ref, *margins,
+              Term(f"critic forward activations ({crun.log_prob_tokens} tokens)",
+                   _activations(crun, crun.log_prob_tokens, "first", False),
+                   "one layer's working set; a value per token, no vocabulary logits [inferred]"), *_gathered(crun))
+    update = (*actor, *loaded, *ref, *margins,
+              Term(f"critic activations ({crun.train_tokens} tokens)",
+                   _activations(crun, crun.train_tokens, "first", True),
+                   "recompute full: stored layer inputs (a3)" if crun.recompute == "full" else
+                   "Korthikanti et al. Table 2 via theoretical_memory_usage.py L309-386"), *_gathered(crun))
+    host = sum(v for k, v in cstates.items() if (k == "optimizer" and crun.optimizer_offload)
+               or (k != "optimizer" and crun.param_offload))
+    return resident, [("critic-values", values), ("critic-update", update)], host
 
 
 STATE_SOURCES = {

@@ -15,7 +15,7 @@ from ..catalog.capacity import stated_in_values
 from ..catalog.instances import InstanceType, gpu_memory_mib, lookup
 from . import terms as t
 from .arch import from_shape, int_arg
-from .model import Run
+from .model import Critic, Run
 
 AR = "actor_rollout_ref"
 MG = f"{AR}.actor.megatron."
@@ -236,7 +236,30 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         max_model_len=int_arg(v, f"{AR}.rollout.max_model_len", prompt + response),
         max_num_seqs=int_arg(v, f"{AR}.rollout.max_num_seqs", 256),
         max_batched_tokens=int_arg(v, f"{AR}.rollout.max_num_batched_tokens", 8192),
-        requests_per_step=int_arg(v, "data.train_batch_size", 1024) * n)
+        requests_per_step=int_arg(v, "data.train_batch_size", 1024) * n,
+        critic=verl_critic(v, megatron, micro, dynamic))
+
+
+def verl_critic(v: dict, megatron: bool, actor_micro: int, actor_dynamic: bool) -> Critic | None:
+    """verl's critic from its keys (critic/critic.yaml, dp_critic.yaml; defaults there), or None where the run
+    trains none: `critic.enable` when stated, else `algorithm.adv_estimator` gae, verl's default
+    (trainer/ppo/utils.py need_critic)."""
+    enable = v.get("critic.enable")
+    if not (enable if enable is not None else str(v.get("algorithm.adv_estimator", "gae")).lower() == "gae"):
+        return None
+    engine = "critic.megatron." if megatron else "critic.model.fsdp_config."
+    micro = int_arg(v, "critic.ppo_micro_batch_size_per_gpu", actor_micro)
+    dynamic = bool(v.get("critic.use_dynamic_bsz", actor_dynamic))
+    budget = int_arg(v, "critic.ppo_max_token_len_per_gpu", 32768) if dynamic else None
+    return Critic(param_offload=bool(v.get(engine + "param_offload", False)),
+                  optimizer_offload=bool(v.get(engine + "optimizer_offload", False)), micro_batch=micro,
+                  forward_micro=int_arg(v, "critic.forward_micro_batch_size_per_gpu", micro), token_budget=budget,
+                  forward_budget=int_arg(v, "critic.forward_max_token_len_per_gpu", budget) if dynamic else None,
+                  checkpointing=bool(v.get("critic.model.enable_gradient_checkpointing", True)),
+                  remove_padding=bool(v.get("critic.model.use_remove_padding", False)),
+                  ulysses=int_arg(v, "critic.ulysses_sequence_parallel_size", 1),
+                  assumed=v.get("critic.model.path") in (None, "") or (
+                      f"{AR}.model.path" in v and v["critic.model.path"] != v[f"{AR}.model.path"]))
 
 
 def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:

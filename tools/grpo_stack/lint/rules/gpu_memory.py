@@ -85,7 +85,8 @@ KV_KEY = "global.job.rollout.gpuMemoryUtilization"
 # The phase -> the knobs (FIX_KEYS fields) whose values key a finding points at, the first the run's backend has:
 # the Megatron tensor size, else (FSDP) the micro batch or token budget of that phase.
 PHASE_FIELDS = {"rollout": ("gmu",), "log-prob": ("tensor", "logProbMicro", "micro"),
-                "train": ("tensor", "tokenBudget", "micro"), "weight-sync": ("tensor", "gmu")}
+                "train": ("tensor", "tokenBudget", "micro"), "weight-sync": ("tensor", "gmu"),
+                "critic-values": ("tensor", "nodes"), "critic-update": ("tensor", "nodes")}
 
 
 def phase_key(run, phase: str, keys: dict[str, str]) -> str:
@@ -231,6 +232,12 @@ def _topk_assumed(run) -> bool:
     return bool(run.arch.experts) and not run.arch.topk_stated
 
 
+def _critic_assumed(run) -> bool:
+    """verl trains a critic (algorithm.adv_estimator gae, its default) whose model the run does not name: taken as
+    the actor's."""
+    return run.critic is not None and run.critic.assumed
+
+
 def _reserve_assumed(run) -> bool:
     """SGLang's activations beside its share are taken at its own reserve rule (1.5 MiB per prefill token)."""
     return run.rollout == "sglang" and run.sglang_reserve_rule
@@ -254,6 +261,9 @@ def _assumptions(run) -> list[str]:
     if _reserve_assumed(run):
         out.append("SGLang's activations beside its mem_fraction_static share at SGLang's own reserve rule (1.5 MiB "
                    "per prefill-chunk token; at least one layer's forward)")
+    if _critic_assumed(run):
+        out.append("a critic of the actor's size, which verl trains for algorithm.adv_estimator gae (its default), "
+                   "no critic.model.path naming it (at least: none)")
     return out
 
 
@@ -264,11 +274,11 @@ def _favourable(run):
 
     from ...memory import estimate
 
-    if not (_lengths_assumed(run) or _topk_assumed(run) or _reserve_assumed(run)):
+    if not (_lengths_assumed(run) or _topk_assumed(run) or _reserve_assumed(run) or _critic_assumed(run)):
         return None
     arch = replace(run.arch, topk=1) if _topk_assumed(run) else run.arch
     report = estimate(replace(run, arch=arch, mean_seq_len=_favourable_mean(run), percentile_seq_len=None,
-                              sglang_reserve_rule=False))
+                              sglang_reserve_rule=False, critic=None if _critic_assumed(run) else run.critic))
     fits = not report.engine_refusal and all(p.total <= run.gpu_bytes for p in report.phases)
     return report if fits else None
 
@@ -289,6 +299,8 @@ def _assumption_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at
     if _reserve_assumed(run):
         states.append("a measured rollout peak (a lower --sglang-mem-fraction-static or "
                       "--sglang-chunked-prefill-size leaves SGLang more room)")
+    if _critic_assumed(run):
+        states.append("critic.model.path (or algorithm.adv_estimator=grpo, which trains no critic)")
     fit = favourable.peak
     return Hit(**at, severity=Severity.WARNING,
                message=f"{worst.name} phase needs {worst.total / GIB:.1f} GiB per GPU > {gpu} ({_top(worst)}) with "
