@@ -162,6 +162,10 @@ def _verl(row: dict[str, Any], known: dict[str, Arch]) -> Run:
     _put(v, f"{AR}.actor.entropy_coeff", row.get("entropy_coeff"))
     _put(v, f"{AR}.actor.use_kl_loss", flags.get("use_kl_loss"))
     _put(v, "algorithm.adv_estimator", ESTIMATORS.get(row["id"]))
+    for key, value in flags.items():  # the verl keys a row states beyond its fields, as the source spells them
+        full = _verl_key(key)
+        if full and value is not None and not isinstance(value, dict | list):
+            v.setdefault(full, value)
     v.update({k: val for k, val in flags.items() if k.startswith("critic.")
               and (not isinstance(val, str) or k == "critic.model.path")})
     if "critic.model.path" in v:  # the actor's model path as the row states it, for the critic's comparison
@@ -185,6 +189,18 @@ def _verl(row: dict[str, Any], known: dict[str, Arch]) -> Run:
     if row.get("rollout_engine") == "sglang":
         run = replace(run, rollout="sglang")
     return run
+
+
+# A row's other_flags key that is a verl Hydra path, short or whole -> its whole path (the rows' fields win).
+VERL_PREFIXES = {"actor.": f"{AR}.actor.", "rollout.": f"{AR}.rollout.", "ref.": f"{AR}.ref.",
+                 "model.": f"{AR}.model.", "override_transformer_config.": MG + "override_transformer_config.",
+                 f"{AR}.": f"{AR}.", "algorithm.": "algorithm.", "data.": "data.", "trainer.": "trainer."}
+
+
+def _verl_key(key: str) -> str | None:
+    if "(" in key or " " in key:  # a note on a key (`ppo_micro_batch_size(global,deprecated)`), not the key
+        return None
+    return next((full + key[len(short):] for short, full in VERL_PREFIXES.items() if key.startswith(short)), None)
 
 
 def _miles(row: dict[str, Any], known: dict[str, Arch]) -> Run:
