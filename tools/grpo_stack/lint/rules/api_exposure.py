@@ -145,8 +145,8 @@ def _flag_values(pattern: re.Pattern, text: str) -> list[str]:
 
 
 def _written(value: object) -> bool:
-    """A credential's value written out in the manifest: a string that expands no variable."""
-    return isinstance(value, str) and bool(value) and "$" not in value
+    """A credential's value written out in the manifest: a string that expands no variable (nor the next flag)."""
+    return isinstance(value, str) and bool(value) and "$" not in value and not value.startswith("-")
 
 
 def _written_key(text: str, env: dict, flag: re.Pattern, env_name: str) -> str:
