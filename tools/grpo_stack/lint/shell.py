@@ -1,8 +1,10 @@
 """Shell scripts inside manifests, parsed with tree-sitter's bash grammar (a real parser, not patterns).
 
 A container runs a script when its command + args is `sh|bash|… [flags] -c [--] SCRIPT` (flags may be combined:
-`-ec`, `-xeuc`, `-lc`), possibly behind a launcher (`/usr/bin/env bash -c`, `tini -- sh -c`). A RayJob's
-`entrypoint` is a script too (Ray runs it with `/bin/sh -c`). The same applies to exec probes and lifecycle hooks.
+`-ec`, `-xeuc`, `-lc`), possibly behind a launcher (`/usr/bin/env bash -c`, `tini -- sh -c`), or when it runs a file
+that a ConfigMap of the same manifests mounts (`bash /scripts/start.sh`, or `/scripts/start.sh` itself under a shell
+shebang): the ConfigMap's text is the script, found where the container names the file. A RayJob's `entrypoint` is a
+script too (Ray runs it with `/bin/sh -c`). The same applies to exec probes and lifecycle hooks.
 Rules read `Script` objects: the source, where it sits in the object, the shell options its invocation sets, and
 the parse tree.
 """
@@ -38,6 +40,7 @@ class Script:
     tree: Tree
     container: dict | None = None  # the container running it (None: a RayJob entrypoint)
     positional: tuple[str, ...] = ()  # the words `sh -c SCRIPT NAME ARG...` gives it as `$1 ...` (`"$@"`)
+    config_map: tuple[str, str] | None = None  # (ConfigMap, key) of a script the container runs from a configMap volume
 
     @property
     def root(self) -> Node:
@@ -89,6 +92,15 @@ def _find_scripts(ctx) -> Iterator[Script]:
                 index, opts = found
                 path = f"{base}.command.{index}" if index < n_cmd else f"{base}.args.{index - n_cmd}"
                 yield _script(o, path, f"container {name}", argv[index], opts, c, argv[index + 2:])
+            else:
+                mounted = _mounted_script(ctx, pod, c, argv)
+                if mounted:
+                    index, opts, source, (file, config_map, key) = mounted
+                    path = f"{base}.command.{index}" if index < n_cmd else f"{base}.args.{index - n_cmd}"
+                    script = _script(o, path, f"container {name} (its script {file}, key {key} of ConfigMap "
+                                     f"{config_map})", source, opts, c, argv[index + 1:])
+                    script.config_map = (config_map, key)
+                    yield script
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
                 cmd = _at(c, probe, "exec", "command")
                 cmd = cmd if isinstance(cmd, list) else []
@@ -113,6 +125,73 @@ def _find_scripts(ctx) -> Iterator[Script]:
 def _script(obj, path: str, where: str, source: str, opts: frozenset[str], container: dict | None = None,
             after: list | None = None) -> Script:
     return Script(obj, path, where, source, opts, parse(source), container, tuple(str(w) for w in after or ()))
+
+
+def config_map_data(ctx) -> dict[str, dict]:
+    """Each ConfigMap of the set by name: its `data` (what `envFrom`, `configMapKeyRef` and a configMap volume
+    read), once per lint."""
+    return ctx.derived("config-map-data", lambda: {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap")
+                                                   if isinstance(m.obj.get("data"), dict)})
+
+
+SHELL_SHEBANG = re.compile(r"#!\s*\S*?(?:/|\s)(?:env\s+)?(?:ba|da|a|z|k)?sh\b")
+
+
+def _mounted_script(ctx, pod: dict, c: dict, argv: list) -> tuple[int, frozenset[str], str, tuple] | None:
+    """(index of the file's path in argv, the shell options its flags set, the script's text, (the file, its
+    ConfigMap, its key))
+    when the container runs, as its program or through a shell, a file that a configMap volume of the pod puts
+    there from a ConfigMap of the set."""
+    words = [w if isinstance(w, str) else "" for w in argv]
+    start = 0
+    while start < len(words) and posixpath.basename(words[start]) in LAUNCHERS:
+        start += 1
+        while start < len(words) and (words[start].startswith("-") or "=" in words[start]):
+            start += 1
+    if start >= len(words):
+        return None
+    opts: set[str] = set()
+    index, by_shell = start, posixpath.basename(words[start]) in SHELLS
+    if by_shell:
+        index += 1
+        while index < len(words) and words[index].startswith("-") and words[index] != "--":
+            if "c" in words[index][1:] and not words[index].startswith("--"):
+                return None  # a -c string: script_in's
+            opts |= set(words[index][1:]) if not words[index].startswith("--") else set()
+            index += 1
+        index += index < len(words) and words[index] == "--"
+    if index >= len(words) or not words[index].startswith("/"):
+        return None
+    found = _config_map_file(ctx, pod, c, posixpath.normpath(words[index]))
+    if found is None:
+        return None
+    source, where = found
+    if len(source) > MAX_SCRIPT or not (by_shell or SHELL_SHEBANG.match(source)):
+        return None
+    return index, frozenset(opts), source, where
+
+
+def _config_map_file(ctx, pod: dict, c: dict, path: str) -> tuple[str, tuple] | None:
+    """The text a configMap volume mounted in the container puts at `path`, and (the path, ConfigMap, key)."""
+    volumes = {v.get("name"): v.get("configMap") for v in pod.get("volumes") or []
+               if isinstance(v, dict) and isinstance(v.get("configMap"), dict)}
+    for m in c.get("volumeMounts") or []:
+        if not isinstance(m, dict) or m.get("name") not in volumes or not isinstance(m.get("mountPath"), str):
+            continue
+        source, mount = volumes[m["name"]], posixpath.normpath(m["mountPath"])
+        if m.get("subPath"):
+            key, inside = str(m["subPath"]), path == mount
+        else:
+            key, inside = posixpath.relpath(path, mount), path.startswith(mount.rstrip("/") + "/")
+        if not inside:
+            continue
+        items = {str(i.get("path")): str(i.get("key")) for i in source.get("items") or [] if isinstance(i, dict)}
+        key = items.get(key, key if not items else None)
+        data = config_map_data(ctx).get(str(source.get("name")))
+        text = data.get(key) if isinstance(data, dict) and key else None
+        if isinstance(text, str):
+            return text, (path, str(source.get("name")), key)
+    return None
 
 
 def split_words(text: str) -> list[str]:

@@ -186,12 +186,6 @@ OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 TRUE = frozenset({"1", "ON", "YES", "TRUE"})  # huggingface_hub's constants._is_true
 
 
-def config_map_data(ctx) -> dict[str, dict]:
-    """Each ConfigMap of the set by name: its `data` (what `envFrom` and `configMapKeyRef` read), once per lint."""
-    return ctx.derived("config-map-data", lambda: {m.name: m.obj.get("data") for m in ctx.of_kind("ConfigMap")
-                                                   if isinstance(m.obj.get("data"), dict)})
-
-
 # `export NAME=value` in a container's script, with a literal value (no expansion): what the programs the script
 # starts after it see.
 EXPORT = re.compile(r"(?:^|[\s;&|(])export\s+([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"$`]*\"|'[^']*'|[^\s;&|$`'\"()]+)")

@@ -36,10 +36,12 @@ behind it, in any controller. Reported when that container is:
 - a Gradio app (a warning: its authentication, if any, is in its code);
 - a Jupyter server with its token switched off (`--ServerApp.token=''`, `--NotebookApp.token=''`,
   `--LabApp.token=''`, which Jupyter Server passes on to ServerApp);
-- a vLLM server or a Jupyter server whose only credential is written in the manifests (`--api-key sk-team`,
-  `--LabApp.token='password'`, a literal `VLLM_API_KEY` or `JUPYTER_TOKEN` value, not one read from a Secret or
-  expanded from a variable): a warning, since anyone who reads the files can present it (the assumption named:
-  more people read them than should call the server);
+- a server given an empty key (`--api-key $API_KEY` where the container's env sets `API_KEY: ""`, or an empty
+  `VLLM_API_KEY`), which then takes none;
+- a vLLM, SGLang or Jupyter server whose only credential is written in the manifests (`--api-key sk-team`,
+  `--LabApp.token='password'`, a variable the flag expands that the env sets literally, a literal `VLLM_API_KEY` or
+  `JUPYTER_TOKEN` value; not one read from a Secret): a warning, since anyone who reads the files can present it
+  (the assumption named: more people read them than should call the server);
 - a Ray head on the dashboard / job-submission port (8265) or the Ray client port (10001), on a cluster without
   Ray token authentication (`authOptions: {mode: token}`, `RAY_AUTH_MODE=token`).
 
@@ -149,12 +151,42 @@ def _written(value: object) -> bool:
     return isinstance(value, str) and bool(value) and "$" not in value and not value.startswith("-")
 
 
-def _written_key(text: str, env: dict, flag: re.Pattern, env_name: str) -> str:
-    """The flag or variable whose credential the manifest writes out ('' where it is read from elsewhere)."""
+VARIABLE = re.compile(r"['\"]?\$\{?([A-Za-z_]\w*)\}?['\"]?")
+
+
+def _written_key(text: str, env: dict, flag: re.Pattern, env_name: str = "") -> str:
+    """The flag or variable whose credential the manifest writes out ('' where it is read from elsewhere): a
+    literal value of the flag, a variable it expands that the container's env sets literally, or `env_name` set
+    literally."""
     for value in _flag_values(flag, text):
         if _written(value):
             return "key" if flag is API_KEY_FLAG else "token"
-    return env_name if _written(env.get(env_name)) else ""
+        m = VARIABLE.fullmatch(value)
+        if m and _written(env.get(m.group(1))):
+            return m.group(1)
+    return env_name if env_name and _written(env.get(env_name)) else ""
+
+
+def _written_auth(written: str, flag: str) -> str:
+    return WRITTEN_AUTH.format(what=f"a {flag}" if written in ("key", "token") else f"the {written} value")
+
+
+def _empty(value: str, env: dict) -> bool:
+    """A key that is empty, or expands a variable the container's env sets to an empty literal (`--api-key
+    $API_KEY` with `API_KEY: ""`): the server then takes no key."""
+    m = VARIABLE.fullmatch(value)
+    return value == "" or (m is not None and env.get(m.group(1)) == "")
+
+
+def _keyed(text: str, env: dict) -> bool:
+    """The command gives the server an API key that is not empty."""
+    values = _flag_values(API_KEY_FLAG, text)
+    return any(not _empty(v, env) for v in values) or (not values and bool(re.search(r"--api-keys?\b", text)))
+
+
+def _set(env: dict, name: str) -> bool:
+    """An env variable the container sets, to anything but an empty literal (a Secret's value counts)."""
+    return name in env and env[name] != ""
 
 
 WRITTEN_AUTH = ("authenticated only by {what} written in these files, which anyone who reads them can present "
@@ -174,22 +206,25 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
     """The unauthenticated API the container serves, or None (none, or it authenticates callers)."""
     text, env, image = argv(c), _env_names(c), str(c.get("image", ""))
     words = command_programs(c)
-    keyed = bool(re.search(r"--api-keys?\b", text))
+    keyed = _keyed(text, env)
     image_entrypoint = not text.strip() or text.lstrip().startswith("--")  # the image's own server, flags only
     vllm_image = "vllm-openai" in image or ("vllm" in server_family(image) and is_model_server(c))
     if "vllm serve" in text or "vllm.entrypoints" in text or (vllm_image and image_entrypoint):
         port = frozenset({_port_flag(text) or 8000})
         written = _written_key(text, env, API_KEY_FLAG, "VLLM_API_KEY")
         if written:
-            return Api("the vLLM OpenAI-compatible API", port, seen=False,
-                       auth=WRITTEN_AUTH.format(what="an API key" if written == "key" else f"the {written} value"))
-        if keyed or "VLLM_API_KEY" in env:
+            return Api("the vLLM OpenAI-compatible API", port, seen=False, auth=_written_auth(written, "API key"))
+        if keyed or _set(env, "VLLM_API_KEY"):
             return None
         return Api("the vLLM OpenAI-compatible API", port)
     if "sglang.launch_server" in text or "sglang serve" in text:
-        return None if keyed else Api("the SGLang API", frozenset({_port_flag(text) or 30000}))
+        port = frozenset({_port_flag(text) or 30000})
+        written = _written_key(text, env, API_KEY_FLAG)
+        if written:
+            return Api("the SGLang API", port, seen=False, auth=_written_auth(written, "API key"))
+        return None if keyed else Api("the SGLang API", port)
     if "text-generation-launcher" in words or ("text-generation-inference" in image and "python" not in words):
-        if keyed or "API_KEY" in env:
+        if keyed or _set(env, "API_KEY"):
             return None
         port = _port_flag(text) or (int(env["PORT"]) if str(env.get("PORT", "")).isdigit() else None)
         return Api("the Text Generation Inference API", frozenset({port} if port else {80, 3000}))
@@ -209,8 +244,7 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
             return Api("a Jupyter server with its token switched off", port)
         written = _written_key(text, env, TOKEN_FLAG, "JUPYTER_TOKEN")
         if written:
-            return Api("a Jupyter server", port, seen=False,
-                       auth=WRITTEN_AUTH.format(what="a token" if written == "token" else f"the {written} value"))
+            return Api("a Jupyter server", port, seen=False, auth=_written_auth(written, "token"))
     if "gradio" in image or "gradio" in words:
         declared = {p["containerPort"] for p in c.get("ports") or [] if isinstance(p, dict)
                     and isinstance(p.get("containerPort"), int)}
@@ -246,12 +280,19 @@ def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[s
             candidates = declared or list(containers(pod))
             for _f, i, c in candidates:
                 api = unauthenticated_api(c, head and c is _first(pod), token)
-                if api is None:
+                if api is None or _follower(o, pod_path, c, api):
                     continue
                 port = _number(pod, c, p.target)
                 if port in api.ports:
                     what = RAY_HEAD_PORTS.get(port, api.what) if api.what == "the Ray head" else api.what
                     yield f"{o.kind} {o.name} (container {c.get('name', i)}, port {port})", what, api.seen, api.auth
+
+
+def _follower(o, pod_path: str, c: dict, api: Api) -> bool:
+    """An SGLang node of rank 1 and up serves no HTTP API (only rank 0 does): a LeaderWorkerSet's worker template,
+    whose pods are the group's ranks after the leader, starting SGLang with `--node-rank`."""
+    return (o.kind == "LeaderWorkerSet" and ".workerTemplate." in f".{pod_path}."
+            and api.what == "the SGLang API" and "--node-rank" in argv(c))
 
 
 def _first(pod: dict):
@@ -591,6 +632,7 @@ def _node_ports_of_pods(ctx) -> Iterator[Hit]:
                      if isinstance(p, dict) and isinstance(p.get("containerPort"), int)
                      and (host_network or isinstance(p.get("hostPort"), int))}
             api = unauthenticated_api(c, head and c is _first(pod), token)
+            api = None if api is not None and _follower(o, pod_path, c, api) else api
             how = "hostNetwork" if host_network else "hostPort"
             base = f"{pod_path}.{field}.{i}"
             if api is not None:

@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import config_map_data, known_env
+from ..shell import config_map_data
+from ._cache_paths import known_env
 from ._objects import claim_volumes, containers, pod_component
 from ._podsecurity import policies_selecting, policy_types
 from .image_pinning import split as split_image

@@ -6,7 +6,8 @@ import ipaddress
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import config_map_data, downloads, mount_at, offline
+from ..shell import config_map_data
+from ._cache_paths import downloads, mount_at, offline
 from ._podsecurity import pod_label, policies_selecting, policy_types, port_entry_admits
 
 CODE = "GRPO861"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import config_map_data, downloads, mount_index, offline
+from ..shell import config_map_data
+from ._cache_paths import downloads, mount_index, offline
 
 CODE = "GRPO627"
 NAME = "read-only-model-cache"

@@ -7,8 +7,9 @@ from collections import Counter
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._cache_paths import config_map_data, download_mounts, known_env, mount_index
-from ._objects import claim_volumes, replica_spec, runs_to_completion
+from ..shell import config_map_data
+from ._cache_paths import download_mounts, known_env, mount_index
+from ._objects import argv_of, claim_volumes, replica_spec, runs_to_completion
 from ._podsecurity import all_containers, is_ray_pod, pod_label, where
 
 CODE = "GRPO818"
@@ -165,14 +166,20 @@ WRITTEN_ENV = re.compile(r"(OUTPUT|CHECKPOINT|CKPT|SAVE|RESULT|LOG|DB|DATABASE|P
                          r"HOME|FOLDER|LOCATION))?$")
 
 
+# The model a server or trainer loads, given as a local path (`vllm serve /data/$MODEL`, `--model-path /models/x`).
+MODEL_PATH_ARG = re.compile(r"(?:--model(?:-path|-id|-dir|_name_or_path|_path)?|\bserve)(?:=|\s+)['\"]?(/[^\s'\"]+)")
+
+
 def _own_state_mounts(c: dict, env: dict[str, str]) -> set[int]:
     """Indices of the container's mounts that hold what it writes by its own configuration: its model download
-    directories, its working directory, and a directory its env (`known_env`: literal, or from a ConfigMap of the set)
-    names for what it writes (`OUTPUT_DIR`, `CHROMADB_PATH`)."""
+    directories, its working directory, a directory its env (`known_env`: literal, or from a ConfigMap of the set)
+    names for what it writes (`OUTPUT_DIR`, `CHROMADB_PATH`), and the model store it loads its model from by path
+    (a server's models, kept there by the project's own download step)."""
     work = mount_index(c, str(c["workingDir"])) if c.get("workingDir") else None
     written = {mount_index(c, value) for name, value in env.items()
                if value.startswith("/") and WRITTEN_ENV.search(name.upper())}
-    return download_mounts(c) | ({work} if work is not None else set()) | (written - {None})
+    models = {mount_index(c, m.group(1)) for m in MODEL_PATH_ARG.finditer(" ".join(argv_of(c)))}
+    return download_mounts(c) | ({work} if work is not None else set()) | ((written | models) - {None})
 
 
 def _one_pods_disk(spec) -> bool:

@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ..shell import assigned, command_name, command_words, commands_in, parse, script_in, scripts
+from ..shell import assigned, command_name, command_words, commands_in, config_map_data, parse, script_in, scripts
 from ._accelerators import asked
-from ._cache_paths import config_map_data, entrypoint_pulls, known_env, script_argv_pulls
+from ._cache_paths import entrypoint_pulls, known_env, script_argv_pulls
 from ._hub import API_PROVIDERS, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
@@ -174,10 +174,20 @@ def _container_pulls(o, pod_path: str, pod: dict, config_maps: dict[str, dict]) 
             if script is not None:
                 named |= {p.repo for p in script_argv_pulls(resolve(argv[script[0]], resolved), resolved)}
             for var, pull in _program_env_pulls({k: v for k, v in resolved.items() if k in entries}, named, loads):
+                if _names_a_local_path(var, " ".join(argv)):
+                    continue
                 index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
                 at = f"{base}.env.{index}.value" if var in env else f"{base}.env.{index}.valueFrom"
                 yield Hit(at, _message(o, f"container {name}", pull, PROGRAM_ASSUMED), obj=o,
                           severity=Severity.WARNING)
+
+
+def _names_a_local_path(var: str, text: str) -> bool:
+    """The command uses the variable, and only inside a local path (`vllm serve /data/$LLM_MODEL`) or as the name
+    the server gives its model (`--served-model-name $LLM_MODEL`): the weights come from that path, not the Hub."""
+    uses = list(re.finditer(rf"\$(?:\{{{re.escape(var)}\}}|\({re.escape(var)}\)|{re.escape(var)}\b)", text))
+    return bool(uses) and all(text[:m.start()].endswith("/")
+                              or re.search(r"--served-model-name[= ]+['\"]?$", text[:m.start()]) for m in uses)
 
 
 PROGRAM_ASSUMED = " (assumed: the program loads the model its env names from the Hub)"
@@ -288,10 +298,11 @@ def _checked_out_later(root, clone) -> bool:
 
 
 def _configmap_pulls(ctx) -> Iterator[Hit]:
+    run = {s.config_map for s in scripts(ctx) if s.config_map}  # read where a container runs them, with its env
     for o in ctx.of_kind("ConfigMap"):
         data = o.obj.get("data") if isinstance(o.obj.get("data"), dict) else {}
         for key, text in data.items():
-            if not isinstance(text, str):
+            if not isinstance(text, str) or (o.name, str(key)) in run:
                 continue
             found = [p for _off, p in python_pulls(text, canonical=True)]
             tagged: list[OllamaPull] = []

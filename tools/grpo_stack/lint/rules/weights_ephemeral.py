@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 from ...catalog.models import MODELS
 from ..finding import Hit, Severity
+from ..shell import config_map_data
 from ._accelerators import asked as accelerators_asked
-from ._cache_paths import CACHE_ENV, config_map_data, downloads, known_env, mount_at
+from ._cache_paths import CACHE_ENV, downloads, known_env, mount_at
 from ._hub import Pull
 from ._objects import containers
 from ._quantity import quantity
