@@ -97,10 +97,8 @@ def _find_scripts(ctx) -> Iterator[Script]:
                 if mounted:
                     index, opts, source, (file, config_map, key) = mounted
                     path = f"{base}.command.{index}" if index < n_cmd else f"{base}.args.{index - n_cmd}"
-                    script = _script(o, path, f"container {name} (its script {file}, key {key} of ConfigMap "
-                                     f"{config_map})", source, opts, c, argv[index + 1:])
-                    script.config_map = (config_map, key)
-                    yield script
+                    yield _script(o, path, f"container {name} (its script {file}, key {key} of ConfigMap "
+                                  f"{config_map})", source, opts, c, argv[index + 1:], (config_map, key))
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
                 cmd = _at(c, probe, "exec", "command")
                 cmd = cmd if isinstance(cmd, list) else []
@@ -123,8 +121,9 @@ def _find_scripts(ctx) -> Iterator[Script]:
 
 
 def _script(obj, path: str, where: str, source: str, opts: frozenset[str], container: dict | None = None,
-            after: list | None = None) -> Script:
-    return Script(obj, path, where, source, opts, parse(source), container, tuple(str(w) for w in after or ()))
+            after: list | None = None, config_map: tuple[str, str] | None = None) -> Script:
+    return Script(obj, path, where, source, opts, parse(source), container, tuple(str(w) for w in after or ()),
+                  config_map)
 
 
 def config_map_data(ctx) -> dict[str, dict]:
@@ -139,9 +138,8 @@ SHELL_SHEBANG = re.compile(r"#!\s*\S*?(?:/|\s)(?:env\s+)?(?:ba|da|a|z|k)?sh\b")
 
 def _mounted_script(ctx, pod: dict, c: dict, argv: list) -> tuple[int, frozenset[str], str, tuple] | None:
     """(index of the file's path in argv, the shell options its flags set, the script's text, (the file, its
-    ConfigMap, its key))
-    when the container runs, as its program or through a shell, a file that a configMap volume of the pod puts
-    there from a ConfigMap of the set."""
+    ConfigMap, its key)) when the container runs, as its program or through a shell, a file that a configMap volume
+    of the pod puts there from a ConfigMap of the set."""
     words = [w if isinstance(w, str) else "" for w in argv]
     start = 0
     while start < len(words) and posixpath.basename(words[start]) in LAUNCHERS:
@@ -165,10 +163,10 @@ def _mounted_script(ctx, pod: dict, c: dict, argv: list) -> tuple[int, frozenset
     found = _config_map_file(ctx, pod, c, posixpath.normpath(words[index]))
     if found is None:
         return None
-    source, where = found
+    source, origin = found
     if len(source) > MAX_SCRIPT or not (by_shell or SHELL_SHEBANG.match(source)):
         return None
-    return index, frozenset(opts), source, where
+    return index, frozenset(opts), source, origin
 
 
 def _config_map_file(ctx, pod: dict, c: dict, path: str) -> tuple[str, tuple] | None:
