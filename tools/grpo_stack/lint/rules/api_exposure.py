@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..finding import Hit, Severity
+from ..shell import scripts
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers
 from ._podsecurity import namespace_of
@@ -30,7 +31,9 @@ is followed through the Service's selector (and the labels controllers add) and 
 behind it, in any controller. Reported when that container is:
 
 - an OpenAI-compatible or TGI inference server (vLLM, SGLang, Text Generation Inference, LMDeploy) started
-  without an API key (`--api-key`, `--api-keys`, `VLLM_API_KEY`, TGI's `API_KEY`);
+  without an API key (`--api-key`, `--api-keys`, `VLLM_API_KEY`, TGI's `API_KEY`); TGI also as a build of it run
+  as its image's own entrypoint with TGI's `--model-id`, and any of them started by a script the container runs
+  from a configMap volume;
 - a Triton Inference Server (without `--http-restricted-api` / `--grpc-restricted-protocol`) or TensorFlow
   Serving, which have no authentication of their own;
 - a Gradio app (a warning: its authentication, if any, is in its code);
@@ -223,11 +226,17 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
         if written:
             return Api("the SGLang API", port, seen=False, auth=_written_auth(written, "API key"))
         return None if keyed else Api("the SGLang API", port)
-    if "text-generation-launcher" in words or ("text-generation-inference" in image and "python" not in words):
+    # TGI's launcher, or a build of it (a Gaudi image) run as the image's own entrypoint with its `--model-id`
+    launcher = image_entrypoint and bool(re.search(r"(?:^|\s)--model-id\b", text)) and "vllm" not in image
+    if "text-generation-launcher" in words or ("text-generation-inference" in image and "python" not in words) \
+            or launcher:
         if keyed or _set(env, "API_KEY"):
             return None
         port = _port_flag(text) or (int(env["PORT"]) if str(env.get("PORT", "")).isdigit() else None)
-        return Api("the Text Generation Inference API", frozenset({port} if port else {80, 3000}))
+        named = "text-generation" in f"{image} {text}" or "tgi" in image
+        return Api("the Text Generation Inference API" if named else
+                   "the API of a Hugging Face inference launcher (--model-id)",
+                   frozenset({port} if port else {80, 3000}))
     if "lmdeploy serve api_server" in text:
         return None if keyed else Api("the LMDeploy API", frozenset({_port_flag(text, "--server-port") or 23333}))
     if "tritonserver" in words or ("tritonserver" in image and image_entrypoint):
@@ -279,13 +288,22 @@ def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[s
             declared = list(target_containers(pod, p.target))
             candidates = declared or list(containers(pod))
             for _f, i, c in candidates:
-                api = unauthenticated_api(c, head and c is _first(pod), token)
+                api = unauthenticated_api(_as_run(ctx, c), head and c is _first(pod), token)
                 if api is None or _follower(o, pod_path, c, api):
                     continue
                 port = _number(pod, c, p.target)
                 if port in api.ports:
                     what = RAY_HEAD_PORTS.get(port, api.what) if api.what == "the Ray head" else api.what
                     yield f"{o.kind} {o.name} (container {c.get('name', i)}, port {port})", what, api.seen, api.auth
+
+
+def _as_run(ctx, c: dict) -> dict:
+    """The container as it runs: where its command runs a script a configMap volume mounts, that script's text in
+    place of the command (what the server's flags are is there)."""
+    for s in scripts(ctx):
+        if s.container is c and s.config_map:
+            return {**c, "command": ["bash", "-c", s.source], "args": []}
+    return c
 
 
 def _follower(o, pod_path: str, c: dict, api: Api) -> bool:
@@ -631,7 +649,7 @@ def _node_ports_of_pods(ctx) -> Iterator[Hit]:
             bound = {p["containerPort"]: p.get("hostPort", p["containerPort"]) for p in c.get("ports") or []
                      if isinstance(p, dict) and isinstance(p.get("containerPort"), int)
                      and (host_network or isinstance(p.get("hostPort"), int))}
-            api = unauthenticated_api(c, head and c is _first(pod), token)
+            api = unauthenticated_api(_as_run(ctx, c), head and c is _first(pod), token)
             api = None if api is not None and _follower(o, pod_path, c, api) else api
             how = "hostNetwork" if host_network else "hostPort"
             base = f"{pod_path}.{field}.{i}"
