@@ -141,11 +141,7 @@ def _mounted_script(ctx, pod: dict, c: dict, argv: list) -> tuple[int, frozenset
     ConfigMap, its key)) when the container runs, as its program or through a shell, a file that a configMap volume
     of the pod puts there from a ConfigMap of the set."""
     words = [w if isinstance(w, str) else "" for w in argv]
-    start = 0
-    while start < len(words) and posixpath.basename(words[start]) in LAUNCHERS:
-        start += 1
-        while start < len(words) and (words[start].startswith("-") or "=" in words[start]):
-            start += 1
+    start = program_start(argv)
     if start >= len(words):
         return None
     opts: set[str] = set()
@@ -213,16 +209,21 @@ def _split(text: str) -> tuple[str, ...] | None:
 LAUNCHERS = frozenset({"env", "tini", "dumb-init", "catatonit", "nice", "nohup", "exec"})
 
 
-def script_in(argv: list) -> tuple[int, frozenset[str]] | None:
-    """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`:
-    rules that read a container's argv word by word leave such a container to `scripts`."""
+def program_start(argv: list) -> int:
+    """Index of the program argv runs, past any launcher (`/usr/bin/env`, `tini --`), its flags and VAR=value words."""
     start = 0
-    while (start < len(argv) and isinstance(argv[start], str)
-           and posixpath.basename(argv[start]) in LAUNCHERS):  # skip the launcher, its flags and VAR=value words
+    while start < len(argv) and isinstance(argv[start], str) and posixpath.basename(argv[start]) in LAUNCHERS:
         start += 1
         while start < len(argv) and isinstance(argv[start], str) and (
                 argv[start].startswith("-") or "=" in argv[start]):
             start += 1
+    return start
+
+
+def script_in(argv: list) -> tuple[int, frozenset[str]] | None:
+    """(index of the script argument, options the shell flags set) when argv runs `SHELL [flags] -c SCRIPT`:
+    rules that read a container's argv word by word leave such a container to `scripts`."""
+    start = program_start(argv)
     if start >= len(argv) or not isinstance(argv[start], str) or posixpath.basename(argv[start]) not in SHELLS:
         return None
     opts: set[str] = set()

@@ -300,10 +300,10 @@ def _exposed_apis(ctx, b: Backend, ports: list[ServicePort]) -> Iterator[tuple[s
 def _as_run(ctx, c: dict) -> dict:
     """The container as it runs: where its command runs a script a configMap volume mounts, that script's text in
     place of the command (what the server's flags are is there)."""
-    for s in scripts(ctx):
-        if s.container is c and s.config_map:
-            return {**c, "command": ["bash", "-c", s.source], "args": []}
-    return c
+    mounted = ctx.derived("mounted-script-by-container",
+                          lambda: {id(s.container): s.source for s in scripts(ctx) if s.config_map})
+    source = mounted.get(id(c))
+    return c if source is None else {**c, "command": ["bash", "-c", source], "args": []}
 
 
 def _follower(o, pod_path: str, c: dict, api: Api) -> bool:
