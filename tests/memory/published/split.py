@@ -1,7 +1,9 @@
 """The split of the published memory rows, fixed for each batch before the memory model is fitted to any of its rows.
 
-Rows come in batches (rows.json, gathered 2026-12-03; rows-2026-12-07.json, gathered later from sources no earlier
-batch cites), each with its own seed. A row is set aside when the seeded hash of its id falls in the first third; a
+Rows come in batches (rows.json, gathered 2026-12-03; rows-2026-12-07.json and rows-2026-12-07b.json, gathered later
+from sources no earlier batch cites), each with its own seed. A batch's seed is the first of `<name>`, `<name>/1`,
+`<name>/2`, ... whose aside third holds every outcome the batch has three of (the test below): the seed is fixed by
+the rows and their outcomes alone, before any row is scored. A row is set aside when the seeded hash of its id falls in the first third; a
 row drawn from the same script as a reference row (in_reference) is always in the fitting set. A batch's aside rows
 are scored once, when the work on the model fitted to its other rows is done, and reported; the model is never
 refitted to them. Each batch's aside digest is the hash of its aside rows as committed, so an edit of one is seen
@@ -46,6 +48,9 @@ BATCHES = (
           "4a5861dad68471e836bb56f5e2c163a993273d8d8911c80b6106749a89b9a712"),
     Batch("rows-2026-12-07.json", "grpo-stack/memory/published/2026-12-07",
           "bb41dc57639496a1d8a02e474c01767dee3199f7a41424ed77ba3ecd3a86057b"),
+    # The plain seed put none of the five OOM rows aside.
+    Batch("rows-2026-12-07b.json", "grpo-stack/memory/published/2026-12-07b/1",
+          "6a258be3b4f3a410d242f4b22443fe71810cfff181afe981ff0164720498ebb8"),
 )
 
 
