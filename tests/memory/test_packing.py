@@ -83,6 +83,33 @@ def test_a_megatron_trainer_keeps_its_gradient_buffer_between_phases():
     assert "gradients" in _terms(run, "log-prob") and "trainer gradients" in _terms(run, "rollout")
 
 
+def test_verl_megatron_offload_leaves_the_log_prob_pass_the_parameters_alone():
+    """verl's Megatron worker frees the gradient buffer with the offloaded parameters and reloads the parameters
+    alone for compute_log_prob; the offloaded optimizer comes back for the update only. miles, which offloads by
+    --offload-train instead, keeps both."""
+    run = Run(preset("qwen3-8b"), "verl", "megatron", H200, 1, 8, tp=2, seq_len=4096, rollout="vllm", rollout_tp=2,
+              param_offload=True, grad_offload=True, optimizer_offload=True)
+    assert set(_terms(run, "log-prob")) & {"gradients", "optimizer"} == set()
+    assert {"weights", "gradients", "optimizer"} <= set(_terms(run, "train"))
+    params_only = replace(run, grad_offload=False, optimizer_offload=False)
+    assert "gradients" not in _terms(params_only, "log-prob") and "optimizer" in _terms(params_only, "log-prob")
+    assert {"gradients", "optimizer"} <= set(_terms(replace(run, framework="miles"), "log-prob"))
+
+
+def test_it_decides_a_published_verl_megatron_moe_recipe():
+    """Qwen3-30B-A3B with EP 8 on 32 H100s and every state offloaded, the log-prob pass over 30,720 tokens
+    (tests/memory/published rows-2026-12-07b.json, verl Megatron practice, script 12): published as running. With
+    the gradients and the optimizer counted in the log-prob pass, the pass was 86 GiB, an error."""
+    from tests.memory.published.adapt import architectures, run_of
+    from tests.memory.published.score import verdict
+    from tests.memory.published.split import rows
+
+    row = next(r for r in rows() if r["id"] == "verl/practice-dapo-qwen3-30b-a3b-32xh100-ep8-30k-mini64")
+    run = run_of(row, architectures())
+    log_prob = next(p for p in estimate(run).phases if p.name == "log-prob")
+    assert log_prob.total < run.gpu_bytes and verdict(run) != "error"
+
+
 def test_full_recompute_counts_the_larger_of_the_logits_and_the_recomputed_layer_not_both():
     train = _terms(_fsdp(), "train")
     padded = replace(_fsdp(), recompute="selective")

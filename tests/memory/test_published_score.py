@@ -14,6 +14,14 @@ from tests.memory.published.split import fitting
 # Published out-of-memory runs the model does not catch, each with the reason (docs/memory.md "Remaining limits").
 # (miles' CI run at mem_fraction_static 0.8 was one until SGLang's memory beside its share was sized.)
 MISSED: dict[str, str] = {}
+# Configurations published as working on which GRPO920 still errs, each with the reason (docs/memory.md "Remaining
+# limits"); a fix, or a new one, fails the test below.
+FALSE_ERRORS: dict[str, str] = {
+    "verl/grpo-qwen3-235b-a22b-32xh100-megatron-96gb-script-issue3360":
+        "a maintainer's word, no run: verl's 96 GB Qwen3-235B script on 80 GB H100s; the update at 93.7 GiB (no "
+        "recompute, verl's default; PP 8's first stage holding 8 micro batches of 11,680 tokens, 38 GiB; the fp32 "
+        "gradient buffer beside CPU Adam, 27.8 GiB)",
+}
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +33,7 @@ def test_no_false_out_of_memory_error_on_a_published_working_configuration(score
     working = [s for s in scored if s.outcome == "fits" and s.verdict is not None]
     families = {s.id.split("/")[0] + ("/slime" if "slime" in s.id else "") for s in working}
     assert {"verl", "rl-frameworks/slime"} <= families, families
-    assert not [s.id for s in working if s.false_error]
+    assert {s.id for s in working if s.false_error} == set(FALSE_ERRORS)
 
 
 def test_published_out_of_memory_runs_are_caught_but_the_known_misses(scored):

@@ -2,11 +2,12 @@
 
 Rows come in batches (rows.json, gathered 2026-12-03; rows-2026-12-07.json and rows-2026-12-07b.json, gathered later
 from sources no earlier batch cites), each with its own seed. A batch's seed is the first of `<name>`, `<name>/1`,
-`<name>/2`, ... whose aside third holds every outcome the batch has three of (the test below): the seed is fixed by
-the rows and their outcomes alone, before any row is scored. A row is set aside when the seeded hash of its id falls in the first third; a
-row drawn from the same script as a reference row (in_reference) is always in the fitting set. A batch's aside rows
-are scored once, when the work on the model fitted to its other rows is done, and reported; the model is never
-refitted to them. Each batch's aside digest is the hash of its aside rows as committed, so an edit of one is seen
+`<name>/2`, ... whose aside third holds every outcome the batch has three of (the test's rule): the seed is fixed by
+the rows and their outcomes alone, before any row is scored. A row is set aside when the seeded hash of its id falls
+in the first third; a row drawn from the same script as a reference row (in_reference) is always in the fitting set.
+A batch's aside rows are scored once, when the work on the model fitted to its other rows is done, and reported;
+the model is never refitted to them. Each batch's aside digest is the hash of its aside rows as committed, so an
+edit of one is seen
 (tests/memory/test_published_rows.py).
 """
 

@@ -373,10 +373,17 @@ def _forward_states(run: Run) -> tuple[str, ...]:
     """The trainer's states on the GPU during the log-prob pass. verl's FSDP actor frees its gradients after the
     step (dp_actor.py update_policy: zero_grad after the last mini batch, set_to_none) and its compute_log_prob
     loads the offloaded parameters only, not the optimizer (fsdp_workers.py compute_log_prob L684-689 @3f388066;
-    update_actor loads both, L604-612). Megatron keeps its gradient buffer and optimizer as the step left them."""
-    if run.engine != "fsdp":
+    update_actor loads both, L604-612). Megatron keeps its gradient buffer and optimizer as the step left them, but
+    verl's Megatron worker frees the gradient buffer with the offloaded parameters and its compute_log_prob loads
+    the parameters alone (megatron_workers.py compute_log_prob `load_megatron_model_to_gpu(..., load_grad=False)`,
+    megatron_utils.py offload_megatron_model_to_cpu @b178a3cd); an offloaded optimizer comes back for
+    update_actor only."""
+    if run.engine == "fsdp":
+        return ("weights",) if run.optimizer_offload else ("weights", "optimizer")
+    if run.framework != "verl":
         return ("weights", "gradients", "optimizer")
-    return ("weights",) if run.optimizer_offload else ("weights", "optimizer")
+    return ("weights", *(() if run.param_offload or run.grad_offload else ("gradients",)),
+            *(() if run.optimizer_offload else ("optimizer",)))
 
 
 def _residue(run: Run, states: dict[str, float]) -> list[Term]:
