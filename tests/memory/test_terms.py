@@ -74,6 +74,11 @@ def test_megatron_cpu_adam_moves_its_fraction_of_the_optimizer_to_the_host():
     assert not estimate(verl_run(arch, {**switch, OPT + "optimizer_offload_fraction": 1.0}, True, h100, None)).oom
     off = estimate(verl_run(arch, {**switch, OPT + "optimizer_offload_fraction": 1.0}, True, h100, None))
     assert off.host_bytes > 0
+    # As a manifest's entrypoint may spell it: a number in a string is read, a shell variable left unexpanded
+    # is Megatron's default (0.0), never a crash
+    assert not estimate(verl_run(arch, {**switch, OPT + "optimizer_offload_fraction": "1.0"}, True, h100, None)).oom
+    for unread in ("${OFFLOAD_FRACTION}", "nan", True):
+        assert estimate(verl_run(arch, {**switch, OPT + "optimizer_offload_fraction": unread}, True, h100, None)).oom
 
 
 def test_megatrons_state_precision_decides_the_verdict():

@@ -9,6 +9,7 @@ totals can be compared with published sizes.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,6 +166,19 @@ def int_arg(v: dict[str, Any], key: str, default: Any = None) -> Any:
     """An argument's number as an int (a value the parser read as a float too), else `default`."""
     value = v.get(key, default)
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def float_arg(v: dict[str, Any], key: str, default: float) -> float:
+    """An argument's number as a float, else `default` (an unset or non-numeric value, such as a shell variable
+    a manifest's command leaves unexpanded)."""
+    value = v.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        return default
+    return number if math.isfinite(number) else default
 
 
 def moe_pattern(freq: Any, layers: int) -> list[int] | None:

@@ -14,7 +14,7 @@ from typing import Any
 from ..catalog.capacity import stated_in_values
 from ..catalog.instances import InstanceType, gpu_memory_mib, lookup
 from . import terms as t
-from .arch import from_shape, int_arg
+from .arch import float_arg, from_shape, int_arg
 from .model import Critic, Run
 
 AR = "actor_rollout_ref"
@@ -211,7 +211,7 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         grad_offload=bool(v.get(eng + "grad_offload", False)),
         optimizer_offload=bool(v.get(eng + "optimizer_offload", False)), recompute=recompute,
         # Megatron's OptimizerConfig as verl fills it from override_optimizer_config (optimizer.py L335-336)
-        cpu_adam_fraction=float(v.get(OPT + "optimizer_offload_fraction", 0.0) or 0.0)
+        cpu_adam_fraction=float_arg(v, OPT + "optimizer_offload_fraction", 0.0)
         if megatron and v.get(OPT + "optimizer_cpu_offload") else 0.0,
         # verl hands override_optimizer_config to Megatron's OptimizerConfig as written (verl utils/megatron/
         # optimizer.py L54-61): the switch works, a dtype given as a string does not reach TE as a dtype, so only
