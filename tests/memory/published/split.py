@@ -7,8 +7,7 @@ the rows and their outcomes alone, before any row is scored. A row is set aside 
 in the first third; a row drawn from the same script as a reference row (in_reference) is always in the fitting set.
 A batch's aside rows are scored once, when the work on the model fitted to its other rows is done, and reported;
 the model is never refitted to them. Each batch's aside digest is the hash of its aside rows as committed, so an
-edit of one is seen
-(tests/memory/test_published_rows.py).
+edit of one is seen (tests/memory/test_published_rows.py).
 """
 
 from __future__ import annotations
