@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..shell import command_name, command_words, commands_in, parse, script_in, set_changes, walk
 from ._objects import argv_of
 
@@ -21,13 +23,40 @@ def one_shot(c: dict) -> bool:
     argv = [str(w) for w in argv]
     script = script_in(argv)
     if script is None:
-        return not _idles(argv[0].rsplit("/", 1)[-1], argv[1:])
+        name = argv[0].rsplit("/", 1)[-1]
+        return not (_idles(name, argv[1:]) or serves(name, argv[1:]))
     tree = parse(argv[script[0]])
     if tree.root_node.has_error:
         return False
     if any(n.type in ("while_statement", "until_statement") for n in walk(tree.root_node)):
         return False
-    return not any(_idles(command_name(n), command_words(n)) for n in commands_in(tree.root_node))
+    return not any(_idles(command_name(n), command_words(n)) or serves(command_name(n), command_words(n))
+                   for n in commands_in(tree.root_node))
+
+
+# A flag that names where a program listens (`--port 9000`, `--ip=0.0.0.0`, `--bind-addr`, `--listen`).
+LISTEN_FLAG = re.compile(r"^--(?:port|ip|host|bind|bind-addr|bind-address|listen|listen-address|http-port)(?:=|$)")
+# Flags that keep a daemon in the foreground (`sshd -D` where the program is a daemon, below).
+FOREGROUND_FLAGS = frozenset({"--foreground", "--nodaemon", "--no-daemon"})
+# Commands that run the program named after their options (`sudo /usr/sbin/sshd -D`, `exec code-server ...`).
+WRAPPERS = frozenset({"sudo", "exec", "nohup", "env", "nice", "stdbuf", "setsid"})
+
+
+def serves(name: str, words: list[str]) -> bool:
+    """The command is a server in the foreground, so the container does not finish: it names the port or address
+    it listens on, or is a daemon (its program's name ends in d: sshd, httpd) told not to detach (`-D`,
+    `--foreground`). `ray start` returns once its processes run, unless `--block`: a port flag there serves
+    nothing in the foreground."""
+    while name in WRAPPERS and words:
+        rest = [w for w in words if not w.startswith("-") and "=" not in w]
+        if not rest:
+            return False
+        name, words = rest[0].rsplit("/", 1)[-1], words[words.index(rest[0]) + 1:]
+    if name == "ray" and "start" in words and "--block" not in words:
+        return False
+    if any(LISTEN_FLAG.match(w) for w in words) or FOREGROUND_FLAGS & set(words):
+        return True
+    return name.endswith("d") and "-D" in words
 
 
 def idles_only(c: dict) -> bool:

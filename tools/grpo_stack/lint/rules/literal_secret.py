@@ -21,7 +21,8 @@ SUMMARY = "A credential is written as a literal value instead of a Secret refere
 DOC = """## What it does
 Looks for credentials in two places: any string in the values that looks like a token (`hf_...`, `AKIA...`,
 `ghp_...`, `sk-...`, `xox?-...`, a PEM private key), and any container env var whose name contains TOKEN
-(not the word TOKENS: `MAX_INPUT_TOKENS` is a count), SECRET, PASSWORD or KEY and that has a literal `value`
+(as a word or a word's end, not the start of a longer one: `MAX_INPUT_TOKENS` is a count,
+`TOKENAGGREGATION` a pooling mode), SECRET, PASSWORD or KEY and that has a literal `value`
 instead of `valueFrom.secretKeyRef` — an empty string included: a pod that starts with an empty credential fails
 authentication hours into the run. A value that cannot be a credential (a switch such as `true`, an absolute file
 path naming a mounted key) is not reported; a placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in
@@ -44,7 +45,8 @@ is in the manifest), except a connection setting kept beside it (a key naming a 
 bucket, endpoint or schema: `POSTGRES_DB`, `REDIS_HOST`), and a settings document (a JSON or YAML mapping, e.g.
 a connection's endpoints and prefix) with no credential in it: no key named for one with a real value, no
 token-shaped string, no URL with a password; an empty value is an error in the chart's own output (a warning on
-other manifests, where it is a blank to fill in); a placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a
+other manifests, where it is a blank to fill in, and only where another object of the set names the Secret: a
+template nothing in the set mounts starts nothing); a placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a
 `${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak. A `stringData`
 value that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's shell when the
 file is applied, so the credential is in no file.
@@ -91,9 +93,10 @@ PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}
                          r"|(replace|change|fill|insert|enter|put|paste)[-_ ]+((with|in)[-_ ]+)?your[-_ ][\w-]*"
                          r"|your[-_ ][\w-]*(token|key|password|secret|credentials?)"
                          r"|dummy)\s*$", re.IGNORECASE)
-# TOKENS as a word is a count (TGI's MAX_INPUT_TOKENS, MAX_TOTAL_TOKENS, a TOKENS_PER_STEP), never a credential.
+# TOKEN as the start of a longer word is not a credential: TOKENS is a count (TGI's MAX_INPUT_TOKENS, a
+# TOKENS_PER_STEP), TOKENIZER a model part, TOKENAGGREGATION a pooling mode.
 # PASS as a word of its own is a password (RABBITMQ_DEFAULT_PASS, DB_PASS), not BYPASS or PASSTHROUGH.
-SENSITIVE_ENV = re.compile(r"TOKEN(?!S(?![A-Z0-9])|IZ)|SECRET|PASSWORD|PASSWD|(?<![A-Z])PASS(?![A-Z])|KEY|CREDENTIAL",
+SENSITIVE_ENV = re.compile(r"TOKEN(?![A-Z])|SECRET|PASSWORD|PASSWD|(?<![A-Z])PASS(?![A-Z])|KEY|CREDENTIAL",
                            re.IGNORECASE)
 # Env names that contain KEY but hold no secret.
 # Literal values that cannot be a credential: a switch (`RAY_ENABLE_K8S_TOKEN_AUTH: "true"`), an absolute file
@@ -152,7 +155,8 @@ def check(ctx) -> Iterator[Hit]:
                 seen.add(text)
                 yield Hit(path, f"looks like a {kind} written in the values ({_mask(text)})")
     for o in ctx.of_kind("Secret"):
-        yield from _secret_values(o, blank_is_error=ctx.has_values)
+        yield from _secret_values(o, blank_is_error=ctx.has_values,
+                                  referenced=ctx.has_values or _named_elsewhere(ctx, o))
     # The values' own tokens are reported at their keys above, not again where the chart renders them.
     fresh = [*_command_lines(ctx), *_crd_fields(ctx), *_configmaps(ctx)] if not seen else []
     yield from fresh
@@ -349,8 +353,15 @@ def _env_value(name: str, value: str) -> tuple[str | None, str | None]:
     return ("token", token) if token else (None, None)
 
 
-def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
-    """Each key of a Secret in the set: leaked, empty, or a placeholder to fill in."""
+def _named_elsewhere(ctx, secret) -> bool:
+    """Another object of the set names the Secret (a pod's secretKeyRef, envFrom or volume, an Ingress's TLS, a
+    custom resource's reference): something starts with what it holds."""
+    return any(text == secret.name for o in ctx.objects if o is not secret for _, text in ctx.object_strings(o))
+
+
+def _secret_values(o, blank_is_error: bool, referenced: bool = True) -> Iterator[Hit]:
+    """Each key of a Secret in the set: leaked, empty (where something in the set uses the Secret: a template
+    nothing mounts is a blank to fill in), or a placeholder to fill in."""
     for field in ("data", "stringData"):
         entries = o.obj.get(field)
         if not isinstance(entries, dict):
@@ -361,6 +372,8 @@ def _secret_values(o, blank_is_error: bool) -> Iterator[Hit]:
             if value is None:
                 continue  # not base64: the object schema reports it
             if value.strip() == "":
+                if not referenced:
+                    continue
                 yield Hit(path, f"Secret {o.name}: {key} is empty; whatever mounts it starts without the credential",
                           obj=o, severity=None if blank_is_error else Severity.WARNING)
             elif CERTIFICATE_ONLY.match(value):

@@ -38,11 +38,12 @@ of the cluster shares (`fsx`, `efs`, `nfs`, `lustre`, `filestore`, `azurefile`, 
 name says no more than that the job's own pods share it): otherwise a download, training, evaluation or export job
 writing its results where the project keeps them is the likelier reading, even where several of the project's jobs
 mount the claim (on the labelled foreign corpora no such finding was a defect). Nor is a mount of such a claim that
-holds what the container writes by its own configuration: its model download directory (the Hub cache its env or
-flags set, an Ollama server's model store) or its `workingDir` (a notebook's workspace), or, for an init container,
-a volume a regular container of the pod keeps such state on, or a directory its env names for what it writes
-(`OUTPUT_DIR`, `CHECKPOINT_PATH`, `CHROMADB_PATH`, `LOG_DIR`): a server filling its own model cache, the init step
-that fills it, or a program keeping its outputs or its database there writes there by design.
+holds what the container writes by its own configuration: its model download directory (the Hub cache its env or flags
+set, an Ollama server's model store) or its `workingDir` (a notebook's workspace) or a user's home directory (its
+`HOME`, `/home/<user>`, `/root`: an interactive pod's own files), or, for an init container, a volume a regular
+container of the pod keeps such state on, or a directory its env names for what it writes (`OUTPUT_DIR`,
+`CHECKPOINT_PATH`, `CHROMADB_PATH`, `LOG_DIR`): a server filling its own model cache, the init step that fills it, or a
+program keeping its outputs or its database there writes there by design.
 
 ## Why is this bad?
 The shared volume holds every model, dataset, checkpoint and evaluation result of every run. A utility pod that
@@ -178,8 +179,19 @@ def _own_state_mounts(c: dict, env: dict[str, str]) -> set[int]:
     work = mount_index(c, str(c["workingDir"])) if c.get("workingDir") else None
     written = {mount_index(c, value) for name, value in env.items()
                if value.startswith("/") and WRITTEN_ENV.search(name.upper())}
+    # a mount at a user's home directory (its HOME, /home/<user>, /root) holds that user's own files
+    written |= {j for j, m in enumerate(c.get("volumeMounts") or []) if isinstance(m, dict)
+                and _home_directory(str(m.get("mountPath") or ""), env.get("HOME"))}
     models = {mount_index(c, m.group(1)) for m in MODEL_PATH_ARG.finditer(" ".join(argv_of(c)))}
     return download_mounts(c) | ({work} if work is not None else set()) | ((written | models) - {None})
+
+
+def _home_directory(path: str, home: str | None) -> bool:
+    path = path.rstrip("/")
+    return bool(path) and (path == (home or "").rstrip("/") or path == "/root" or HOME_DIR.match(path) is not None)
+
+
+HOME_DIR = re.compile(r"^/home/[^/]+$")
 
 
 def _one_pods_disk(spec) -> bool:

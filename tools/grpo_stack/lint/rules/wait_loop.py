@@ -38,7 +38,9 @@ starts them with it and reports a worker that fails. A keep-alive loop (`while t
 server answers an error status before it is ready (Triton's and TGI's readiness paths do; vLLM's API server listens
 only once its engine is up, so there the first connection is the signal); in the chart's own pods it is an error. A
 probe of Ollama's read endpoints (`/api/tags`, `/api/version`, `/api/ps`) is left alone: Ollama answers them as soon
-as it listens and loads models on request, so a connection is the signal there too.
+as it listens and loads models on request, so a connection is the signal there too. A wait
+in a pod with an `activeDeadlineSeconds`, or in a Job with one, is bounded by it (the pod or the Job fails at the
+deadline) and is not reported as waiting forever.
 
 ## Why is this bad?
 The predecessor's lm-eval Job polled vLLM 120 times at 15 s; when vLLM never came up, the loop fell out after
@@ -98,12 +100,25 @@ def check(ctx) -> Iterator[Hit]:
             if _fails(body) or _fails_after(loop) or _records_outcome(loop, body):
                 continue
             unbounded = conditional and not breaks or (loop.type == "while_statement" and _always_true(loop))
-            if unbounded and (_gates_a_service(s) or _awaits_own_workers(s, loop)):
+            if unbounded and (_gates_a_service(s) or _awaits_own_workers(s, loop) or _deadline_bounds(s)):
                 continue
             what = ("waits forever when the awaited thing never comes" if unbounded
                     else "carries on as if ready after its last attempt")
             yield Hit(s.path, f"{s.obj.kind} {s.obj.name}: the wait loop at script line {s.line_of(loop)} of "
                       f"{s.where} {what}; exit non-zero when it gives up", obj=s.obj)
+
+
+def _deadline_bounds(s) -> bool:
+    """The pod's `activeDeadlineSeconds`, or its Job's (a CronJob's job template's), ends a wait that does not:
+    the pod or the Job fails with DeadlineExceeded, which is the failing exit the loop lacks."""
+    field = next((f for f in (".initContainers.", ".containers.") if f in s.path), None)
+    if field is None:
+        return False
+    pod_path = s.path.split(field, 1)[0]
+    owner_path = pod_path[: -len(".template.spec")] if pod_path.endswith(".template.spec") else None
+    return any(isinstance(node, dict) and isinstance(node.get("activeDeadlineSeconds"), int)
+               and not isinstance(node.get("activeDeadlineSeconds"), bool)
+               for node in (node_at(s.obj.obj, pod_path), node_at(s.obj.obj, owner_path) if owner_path else None))
 
 
 def _gates_a_service(s) -> bool:
