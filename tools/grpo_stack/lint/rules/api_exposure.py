@@ -66,6 +66,10 @@ Recognised by shape as well, each a warning (what authenticates may be outside t
   default port (above). A pod that names an API key or token in its env is taken to check its callers, unless the
   name is that of a service the pod calls (`HF_TOKEN`, `WANDB_API_KEY`, `OPENAI_API_KEY`, `AWS_...`,
   `GITHUB_TOKEN`): the key it presents to the Hub or a provider, not one it asks of its callers;
+- a `NodePort` in front of a server that asks its callers for an API key (an `--api-key` flag, an `API_KEY` env
+  it does not present to a provider) over plain HTTP, its flags and env setting up no TLS (`--ssl-certfile`): the
+  key reaches every node's port in clear text (the assumption named: nothing in front of the node ports terminates
+  TLS; a load balancer may terminate it by means the files do not show, so one is not reported);
 - a Gateway API `Gateway` whose every listener is plain (`HTTP`, `TCP`) and whose class does not say `internal`:
   the routes attached to it are served unencrypted;
 - `serviceType: LoadBalancer` or `NodePort` anywhere in a custom resource: its operator creates that Service for
@@ -346,7 +350,8 @@ def _service_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
         path = "spec.type" if b.obj.kind == "Service" else f"{b.path}.serviceType"
         if b.obj.kind != "Service" and "headService" in str((_node(b.obj.obj, b.path) or {}).keys()):
             path = f"{b.path}.headService.spec.type"
-        for where, what, seen, auth in _dedup(_exposed_apis(ctx, b, b.ports)):
+        exposed = _dedup(_exposed_apis(ctx, b, b.ports))
+        for where, what, seen, auth in exposed:
             yield Hit(path, f"Service {b.name} ({b.type}) exposes {what} of {where} {auth}",
                       obj=b.obj, severity=_severity(limited or not seen))
         if not b.pods and b.obj.kind == "Service":
@@ -362,9 +367,11 @@ def _service_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                               f"an address outside the cluster; {port} is the default port of {what}, which has no "
                               "authentication of its own (assumed: the pods behind it serve that)",
                               obj=b.obj, severity=Severity.WARNING)
-        elif b.pods and not (b.source_ranges or _internal(b.annotations)):
+        elif b.pods and not (b.source_ranges or _internal(b.annotations)) and not exposed:
             if not any(_named_or_keyed(ctx, o, pod_path, pod) for o, pod_path, pod in b.pods):
                 yield from _unnamed_server(b, path)
+            elif b.type == "NodePort":
+                yield from _key_in_clear_text(b, path)
 
 
 KNOWN_SERVERS = ("vllm", "sglang", "text-generation", "lmdeploy", "tritonserver", "tensorflow_model_server",
@@ -395,6 +402,29 @@ OUTBOUND_CREDENTIAL = re.compile(
     r"^(?:HF|HUGGING_?FACE(?:_HUB)?|WANDB|OPENAI|AZURE_OPENAI|ANTHROPIC|COHERE|MISTRAL|GROQ|TOGETHER|GEMINI|GOOGLE|"
     r"AWS|AZURE|GCP|NGC|NVIDIA|KAGGLE|GITHUB|GH|GITLAB|PINECONE|QDRANT|WEAVIATE|LANGCHAIN|LANGSMITH|SLACK|"
     r"DISCORD|TELEGRAM|MLFLOW|COMET|NEPTUNE)_", re.IGNORECASE)
+
+
+# TLS set up on the server itself (--ssl-certfile, --tls-cert, an SSL_CERT env).
+TLS = re.compile(r"ssl|tls|certificate|cert[-_]?file|https", re.IGNORECASE)
+
+
+def _key_in_clear_text(b: Backend, path: str) -> Iterator[Hit]:
+    """A NodePort in front of a server that asks its callers for an API key over plain HTTP: the key and the
+    requests reach every node's port in clear text, where anyone on the path can take the key and call the server
+    with it. (A load balancer may terminate TLS by means these files do not show; a node port is the server's own
+    socket.)"""
+    for o, _pod_path, pod in b.pods:
+        for _f, i, c in containers(pod):
+            names = [n for n in _env_names(c) if "API_KEY" in n.upper() and not OUTBOUND_CREDENTIAL.match(n)]
+            text = argv(c)
+            if not (names or API_KEY_FLAG.search(text)) or TLS.search(f"{text} {' '.join(_env_names(c))}"):
+                continue
+            key = names[0] if names else "--api-key"
+            yield Hit(path, f"Service {b.name} (NodePort) opens {o.kind} {o.name} (container {c.get('name', i)}) "
+                      f"on every node's port over plain HTTP: its callers send the API key ({key}) in clear text, "
+                      "and the server sets up no TLS (assumed: nothing in front of the node ports terminates TLS)",
+                      obj=b.obj, severity=Severity.WARNING)
+            return
 
 
 def _unnamed_server(b: Backend, path: str) -> Iterator[Hit]:

@@ -16,7 +16,8 @@ CODE = "GRPO860"
 NAME = "state-on-ephemeral-storage"
 SEVERITY = Severity.WARNING
 CATEGORY = "correctness"
-SUMMARY = "A training or batch job writes its checkpoints or outputs to the container's filesystem or an emptyDir."
+SUMMARY = ("A training or batch job writes its checkpoints or outputs, or a notebook or a database its data, to the "
+           "container's filesystem or an emptyDir.")
 DOC = """## What it does
 Reads the arguments of every container of a batch workload (a Job, CronJob, or any `*Job` custom resource: a
 PyTorchJob, MPIJob, Volcano Job, JobSet, RayJob; or a bare Pod that does not restart) for the flags by which
@@ -41,6 +42,11 @@ reported the same way when its notebook directory (`--notebook-dir`, `--ServerAp
 `--NotebookApp.notebook_dir`, else its `workingDir`) is on no volume or an `emptyDir`, or, where it names none,
 when the container mounts nothing that outlives the pod (only `emptyDir`, ConfigMap, Secret or projected volumes,
 or none): the warning names the assumption that the work is saved where the notebook opens, not pushed elsewhere.
+
+A container of a Deployment, StatefulSet or Pod that listens on a database's or vector store's default port
+(5432 PostgreSQL, 3306 MySQL, 27017 MongoDB, 6333 Qdrant, 19530 Milvus, 9200 Elasticsearch/OpenSearch) and
+mounts nothing that outlives the pod is reported the same way, the assumption named: it keeps data meant to last
+(a RAG index, conversation history, a tracking server's runs), not a cache. Redis is left alone: most are caches.
 
 ## Why is this bad?
 The container's filesystem and an `emptyDir` end with the pod. A job restarted after a node failure, an eviction
@@ -183,6 +189,28 @@ def _notebook_hit(o, path: str, c: dict, volumes: dict) -> Hit | None:
                "directory, not pushed elsewhere)", obj=o)
 
 
+# The ports a database or vector store listens on by default: what it serves is data it keeps.
+DATABASE_PORTS = {5432: "PostgreSQL", 3306: "MySQL", 27017: "MongoDB", 6333: "Qdrant", 19530: "Milvus",
+                  9200: "Elasticsearch or OpenSearch"}
+SERVING = ("Deployment", "StatefulSet", "ReplicaSet", "Pod")
+
+
+def _database_hit(o, path: str, c: dict, volumes: dict) -> Hit | None:
+    """A container that listens on a database's port and mounts nothing that outlives the pod: the data it is
+    sent lives in its writable layer (or an emptyDir) and goes with the pod."""
+    ports = {p.get("containerPort") for p in c.get("ports") or [] if isinstance(p, dict)}
+    served = next((DATABASE_PORTS[p] for p in sorted(ports, key=str) if p in DATABASE_PORTS), None)
+    # a mount of no volume the pod declares is a StatefulSet's volumeClaimTemplates claim: kept
+    kept = [m for m in c.get("volumeMounts") or [] if isinstance(m, dict)
+            and (m.get("name") not in volumes or not NOT_KEPT & set(volumes[m.get("name")]))]
+    if served is None or kept:
+        return None
+    return Hit(path, f"{o.kind} {o.name}: container {c.get('name', path.rsplit('.', 1)[-1])} serves {served}'s port "
+               "and mounts no volume that outlives the pod: what it stores is in its writable layer or an emptyDir, "
+               "and a restart, an eviction or a rollout deletes it (assumed: it keeps data meant to last, not a "
+               "cache or a test fixture)", obj=o)
+
+
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         if not _batch(o, pod):
@@ -190,6 +218,10 @@ def check(ctx) -> Iterator[Hit]:
             for field, i, c in containers(pod):
                 if field == "containers" and is_notebook(c):
                     hit = _notebook_hit(o, f"{pod_path}.{field}.{i}", c, volumes)
+                    if hit:
+                        yield hit
+                elif field == "containers" and o.kind in SERVING:
+                    hit = _database_hit(o, f"{pod_path}.{field}.{i}", c, volumes)
                     if hit:
                         yield hit
             continue
