@@ -53,6 +53,7 @@ from . import (
     no_privilege_escalation,
     node_selector_contradiction,
     not_ready_addresses,
+    notebook_auth_off,
     partial_node,
     peer_pod_hostname,
     pipeline_status,
@@ -207,6 +208,7 @@ _MODULES: list[ModuleType] = [
     autoscaler_conflict,
     rayjob_cluster_kept,
     ray_group_names,
+    notebook_auth_off,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}
