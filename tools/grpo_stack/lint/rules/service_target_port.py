@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import containers
+from ._one_shot import listens_on_nothing
 from ._services import backends
 from ._serving import container_ports, listening_ports, loopback_only_port, may_open, stated_ports, tensorboard_2_stated
 
@@ -33,6 +34,10 @@ controller, and reads each of its ports' `targetPort` (the `port` when unset):
   declares or states: the Service connects to the pod's address and is refused. That default is TensorBoard 2's
   (1.x listened on every interface, and an image of TensorFlow 1 is left alone): where the image does not state
   TensorFlow 2, the warning names that assumption.
+
+- **warning**: a Service whose pods' containers listen on nothing: each declares no port, and its stated script
+  runs its programs in the foreground (nothing in the background), none of them a server (a listen flag such as
+  `--port`, a daemon kept in the foreground), and then waits (`sleep infinity` last): nothing answers on any port.
 
 A Service whose pods are in no file here is not judged (they may be applied from another file), nor are the head
 Services KubeRay creates itself.
@@ -83,6 +88,13 @@ def check(ctx) -> Iterator[Hit]:
                 known = known and bool(mine)
                 numbers |= mine
         pods = ", ".join(sorted({f"{o.kind} {o.name}" for o, _path, _pod in b.pods}))
+        regular = [c for _o, _path, pod in b.pods for field, _i, c in containers(pod) if field == "containers"]
+        if b.ports and regular and not heard and all(listens_on_nothing(c) for c in regular):
+            yield Hit("spec.ports.0.targetPort", f"Service {b.name} targets {pods}, whose containers listen on "
+                      "nothing: they declare no port, and their scripts run their programs in the foreground, none "
+                      "a server, and then sleep: the Service has no endpoint that answers", obj=b.obj,
+                      severity=Severity.WARNING, remediation="select the pods of the server, or start one there")
+            continue
         for j, p in enumerate(b.ports):
             target, where = p.target, f"spec.ports.{j}.targetPort"
             if isinstance(target, str) and not target.isdigit() and target not in names:
