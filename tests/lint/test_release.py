@@ -196,3 +196,25 @@ def test_a_pod_claim_the_set_does_not_declare_is_a_warning(capsys, tmp_path):
     code, findings = lint(capsys, in_default, elsewhere)
     [claim] = [f for f in findings if f["code"] == "GRPO101"]  # GRPO850 names the namespace mix as well
     assert "declared in namespace 'default' and the pod runs in 'pulse'" in claim["message"]
+
+
+GATEWAY = """\
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: rollout-gw, namespace: verl}
+spec:
+  gatewayClassName: istio
+  listeners: [{name: web, port: 80, protocol: HTTP}]
+"""
+
+
+def test_a_url_may_name_the_service_a_gateway_controller_deploys(capsys, tmp_path):
+    """Istio deploys a Gateway's proxy behind a Service named `<gateway>-<gatewayClassName>`: a URL naming it, in
+    files linted together with the Gateway, names a Service the set makes."""
+    svc = write(tmp_path, "svc.yaml", SERVICE.format(ns=ns("verl")))
+    gateway = write(tmp_path, "gateway.yaml", GATEWAY)
+    caller = write(tmp_path, "caller.yaml", DEPLOYMENT.format(
+        name="trainer", ns=ns("verl"), url="http://rollout-gw-istio.verl.svc.cluster.local:80"))
+    assert lint(capsys, svc, gateway, caller) == (0, [])
+    code, findings = lint(capsys, svc, caller)
+    assert codes(findings) == [("GRPO101", "caller.yaml")]

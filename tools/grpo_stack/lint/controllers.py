@@ -119,8 +119,10 @@ def _indices(count: Any) -> frozenset[str]:
 
 
 def controller_services(objects: list[Any]) -> set[str]:
-    """Names of the Services controllers in the set create: KubeRay head (and RayService serve) Services, and the
-    headless Services JobSet and LeaderWorkerSet create for their pods' DNS names."""
+    """Names of the Services controllers in the set create: KubeRay head (and RayService serve) Services, the
+    headless Services JobSet and LeaderWorkerSet create for their pods' DNS names, and the proxy Service a Gateway
+    API controller deploys for a Gateway, named `<gateway>-<gatewayClassName>` (Istio's automated deployment:
+    `llm-d-inference-gateway-istio` for a Gateway of class istio)."""
     out: set[str] = set()
     for o in objects:
         spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
@@ -137,6 +139,9 @@ def controller_services(objects: list[Any]) -> set[str]:
             out.add(str(subdomain) if subdomain else o.name)
         elif o.kind == "LeaderWorkerSet":
             out.add(o.name)
+        elif o.kind == "Gateway" and str(o.obj.get("apiVersion", "")).startswith("gateway.networking.k8s.io/") \
+                and spec.get("gatewayClassName"):
+            out.add(f"{o.name}-{spec['gatewayClassName']}")
     return out
 
 
