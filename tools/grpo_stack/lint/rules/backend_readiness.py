@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ...apivalidation.podspecs import pod_metadata
 from ..finding import Hit, Severity
 from ._accelerators import asked
+from ._cache_paths import downloads
 from ._objects import containers, runs_to_completion
 from ._one_shot import idles_only, training_launcher, waits_after_setup
 from ._podsecurity import is_ray_pod
@@ -34,13 +35,14 @@ assumption that a Service elsewhere routes to it. A warning: it assumes that a p
 Service serves a model, which loads before it answers; a notebook or a dashboard on a GPU node listens within
 seconds.
 
-Pods without an accelerator are not reported, behind a public Service or not: a web app, a gateway, a database or a
-dashboard gives no sign in its manifest that it loads anything before it answers (on the labelled corpora such
-findings were right 2 times in 13). Nor is a model server that loads no model until a request names one (Ollama
-without a start-time pull, Triton in explicit model control, LocalAI started with no model: GRPO503 leaves them
-alone too), or a notebook server (Jupyter, code-server) holding a GPU: they listen before any model is loaded, and a
-readiness probe would not cover a load made on request. Ray pods are left out: KubeRay gives their containers its
-own probes.
+Pods without an accelerator are not reported, behind a public Service or not, unless a container downloads a model from
+the Hub when it starts (`--model-id`, a model env it reads, `snapshot_download`: an embedding or speech model on CPUs),
+the sign that it loads something before it answers: a web app, a gateway, a database or a dashboard gives none in its
+manifest (on the labelled corpora such findings were right 2 times in 13). Nor is a model server that loads no model
+until a request names one (Ollama without a start-time pull, Triton in explicit model control, LocalAI started with no
+model: GRPO503 leaves them alone too), or a notebook server (Jupyter, code-server) holding a GPU: they listen before any
+model is loaded, and a readiness probe would not cover a load made on request. Ray pods are left out: KubeRay gives
+their containers its own probes.
 
 ## Why is this bad?
 A pod with no readiness probe is Ready as soon as its containers start, so the Service's endpoints include it while
@@ -96,11 +98,17 @@ def check(ctx) -> Iterator[Hit]:
             if not mains:
                 continue
             i, c = _serving(mains, b.ports)
-            if any(asked(m) for _j, m in mains) and not any(is_model_server(m) or is_notebook(m) for _j, m in mains):
+            if any(is_model_server(m) or is_notebook(m) for _j, m in mains):
+                continue
+            if any(asked(m) for _j, m in mains):
                 yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
                           f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
                           "starts, before the model it holds an accelerator for has loaded (assumed: the pod serves "
                           "a model)", obj=o)
+            elif (pulled := _model_pulled_at_start(pod, pod_path, mains)) is not None:
+                yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
+                          f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
+                          f"starts, before the model it downloads at start ({pulled}) has loaded", obj=o)
     if ctx.of_kind("Service"):
         return
     # a set with no Service at all: the Service in front of a server that declares its port is applied apart
@@ -116,6 +124,14 @@ def check(ctx) -> Iterator[Hit]:
                       "accelerator, declares a port and has no readinessProbe; a Service in front of it sends "
                       "requests as soon as it starts, before its model has loaded (assumed: a Service applied apart "
                       "from these files routes to it)", obj=o)
+
+
+def _model_pulled_at_start(pod: dict, pod_path: str, mains: list[tuple[int, dict]]) -> str | None:
+    """The model a regular container of the pod downloads from the Hub when it starts (`--model-id`, a model env,
+    `snapshot_download`): without an accelerator, a sign that it loads something before it answers."""
+    regular = {id(c) for _i, c in mains}
+    return next((pulls[0].repo for _base, c, pulls, _cache, _env in downloads(pod, pod_path)
+                 if id(c) in regular and pulls and pulls[0].repo != "a repository"), None)
 
 
 def _governing(b, o) -> bool:
