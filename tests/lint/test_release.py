@@ -218,3 +218,46 @@ def test_a_url_may_name_the_service_a_gateway_controller_deploys(capsys, tmp_pat
     assert lint(capsys, svc, gateway, caller) == (0, [])
     code, findings = lint(capsys, svc, caller)
     assert codes(findings) == [("GRPO101", "caller.yaml")]
+
+
+JOB_WITH_SCRIPT = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: sync-weights}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: sync
+          image: registry.example/sync:1.0.2
+          command: ["python", "/scripts/sync.py"]
+          envFrom: [{{configMapRef: {{name: sync-settings, optional: true}}}}]
+          volumeMounts: [{{name: scripts, mountPath: /scripts}}, {{name: ca, mountPath: /ca}}]
+      volumes:
+        - {{name: scripts, configMap: {{name: {script}}}}}
+        - {{name: ca, configMap: {{name: kube-root-ca.crt}}}}
+"""
+SETTINGS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: prompts}
+data: {prompts.txt: "hello"}
+"""
+
+
+def test_a_config_map_the_set_does_not_declare_is_a_warning(capsys, tmp_path):
+    """As for claims: files linted together that declare ConfigMaps make the set's ConfigMaps, so a pod's volume of
+    one none of them declares keeps the pod from starting (a warning naming the assumption); an optional one, the
+    CA bundle Kubernetes publishes in every namespace, a set that declares none and a file linted alone are not
+    judged."""
+    prompts = write(tmp_path, "prompts.yaml", SETTINGS)
+    job = write(tmp_path, "job.yaml", JOB_WITH_SCRIPT.format(script="sync-script"))
+    code, findings = lint(capsys, prompts, job)
+    assert code == 0 and codes(findings) == [("GRPO101", "job.yaml")]
+    assert "no file declares ConfigMap 'sync-script'" in findings[0]["message"]
+    assert lint(capsys, job) == (0, [])
+    other = write(tmp_path, "other.yaml", JOB_WITH_SCRIPT.format(script="x").replace("sync-weights", "other"))
+    assert lint(capsys, job, other) == (0, [])
+    declared = write(tmp_path, "script.yaml", SETTINGS.replace("prompts", "sync-script"))
+    assert lint(capsys, prompts, job, declared) == (0, [])

@@ -35,7 +35,9 @@ namespace is a warning naming that assumption: the files work if applied there (
 `kubernetes.default.svc` is the API server and is never reported. Files linted together that declare
 PersistentVolumeClaims are the set that makes its claims: a pod's `claimName` none of them declares in the pod's
 namespace is a warning naming the assumption that nothing outside them creates it (a set that declares no claim is
-not judged). A URL whose host is one label
+not judged); so are ConfigMaps a pod cannot start without (a volume, a projected source, `envFrom`, a
+`configMapKeyRef`, none `optional`), where the files declare ConfigMaps (`kube-root-ca.crt`, which Kubernetes puts
+in every namespace, excepted). A URL whose host is one label
 (`http://llm-inference:8000/v1`, any network scheme) names a Service of the pod's own namespace: read in a
 container's env values and arguments, in plain manifests that define Services, a host none of them names (nor a
 `hostAliases` name, nor localhost) is a warning when the files are linted together, naming the assumption that no
@@ -126,6 +128,7 @@ def check(ctx) -> Iterator[Hit]:
                     yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=Severity.WARNING)
     if not ctx.has_values and several:
         yield from _undeclared_claims(ctx)
+        yield from _undeclared_config_maps(ctx)
     claim = ctx.get("global.storage.claimName")
     if claim:
         for o, pod_path, pod in ctx.pod_templates():
@@ -154,6 +157,56 @@ def _undeclared_claims(ctx) -> Iterator[Hit]:
             yield Hit(f"{pod_path}.volumes.{i}.persistentVolumeClaim.claimName",
                       f"{o.kind} {o.name}: {why}; the pod stays Pending until one exists (assumed: nothing outside "
                       "these files creates it)", obj=o, severity=Severity.WARNING)
+
+
+# The ConfigMap Kubernetes publishes in every namespace (the cluster's CA bundle): no file declares it.
+PUBLISHED_CONFIG_MAPS = frozenset({"kube-root-ca.crt"})
+
+
+def _config_map_refs(pod: dict) -> Iterator[tuple[str, str]]:
+    """(path under the pod spec, name) of each ConfigMap the pod cannot start without: a volume's or a projected
+    volume's source, an `envFrom` or a `configMapKeyRef`, none marked `optional: true`."""
+    for i, v in enumerate(pod.get("volumes") or []):
+        if not isinstance(v, dict):
+            continue
+        cm = v.get("configMap")
+        if isinstance(cm, dict) and cm.get("name") and not cm.get("optional"):
+            yield f"volumes.{i}.configMap.name", str(cm["name"])
+        sources = (v.get("projected") or {}).get("sources") if isinstance(v.get("projected"), dict) else None
+        for j, src in enumerate(sources if isinstance(sources, list) else []):
+            cm = src.get("configMap") if isinstance(src, dict) else None
+            if isinstance(cm, dict) and cm.get("name") and not cm.get("optional"):
+                yield f"volumes.{i}.projected.sources.{j}.configMap.name", str(cm["name"])
+    for field, i, c in containers(pod):
+        for j, e in enumerate(c.get("envFrom") or []):
+            ref = e.get("configMapRef") if isinstance(e, dict) else None
+            if isinstance(ref, dict) and ref.get("name") and not ref.get("optional"):
+                yield f"{field}.{i}.envFrom.{j}.configMapRef.name", str(ref["name"])
+        for j, e in enumerate(c.get("env") or []):
+            ref = ((e.get("valueFrom") or {}).get("configMapKeyRef") if isinstance(e, dict)
+                   and isinstance(e.get("valueFrom"), dict) else None)
+            if isinstance(ref, dict) and ref.get("name") and not ref.get("optional"):
+                yield f"{field}.{i}.env.{j}.valueFrom.configMapKeyRef.name", str(ref["name"])
+
+
+def _undeclared_config_maps(ctx) -> Iterator[Hit]:
+    """As for claims: plain manifests linted together that declare ConfigMaps are the set that makes them; a pod's
+    ConfigMap that none of them declares in its namespace keeps the pod from starting (ContainerCreating, or
+    CreateContainerConfigError for its env), unless something outside these files creates it (the assumption the
+    warning names: `kubectl create configmap --from-file`, a kustomize generator). A set that declares no ConfigMap
+    leaves them to another step: not judged."""
+    declared = {(namespace_of(c, ctx.namespace), c.name) for c in ctx.of_kind("ConfigMap")}
+    if not declared:
+        return
+    for o, pod_path, pod in ctx.pod_templates():
+        ns = namespace_of(o, ctx.namespace)
+        for path, name in _config_map_refs(pod):
+            if (ns, name) in declared or name in PUBLISHED_CONFIG_MAPS or "$" in name or "{" in name:
+                continue
+            names = ", ".join(sorted(c for _, c in declared))
+            yield Hit(f"{pod_path}.{path}", f"{o.kind} {o.name}: no file declares ConfigMap {name!r} in namespace "
+                      f"{ns!r} (they declare {names}); the pod does not start until one exists (assumed: nothing "
+                      "outside these files creates it)", obj=o, severity=Severity.WARNING)
 
 
 # `http://<svc>.<ns>:8080/…`: the short form resolves through the pod's DNS search list (`svc.cluster.local`). Only
