@@ -127,16 +127,13 @@ def listens_on_nothing(c: dict) -> bool:
     anything in the background (`&`) may have started a server and is not judged."""
     argv = _stated_argv(c)
     script = script_in(argv) if argv is not None and not c.get("ports") else None
-    if script is None or BACKGROUND.search(argv[script[0]]):
+    if script is None:
         return False
     tree = parse(argv[script[0]])
     statements = [n for n in tree.root_node.named_children if n.type != "comment"]
     return (not tree.root_node.has_error and bool(statements) and _ends_idle(statements[-1])
+            and not any(n.type == "&" for n in walk(tree.root_node))
             and not any(serves(command_name(n), command_words(n)) for n in commands_in(tree.root_node)))
-
-
-# A job put in the background: `&` that is not part of `&&`, `>&` or `&>`.
-BACKGROUND = re.compile(r"(?<![&>])&(?![&>])")
 
 
 def _ends_idle(node) -> bool:
