@@ -38,6 +38,8 @@ controller, and reads each of its ports' `targetPort` (the `port` when unset):
 - **warning**: a Service whose pods' containers listen on nothing: each declares no port, and its stated script
   runs its programs in the foreground (nothing in the background), none of them a server (a listen flag such as
   `--port`, a daemon kept in the foreground), and then waits (`sleep infinity` last): nothing answers on any port.
+  A headless Service (`clusterIP: None`) is left alone: it names the pods in DNS (a training run's rendezvous)
+  and balances no requests.
 
 A Service whose pods are in no file here is not judged (they may be applied from another file), nor are the head
 Services KubeRay creates itself.
@@ -89,7 +91,10 @@ def check(ctx) -> Iterator[Hit]:
                 numbers |= mine
         pods = ", ".join(sorted({f"{o.kind} {o.name}" for o, _path, _pod in b.pods}))
         regular = [c for _o, _path, pod in b.pods for field, _i, c in containers(pod) if field == "containers"]
-        if b.ports and regular and not heard and all(listens_on_nothing(c) for c in regular):
+        spec = b.obj.obj.get("spec") if isinstance(b.obj.obj.get("spec"), dict) else {}
+        # a headless Service gives each pod a DNS name (a training run's rendezvous) and balances no requests
+        if (b.ports and regular and not heard and spec.get("clusterIP") != "None"
+                and all(listens_on_nothing(c) for c in regular)):
             yield Hit("spec.ports.0.targetPort", f"Service {b.name} targets {pods}, whose containers listen on "
                       "nothing: they declare no port, and their scripts run their programs in the foreground, none "
                       "a server, and then sleep: the Service has no endpoint that answers", obj=b.obj,
