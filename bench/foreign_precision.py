@@ -15,7 +15,9 @@ Every finding is matched to a label by (repository, path, code, key path), and b
 holds where one key path carries several findings: `verdict: true` is a real defect of the rule's class, `false` is
 noise. It prints per-rule and overall precision (true / labelled findings), the
 findings no label covers (to triage), and the known misses (defects of the rules' classes nothing reports).
-`--tools DIR` lints with the grpo_stack package under DIR (another checkout's `tools/`, for a before/after).
+`--tools DIR` lints with the grpo_stack package under DIR (another checkout's `tools/`, for a before/after);
+`--before DIR` lints with both and prints only the findings that differ, with their recorded verdicts, and
+`--present` lints the sources that are checked out and skips the rest (a corpus fetched again in part).
 
 Recall: sources marked `triaged` had every file read and its certain defects listed under `defects` (class and
 object) before grpo-lint ran on them; a defect counts as caught when a finding of a rule that answers for its class
@@ -56,26 +58,44 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print every finding with its verdict as JSON lines")
     ap.add_argument("--half", choices=["tune", "held-out"],
                     help="with a labels file that has a `split`: lint and score only that half")
+    ap.add_argument("--before", type=Path,
+                    help="also lint with the grpo_stack package under this directory (another checkout's tools/) "
+                         "and print only the findings that differ, with their verdicts: a change's effect on a corpus")
+    ap.add_argument("--present", action="store_true",
+                    help="lint the sources that are checked out under SRC and skip the others (a corpus fetched again "
+                         "in part), instead of refusing")
     args = ap.parse_args(argv)
     labels = yaml.safe_load(args.labels.read_text())
     if args.half:
         labels = half(labels, args.half)
     missing = [s for s in labels["sources"] if not (args.src / s["repo"]).is_dir()]
+    if missing and args.present:
+        print(f"{len(missing)} of {len(labels['sources'])} sources not checked out: skipped", file=sys.stderr)
+        kept = {s["repo"] for s in labels["sources"] if s not in missing}
+        labels = {**labels, "sources": [s for s in labels["sources"] if s not in missing],
+                  **{k: [x for x in labels.get(k) or [] if x.get("repo") in kept]
+                     for k in ("defects", "possible", "clean", "findings", "misses")}}
+        missing = []
     if missing:
         print(f"{args.src}: missing checkouts; get them with:", file=sys.stderr)
         for s in missing:
             print(f"  git clone https://github.com/{s['repo']} {args.src / s['repo']} && "
                   f"git -C {args.src / s['repo']} checkout {s['commit']}", file=sys.stderr)
         return 2
-    findings = []
+    findings, earlier = [], []
     for source in labels["sources"]:
         head = _head(args.src / source["repo"])
         if head != source["commit"]:
             print(f"warning: {source['repo']} is at {head}, labelled at {source['commit']}", file=sys.stderr)
         findings += lint_source(args.src, source, args.tools)
+        if args.before:
+            earlier += lint_source(args.src, source, args.before)
     verdicts: dict = {}
     for f in labels.get("findings") or []:  # several findings at one key path are told apart by `match`
         verdicts.setdefault((f["repo"], f["path"], f["code"], f["at"]), []).append(f)
+    if args.before:
+        print_difference(earlier, findings, verdicts)
+        return 0
     report(findings, verdicts, labels.get("misses") or [], args.json)
     report_recall(findings, labels)
     return 0
@@ -216,6 +236,21 @@ def _verdict(entries: list[dict], message: str) -> bool | None:
     plain = [e for e in entries if not e.get("match")]
     chosen = (matched or plain)[-1:]
     return chosen[0]["verdict"] if chosen else None
+
+
+def print_difference(before: list[dict], after: list[dict], verdicts: dict) -> None:
+    """The findings one package reports and the other does not, each with the verdict its key path has in the labels
+    (`-` where none is recorded): what a rule change does to a corpus already triaged."""
+    def key(f: dict) -> tuple:
+        return f["repo"], f["path"], f["code"], f["at"], f["message"]
+
+    old, new = {key(f): f for f in before}, {key(f): f for f in after}
+    print(f"{len(old)} findings before, {len(new)} after")
+    for sign, keys, side in (("-", sorted(set(old) - set(new)), old), ("+", sorted(set(new) - set(old)), new)):
+        for k in keys:
+            labelled = verdicts.get((k[0], k[1], k[2], k[3])) or []
+            verdict = labelled[0]["verdict"] if labelled else "-"
+            print(f"{sign} [{verdict}] {k[0]} {side[k].get('member', k[1])} {k[2]} {k[3]}: {k[4]}")
 
 
 def report(findings: list[dict], verdicts: dict, misses: list[dict], as_json: bool) -> None:
