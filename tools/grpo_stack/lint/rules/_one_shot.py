@@ -96,21 +96,30 @@ def idles_at_end(c: dict) -> bool:
     return _idle_at_end_tree(c) is not None
 
 
-def _idle_at_end_tree(c: dict):
-    """The parsed script of a container that `idles_at_end`, else None."""
+def _script_ending_idle(c: dict):
+    """(parsed script, its shell's flags) of a container whose stated script parses and whose last statement waits
+    on every path (`_ends_idle`), else None."""
     argv = _stated_argv(c)
     script = script_in(argv) if argv is not None else None
     if script is None:
         return None
     tree = parse(argv[script[0]])
-    errexit = "e" in script[1]
+    statements = [n for n in tree.root_node.named_children if n.type != "comment"]
+    if tree.root_node.has_error or not statements or not _ends_idle(statements[-1]):
+        return None
+    return tree, script[1]
+
+
+def _idle_at_end_tree(c: dict):
+    """The parsed script of a container that `idles_at_end`, else None."""
+    found = _script_ending_idle(c)
+    if found is None:
+        return None
+    tree, flags = found
+    errexit = "e" in flags
     for node in commands_in(tree.root_node):
         errexit = dict(set_changes(node)).get("e", errexit)
-    if errexit:
-        return None  # under `set -e` a failing command before the wait exits the script
-    statements = [n for n in tree.root_node.named_children if n.type != "comment"]
-    idle = not tree.root_node.has_error and bool(statements) and _ends_idle(statements[-1])
-    return tree if idle else None
+    return None if errexit else tree  # under `set -e` a failing command before the wait exits the script
 
 
 def waits_after_setup(c: dict) -> bool:
@@ -123,16 +132,14 @@ def waits_after_setup(c: dict) -> bool:
 
 def listens_on_nothing(c: dict) -> bool:
     """The container declares no port and its stated script runs its programs in the foreground, none a server
-    (`serves`), then waits on every path (`sleep infinity` last): no process of it listens. A script that starts
-    anything in the background (`&`) may have started a server and is not judged."""
-    argv = _stated_argv(c)
-    script = script_in(argv) if argv is not None and not c.get("ports") else None
-    if script is None:
+    (`serves`), then waits on every path (`sleep infinity` last): no process of it listens, whether a command before
+    the wait failed or not. A script that starts anything in the background (`&`) may have started a server and is
+    not judged."""
+    found = None if c.get("ports") else _script_ending_idle(c)
+    if found is None:
         return False
-    tree = parse(argv[script[0]])
-    statements = [n for n in tree.root_node.named_children if n.type != "comment"]
-    return (not tree.root_node.has_error and bool(statements) and _ends_idle(statements[-1])
-            and not any(n.type == "&" for n in walk(tree.root_node))
+    tree = found[0]
+    return (not any(n.type == "&" for n in walk(tree.root_node))
             and not any(serves(command_name(n), command_words(n)) for n in commands_in(tree.root_node)))
 
 

@@ -168,3 +168,23 @@ def port_entry_admits(port, protocol: str, number: int, names: frozenset[str] = 
 def port_admitted(rule: dict, port: int, names: set[str]) -> bool:
     ports = rule.get("ports") or []
     return not ports or any(str(p.get("port")) in ({str(port)} | names) or p.get("port") is None for p in ports)
+
+
+def reached_from_other_namespaces(ctx, o, pod_path: str, port: int, names: set[str],
+                                  pod: str = "the pod") -> str | None:
+    """Why pods of other namespaces (or addresses outside the cluster) reach `port` of the pod, or None where the
+    NetworkPolicies selecting it admit that port from nothing wider than pods of its own namespace: no ingress
+    policy at all, a rule with no `from`, or a `namespaceSelector` / `ipBlock` peer on that port (the first found)."""
+    policies = [spec for _p, spec in policies_selecting(ctx, o, pod_path) if "Ingress" in policy_types(spec)]
+    if not policies:
+        return f"no NetworkPolicy restricts ingress to {pod}"
+    for spec in policies:
+        for rule in spec.get("ingress") or []:
+            if not isinstance(rule, dict) or not port_admitted(rule, port, names):
+                continue
+            peers = rule.get("from")
+            if not peers:
+                return "a NetworkPolicy admits it from anywhere"
+            if any(isinstance(peer, dict) and ("ipBlock" in peer or "namespaceSelector" in peer) for peer in peers):
+                return "a NetworkPolicy admits it from other namespaces or IP ranges"
+    return None

@@ -258,6 +258,21 @@ def is_notebook(c: dict[str, Any]) -> bool:
     return bool(command_programs(c) & NOTEBOOK_PROGRAMS)
 
 
+# A Jupyter token flag and its value; `--LabApp.token` is passed on to ServerApp too (jupyter_server's shim logs
+# "'token' has moved from LabApp to ServerApp").
+TOKEN_FLAG = re.compile(r"--(?:NotebookApp|ServerApp|IdentityProvider|LabApp)\.token=(?:'([^']*)'|\"([^\"]*)\"|(\S*))")
+
+
+def jupyter_token_off(c: dict[str, Any]) -> str | None:
+    """How a Jupyter server's token is switched off: the token flag its command sets empty, or `JUPYTER_TOKEN` its
+    env sets to an empty literal; None where neither."""
+    for m in TOKEN_FLAG.finditer(argv(c)):
+        if next((g for g in m.groups() if g is not None), "") == "":
+            return m.group(0)
+    env = {str(e.get("name")): e.get("value", e.get("valueFrom")) for e in c.get("env") or [] if isinstance(e, dict)}
+    return "JUPYTER_TOKEN=''" if env.get("JUPYTER_TOKEN") == "" else None
+
+
 # Arguments only a model engine's server takes: what a server image's own entrypoint is started with.
 ENGINE_FLAGS = frozenset({"--model", "--model-path", "--model-id", "--tensor-parallel-size", "--max-model-len",
                           "--gpu-memory-utilization", "--served-model-name"})

@@ -12,7 +12,15 @@ from ._accelerators import asked as accelerators_asked
 from ._objects import containers
 from ._podsecurity import namespace_of
 from ._services import Backend, ServicePort, backends, target_containers
-from ._serving import NOTEBOOK_PROGRAMS, argv, command_programs, is_model_server, server_family
+from ._serving import (
+    NOTEBOOK_PROGRAMS,
+    TOKEN_FLAG,
+    argv,
+    command_programs,
+    is_model_server,
+    jupyter_token_off,
+    server_family,
+)
 
 CODE = "GRPO820"
 NAME = "unauthenticated-api-exposed"
@@ -133,9 +141,6 @@ AUTH_ANNOTATIONS = ("nginx.ingress.kubernetes.io/auth-url", "nginx.ingress.kuber
                     "konghq.com/plugins", "nginx.org/basic-auth-secret")
 RAY_HEAD_PORTS = {8265: "the Ray dashboard and job API", 10001: "the Ray client server"}
 RAY_PORT_NAMES = {"dashboard": 8265, "client": 10001}
-# A Jupyter token flag and its value; `--LabApp.token` is passed on to ServerApp too (jupyter_server's shim logs
-# "'token' has moved from LabApp to ServerApp").
-TOKEN_FLAG = re.compile(r"--(?:NotebookApp|ServerApp|IdentityProvider|LabApp)\.token=(?:'([^']*)'|\"([^\"]*)\"|(\S*))")
 API_KEY_FLAG = re.compile(r"--api-keys?(?:=|\s+)(?:'([^']*)'|\"([^\"]*)\"|(\S+))")
 
 
@@ -252,8 +257,8 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
         return Api("the TensorFlow Serving API", frozenset({_port_flag(text) or 8500,
                                                             _port_flag(text, "--rest_api_port") or 8501}))
     if words & NOTEBOOK_PROGRAMS:
-        tokens, port = _flag_values(TOKEN_FLAG, text), frozenset({_port_flag(text) or 8888})
-        if "" in tokens or env.get("JUPYTER_TOKEN") == "":
+        port = frozenset({_port_flag(text) or 8888})
+        if jupyter_token_off(c):
             return Api("a Jupyter server with its token switched off", port)
         written = _written_key(text, env, TOKEN_FLAG, "JUPYTER_TOKEN")
         if written:

@@ -101,14 +101,14 @@ def check(ctx) -> Iterator[Hit]:
             if any(is_model_server(m) or is_notebook(m) for _j, m in mains):
                 continue
             if any(asked(m) for _j, m in mains):
-                yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
-                          f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
-                          "starts, before the model it holds an accelerator for has loaded (assumed: the pod serves "
-                          "a model)", obj=o)
+                loading = "the model it holds an accelerator for has loaded (assumed: the pod serves a model)"
             elif (pulled := _model_pulled_at_start(pod, pod_path, mains)) is not None:
-                yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
-                          f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it "
-                          f"starts, before the model it downloads at start ({pulled}) has loaded", obj=o)
+                loading = f"the model it downloads at start ({pulled}) has loaded"
+            else:
+                continue
+            yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
+                      f"container {c.get('name', i)} has no readinessProbe; it gets requests as soon as it starts, "
+                      f"before {loading}", obj=o)
     if ctx.of_kind("Service"):
         return
     # a set with no Service at all: the Service in front of a server that declares its port is applied apart

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, script_in, scripts
@@ -156,7 +156,7 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit(path, f"looks like a {kind} written in the values ({_mask(text)})")
     for o in ctx.of_kind("Secret"):
         yield from _secret_values(o, blank_is_error=ctx.has_values,
-                                  referenced=ctx.has_values or _named_elsewhere(ctx, o))
+                                  referenced=lambda o=o: ctx.has_values or _named_elsewhere(ctx, o))
     # The values' own tokens are reported at their keys above, not again where the chart renders them.
     fresh = [*_command_lines(ctx), *_crd_fields(ctx), *_configmaps(ctx)] if not seen else []
     yield from fresh
@@ -359,7 +359,7 @@ def _named_elsewhere(ctx, secret) -> bool:
     return any(text == secret.name for o in ctx.objects if o is not secret for _, text in ctx.object_strings(o))
 
 
-def _secret_values(o, blank_is_error: bool, referenced: bool = True) -> Iterator[Hit]:
+def _secret_values(o, blank_is_error: bool, referenced: Callable[[], bool]) -> Iterator[Hit]:
     """Each key of a Secret in the set: leaked, empty (where something in the set uses the Secret: a template
     nothing mounts is a blank to fill in), or a placeholder to fill in."""
     for field in ("data", "stringData"):
@@ -372,7 +372,7 @@ def _secret_values(o, blank_is_error: bool, referenced: bool = True) -> Iterator
             if value is None:
                 continue  # not base64: the object schema reports it
             if value.strip() == "":
-                if not referenced:
+                if not referenced():  # asked only of an empty key: it reads every other object's strings
                     continue
                 yield Hit(path, f"Secret {o.name}: {key} is empty; whatever mounts it starts without the credential",
                           obj=o, severity=None if blank_is_error else Severity.WARNING)

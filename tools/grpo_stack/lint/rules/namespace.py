@@ -142,21 +142,30 @@ def _undeclared_claims(ctx) -> Iterator[Hit]:
     """Plain manifests linted together that declare PersistentVolumeClaims: a pod's claim that none of them
     declares in the pod's namespace keeps the pod Pending, unless something outside these files creates it (the
     assumption the warning names). A set that declares no claim leaves its claims to another step: not judged."""
-    declared = {(namespace_of(c, ctx.namespace), c.name) for c in ctx.of_kind("PersistentVolumeClaim")}
+    def claims(pod: dict) -> Iterator[tuple[str, str]]:
+        return ((f"volumes.{i}.persistentVolumeClaim.claimName", name) for i, _, name in claim_volumes(pod))
+
+    for o, pod_path, path, name, ns, declared in _undeclared(ctx, "PersistentVolumeClaim", claims):
+        elsewhere = sorted(n for n, c in declared if c == name)
+        why = (f"PVC {name!r} is declared in namespace {elsewhere[0]!r} and the pod runs in {ns!r}: a pod mounts "
+               "only a claim of its own namespace" if elsewhere else
+               f"no file declares PVC {name!r} (they declare {', '.join(sorted(c for _, c in declared))})")
+        yield Hit(f"{pod_path}.{path}", f"{o.kind} {o.name}: {why}; the pod stays Pending until one exists (assumed: "
+                  "nothing outside these files creates it)", obj=o, severity=Severity.WARNING)
+
+
+def _undeclared(ctx, kind: str, refs) -> Iterator[tuple]:
+    """Where the plain files linted together declare objects of `kind`, each reference a pod makes (`refs(pod)`:
+    its path under the pod spec and the name) to one none of them declares in the pod's namespace, a templated name
+    aside: (object, pod path, reference path, name, the pod's namespace, the declared (namespace, name) pairs)."""
+    declared = {(namespace_of(c, ctx.namespace), c.name) for c in ctx.of_kind(kind)}
     if not declared:
         return
     for o, pod_path, pod in ctx.pod_templates():
         ns = namespace_of(o, ctx.namespace)
-        for i, _, name in claim_volumes(pod):
-            if (ns, name) in declared or "$" in name or "{" in name:
-                continue
-            elsewhere = sorted(n for n, c in declared if c == name)
-            why = (f"PVC {name!r} is declared in namespace {elsewhere[0]!r} and the pod runs in {ns!r}: a pod mounts "
-                   "only a claim of its own namespace" if elsewhere else
-                   f"no file declares PVC {name!r} (they declare {', '.join(sorted(c for _, c in declared))})")
-            yield Hit(f"{pod_path}.volumes.{i}.persistentVolumeClaim.claimName",
-                      f"{o.kind} {o.name}: {why}; the pod stays Pending until one exists (assumed: nothing outside "
-                      "these files creates it)", obj=o, severity=Severity.WARNING)
+        for path, name in refs(pod):
+            if (ns, name) not in declared and "$" not in name and "{" not in name:
+                yield o, pod_path, path, name, ns, declared
 
 
 # The ConfigMap Kubernetes publishes in every namespace (the cluster's CA bundle): no file declares it.
@@ -195,18 +204,13 @@ def _undeclared_config_maps(ctx) -> Iterator[Hit]:
     CreateContainerConfigError for its env), unless something outside these files creates it (the assumption the
     warning names: `kubectl create configmap --from-file`, a kustomize generator). A set that declares no ConfigMap
     leaves them to another step: not judged."""
-    declared = {(namespace_of(c, ctx.namespace), c.name) for c in ctx.of_kind("ConfigMap")}
-    if not declared:
-        return
-    for o, pod_path, pod in ctx.pod_templates():
-        ns = namespace_of(o, ctx.namespace)
-        for path, name in _config_map_refs(pod):
-            if (ns, name) in declared or name in PUBLISHED_CONFIG_MAPS or "$" in name or "{" in name:
-                continue
-            names = ", ".join(sorted(c for _, c in declared))
-            yield Hit(f"{pod_path}.{path}", f"{o.kind} {o.name}: no file declares ConfigMap {name!r} in namespace "
-                      f"{ns!r} (they declare {names}); the pod does not start until one exists (assumed: nothing "
-                      "outside these files creates it)", obj=o, severity=Severity.WARNING)
+    for o, pod_path, path, name, ns, declared in _undeclared(ctx, "ConfigMap", _config_map_refs):
+        if name in PUBLISHED_CONFIG_MAPS:
+            continue
+        names = ", ".join(sorted(c for _, c in declared))
+        yield Hit(f"{pod_path}.{path}", f"{o.kind} {o.name}: no file declares ConfigMap {name!r} in namespace "
+                  f"{ns!r} (they declare {names}); the pod does not start until one exists (assumed: nothing "
+                  "outside these files creates it)", obj=o, severity=Severity.WARNING)
 
 
 # `http://<svc>.<ns>:8080/…`: the short form resolves through the pod's DNS search list (`svc.cluster.local`). Only

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import containers
-from ._podsecurity import policies_selecting, policy_types, port_admitted
-from ._serving import argv, command_programs, is_notebook
+from ._podsecurity import reached_from_other_namespaces
+from ._serving import argv, command_programs, is_notebook, jupyter_token_off
 
 CODE = "GRPO873"
 NAME = "notebook-open-to-the-cluster"
@@ -59,7 +59,6 @@ Keep the token (from a Secret) or a password, or bind to 127.0.0.1 and reach it 
 admit the port only from the pods that need it with a NetworkPolicy.
 """
 
-EMPTY_TOKEN = re.compile(r"--(?:NotebookApp|ServerApp|IdentityProvider|LabApp)\.token=(?:''|\"\"|(?=\s|$))")
 PASSWORD = re.compile(r"--(?:NotebookApp|ServerApp|IdentityProvider|LabApp)\.(?:hashed_)?password=(?!''|\"\"|\s|$)")
 ALL_INTERFACES = re.compile(r"--(?:(?:NotebookApp|ServerApp)\.)?ip(?:=|\s+)['\"]?(?:0\.0\.0\.0|\*|::)['\"]?(?:\s|$)")
 # The Jupyter images' start scripts listen on every interface (docker-stacks: `--ip=0.0.0.0` in their config).
@@ -77,34 +76,11 @@ def _open(c: dict) -> tuple[str, str, int] | None:
         if bind and CODE_SERVER_NO_AUTH.search(text):
             return "code-server", "--auth none", int(bind.group(1) or 8080)
         return None
-    env = {e.get("name"): e.get("value") for e in c.get("env") or [] if isinstance(e, dict) and "value" in e}
-    empty = EMPTY_TOKEN.search(text)
-    off = empty.group(0) if empty else ("JUPYTER_TOKEN=''" if env.get("JUPYTER_TOKEN") == "" else None)
+    off = jupyter_token_off(c)
     if off is None or PASSWORD.search(text) or not (ALL_INTERFACES.search(text) or programs & START_SCRIPTS):
         return None
     port = PORT.search(text)
     return "a Jupyter server", off, int(port.group(1)) if port else 8888
-
-
-def _wide(peer: dict) -> bool:
-    return "ipBlock" in peer or "namespaceSelector" in peer
-
-
-def _reason(ctx, o, pod_path: str, port: int) -> str | None:
-    """Why pods of other namespaces reach the port, or None where a NetworkPolicy keeps them out."""
-    policies = [spec for _p, spec in policies_selecting(ctx, o, pod_path) if "Ingress" in policy_types(spec)]
-    if not policies:
-        return "no NetworkPolicy restricts ingress to the pod"
-    for spec in policies:
-        for rule in spec.get("ingress") or []:
-            if not isinstance(rule, dict) or not port_admitted(rule, port, set()):
-                continue
-            peers = rule.get("from")
-            if not peers:
-                return "a NetworkPolicy admits it from anywhere"
-            if any(isinstance(p, dict) and _wide(p) for p in peers):
-                return "a NetworkPolicy admits it from other namespaces or IP ranges"
-    return None
 
 
 def check(ctx) -> Iterator[Hit]:
@@ -113,7 +89,7 @@ def check(ctx) -> Iterator[Hit]:
             if field != "containers" or not is_notebook(c):
                 continue
             found = _open(c)
-            reason = _reason(ctx, o, pod_path, found[2]) if found else None
+            reason = reached_from_other_namespaces(ctx, o, pod_path, found[2], set()) if found else None
             if found and reason:
                 what, off, port = found
                 yield Hit(f"{pod_path}.{field}.{i}", f"{o.kind} {o.name}: container {c.get('name', i)} runs {what} "

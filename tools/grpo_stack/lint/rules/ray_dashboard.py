@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._podsecurity import policies_selecting, policy_types, port_admitted
+from ._podsecurity import reached_from_other_namespaces
 
 CODE = "GRPO817"
 NAME = "ray-dashboard-exposed"
@@ -44,10 +44,6 @@ DASHBOARD_PORT = 8265
 LOCAL = {"127.0.0.1", "localhost", "::1"}
 
 
-def _wide(peer: dict) -> bool:
-    return "ipBlock" in peer or "namespaceSelector" in peer
-
-
 def check(ctx) -> Iterator[Hit]:
     for o in ctx.of_kind("RayCluster", "RayJob"):
         prefix = "spec.rayClusterSpec" if o.kind == "RayJob" else "spec"  # job mode: the RayJob's cluster
@@ -57,17 +53,7 @@ def check(ctx) -> Iterator[Hit]:
         if host in LOCAL:
             continue
         pod_path = f"{prefix}.headGroupSpec.template.spec"
-        policies = [spec for _p, spec in policies_selecting(ctx, o, pod_path) if "Ingress" in policy_types(spec)]
-        reasons = [] if policies else ["no NetworkPolicy restricts ingress to the head"]
-        for spec in policies:
-            for rule in spec.get("ingress") or []:
-                if not port_admitted(rule, DASHBOARD_PORT, {"dashboard"}):
-                    continue
-                peers = rule.get("from")
-                if not peers:
-                    reasons.append("a NetworkPolicy admits it from anywhere")
-                elif any(_wide(p) for p in peers):
-                    reasons.append("a NetworkPolicy admits it from other namespaces or IP ranges")
-        if reasons:
+        reason = reached_from_other_namespaces(ctx, o, pod_path, DASHBOARD_PORT, {"dashboard"}, pod="the head")
+        if reason:
             yield Hit(f"{prefix}.headGroupSpec.rayStartParams", f"{o.kind} {o.name}: the dashboard listens on {host}:"
-                      f"{DASHBOARD_PORT} and {reasons[0]}", obj=o)
+                      f"{DASHBOARD_PORT} and {reason}", obj=o)

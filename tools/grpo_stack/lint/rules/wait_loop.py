@@ -108,13 +108,23 @@ def check(ctx) -> Iterator[Hit]:
                       f"{s.where} {what}; exit non-zero when it gives up", obj=s.obj)
 
 
+def _container_of(s) -> tuple[str, str, str] | None:
+    """(".containers." or ".initContainers.", the pod spec's path, the rest after it) of a container's script;
+    None for a script that is no container's (a Ray entrypoint, a ConfigMap's)."""
+    field = next((f for f in (".initContainers.", ".containers.") if f in s.path), None)
+    if field is None:
+        return None
+    pod_path, rest = s.path.split(field, 1)
+    return field, pod_path, rest
+
+
 def _deadline_bounds(s) -> bool:
     """The pod's `activeDeadlineSeconds`, or its Job's (a CronJob's job template's), ends a wait that does not:
     the pod or the Job fails with DeadlineExceeded, which is the failing exit the loop lacks."""
-    field = next((f for f in (".initContainers.", ".containers.") if f in s.path), None)
-    if field is None:
+    where = _container_of(s)
+    if where is None:
         return False
-    pod_path = s.path.split(field, 1)[0]
+    pod_path = where[1]
     owner_path = pod_path[: -len(".template.spec")] if pod_path.endswith(".template.spec") else None
     return any(isinstance(node, dict) and isinstance(node.get("activeDeadlineSeconds"), int)
                and not isinstance(node.get("activeDeadlineSeconds"), bool)
@@ -126,10 +136,10 @@ def _gates_a_service(s) -> bool:
     what it is for. An init container's pod stays `Init:0/1` in plain sight and starts once the dependency appears
     (KubeRay injects such a wait for the head into every worker); a sidecar that gave up would be restarted into
     the same wait. Only a pod meant to finish needs its wait to fail."""
-    field = next((f for f in (".initContainers.", ".containers.") if f in s.path), None)
-    if field is None:
+    where = _container_of(s)
+    if where is None:
         return False
-    pod_path, rest = s.path.split(field, 1)
+    field, pod_path, rest = where
     pod = node_at(s.obj.obj, pod_path)
     if not isinstance(pod, dict) or for_finite_work(s.obj, pod_path, pod):
         return False
