@@ -79,6 +79,8 @@ def arch_of(model: Any, known: dict[str, Arch]) -> Arch:
     if not isinstance(model, str):
         raise NotExpressed("the model is given as a Megatron shape, not a Hugging Face id")
     name = model.split(" (")[0].strip().lower()
+    if "-vl-" in name or name.endswith("-vl"):
+        raise NotExpressed(f"{model!r} is a vision-language model: its vision tower and image tokens are not inputs")
     if name in known:
         return known[name]
     matches = sorted(k for k in known if _family(k) == _family(name))
