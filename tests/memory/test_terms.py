@@ -267,3 +267,22 @@ def test_megatron_lora_keeps_gathered_inputs_under_sequence_parallelism():
     no_sp = {MG + "sequence_parallel": False}
     assert activations(no_sp) == activations({**no_sp, **full_ft})
     assert activations({f"{AR}.model.lora_rank": 32}, megatron=False) == activations(full_ft, megatron=False)
+
+
+def test_a_micro_batch_holds_no_more_than_the_gpus_share_of_the_batch():
+    """verl splits each GPU's share of the step's batch into log-prob micro batches (dp_actor.py
+    compute_log_prob: data.split(micro_batch_size)), so a micro batch size above that share is the share: 16
+    prompts x 4 samples over 8 GPUs is 8 sequences each, and a log_prob_micro_batch_size_per_gpu of 64 computes
+    the log-probabilities of those 8 at once, not of 64 (which would not fit)."""
+    from grpo_stack.memory.resolve import AR, verl_run
+
+    h100 = 81920 * 2**20
+    hydra = {"algorithm.adv_estimator": "grpo", "trainer.n_gpus_per_node": 8, "data.train_batch_size": 16,
+             f"{AR}.rollout.n": 4, f"{AR}.actor.ppo_mini_batch_size": 16, "data.max_prompt_length": 512,
+             "data.max_response_length": 1024, f"{AR}.actor.ppo_micro_batch_size_per_gpu": 2}
+    share, above = (verl_run(preset("qwen3-8b"), {**hydra, f"{AR}.rollout.log_prob_micro_batch_size_per_gpu": m},
+                             False, h100, None) for m in (8, 64))
+    assert above.log_prob_tokens == share.log_prob_tokens == 8 * 1536
+    assert not estimate(above).oom
+    unsplit = replace(above, log_prob_micro=64)  # what the model took before: 64 sequences at once
+    assert estimate(unsplit).oom

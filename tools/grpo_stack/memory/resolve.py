@@ -190,6 +190,7 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
     world = nodes * gpus
     dp = max(1, world // (tp * pp * cp) if megatron else world // ulysses)
     mini = int_arg(v, f"{AR}.actor.ppo_mini_batch_size", 256)
+    batch = int_arg(v, "data.train_batch_size", 1024)
     recompute = str(v.get(MG + "override_transformer_config.recompute_granularity") or "none") if megatron else (
         # verl's FSDP model config turns gradient checkpointing on unless the run turns it off
         "full" if v.get(f"{AR}.model.enable_gradient_checkpointing", True) else "none")
@@ -218,8 +219,10 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         # the switch is read (its default dtypes)
         **(megatron_precision({"use-precision-aware-optimizer": v.get(OPT + "use_precision_aware_optimizer")})
            if megatron else {}),
-        seq_len=prompt + response, favourable_mean_seq_len=0, micro_batch=micro, token_budget=budget,
-        log_prob_micro=lp_micro,
+        # A micro batch never holds more samples than the GPU's share of what it splits: the mini batch in
+        # update_policy, the step's whole batch in compute_log_prob (dp_actor.py: data.split(micro_batch_size))
+        seq_len=prompt + response, favourable_mean_seq_len=0, micro_batch=min(micro, max(1, mini * n // dp)),
+        token_budget=budget, log_prob_micro=None if lp_micro is None else min(lp_micro, max(1, batch * n // dp)),
         log_prob_budget=lp_budget, microbatches=max(1, mini * n // dp // max(1, micro)),
         use_ref=bool(v.get(f"{AR}.actor.use_kl_loss") or v.get("algorithm.use_kl_in_reward")),
         ref_offload=bool(v.get(ref, False)), rollout="vllm",
@@ -236,7 +239,7 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         max_model_len=int_arg(v, f"{AR}.rollout.max_model_len", prompt + response),
         max_num_seqs=int_arg(v, f"{AR}.rollout.max_num_seqs", 256),
         max_batched_tokens=int_arg(v, f"{AR}.rollout.max_num_batched_tokens", 8192),
-        requests_per_step=int_arg(v, "data.train_batch_size", 1024) * n,
+        requests_per_step=batch * n,
         critic=verl_critic(v, megatron, micro, dynamic))
 
 
