@@ -1,5 +1,6 @@
 """Validate rendered objects: Kubernetes kinds with kubernetes-validate's bundled schemas, RayCluster with the
-KubeRay CRD openAPIV3Schema, the Prometheus Operator's kinds with its CRDs (grpo_stack/monitoring/crds). Each
+KubeRay CRD openAPIV3Schema, the Prometheus Operator's kinds with its CRDs (grpo_stack/monitoring/crds), the Kubeflow
+training operators' jobs with theirs (grpo_stack/trainingcrds). Each
 schema is a SchemaCheck, built once: its compiled check passes a valid object, and jsonschema (imported then)
 reports every error of a refused one (iter_errors)."""
 
@@ -161,6 +162,14 @@ def _monitoring_validator(kind: str, api_version: str) -> SchemaCheck | None:
     return SchemaCheck(strict_crd_schema(found), _unresolved, _draft7) if found is not None else None
 
 
+@lru_cache(maxsize=8)
+def _training_validator(kind: str, api_version: str) -> SchemaCheck | None:
+    from .trainingcrds import schema
+
+    found = schema(kind, api_version)
+    return SchemaCheck(strict_crd_schema(found), _unresolved, _draft7) if found is not None else None
+
+
 def is_raycluster(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == "RayCluster" and str(obj.get("apiVersion", "")).startswith("ray.io/")
 
@@ -236,7 +245,9 @@ def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> SchemaCheck |
     templates' shape without one), the kind's bundled Kubernetes schema, a monitoring CRD; None for other kinds."""
     if is_raycluster(obj):
         return crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape()
-    return _kube_validator(obj["kind"], obj["apiVersion"]) or _monitoring_validator(obj["kind"], obj["apiVersion"])
+    kind, api_version = obj["kind"], obj["apiVersion"]
+    return (_kube_validator(kind, api_version) or _monitoring_validator(kind, api_version)
+            or _training_validator(kind, api_version))
 
 
 def _api_errors(obj: dict[str, Any], text: str | None = None) -> list[ObjectError]:

@@ -125,6 +125,11 @@ SGLANG_BOOTSTRAP_PORT = 8998
 ONE_PORT_DEFAULTS = ((re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b"), SGLANG_PORT),
                      (re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(openai\.)?api_server\b"), 8000))
 TRITON_PORTS = (("http", 8000), ("grpc", 8001), ("metrics", 8002))
+# vLLM flags that open ports beside its API: a KV-transfer connector's (P2pNcclConnector binds a ZMQ router on the
+# config's kv_port plus the worker's rank: vllm/distributed/kv_transfer/kv_connector/v1/p2p/p2p_nccl_engine.py;
+# NixlConnector a side channel on VLLM_NIXL_SIDE_CHANNEL_PORT), data parallelism's RPC port. Which ports they are
+# depends on the connector and the ranks, so such a server's ports are not known here.
+VLLM_MORE_PORTS = re.compile(r"^--(?:kv-transfer-config|data-parallel-rpc-port|data-parallel-address)(?:=|$)")
 SHELL_LIST = re.compile(r"[;&|\n]")
 
 
@@ -139,6 +144,8 @@ def listening_ports(c: dict[str, Any]) -> set[int] | None:
         return _triton_ports(words)
     for pattern, default in ONE_PORT_DEFAULTS:
         if pattern.search(text):
+            if default != SGLANG_PORT and any(VLLM_MORE_PORTS.match(w) for w in words):
+                return None
             stated = _flag_values(words, re.compile(r"^--port(?:=(\S+))?$"))
             if stated is None:
                 return None

@@ -33,7 +33,9 @@ in every pod template, whatever the workload kind:
   than the one `tritonserver` serves HTTP on: its `--http-port`, else 8000 (8002 is its metrics port, where the
   health path is not served);
 - **warning**: the probe checks a port number the container does not list while it lists others (ports are
-  informational, so the process may still listen there: the finding names what is declared);
+  informational, so the process may still listen there: the finding names what is declared); a port the
+  container's env gives a `*PORT*` variable (`DYN_SYSTEM_PORT: "19191"`) is where its program is told to listen,
+  and is not reported;
 - **error**: the container's command only waits (`sleep infinity`, `tail -f /dev/null`) and a probe checks a
   port no other container of the pod declares: nothing listens there and the probe never passes (a warning on a
   KServe runtime, whose command an InferenceService may replace);
@@ -128,7 +130,7 @@ def check(ctx) -> Iterator[Hit]:
                               + ("its --http-port" if _http_flag(c) else "its default: the command sets no --http-port")
                               + "): the probe gets no health answer there (8002 is its metrics port)", obj=o,
                               remediation=f"probe port {triton}, or start tritonserver with --http-port")
-                elif numbers and _number(port) is not None and _number(port) not in numbers:
+                elif numbers and _number(port) is not None and _number(port) not in numbers | _env_ports(c):
                     yield Hit(where, f"{who} checks port {_number(port)}, which the container does not list "
                               f"({_listed(names, numbers)})", severity=Severity.WARNING, obj=o,
                               remediation="probe the port the server listens on, and declare it")
@@ -190,3 +192,10 @@ def _listed_ports(numbers: set[int]) -> str:
 def _listed(names: set[str], numbers: set[int]) -> str:
     parts = sorted(names) + [str(n) for n in sorted(numbers)]
     return "it declares " + ", ".join(parts) if parts else "it declares no ports"
+
+
+def _env_ports(c: dict) -> set[int]:
+    """Port numbers the container's env gives a `*PORT*` variable (`DYN_SYSTEM_PORT=19191`): where its program is
+    told to listen, though its `ports` do not list it."""
+    return {int(e["value"]) for e in c.get("env") or [] if isinstance(e, dict) and "PORT" in str(e.get("name", ""))
+            and isinstance(e.get("value"), str) and e["value"].isdigit()}
