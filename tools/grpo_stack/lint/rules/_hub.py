@@ -113,9 +113,10 @@ def _unwrapped(words: list[str]) -> list[str]:
 
 
 # A Hydra override naming the model a trainer loads (verl's `actor_rollout_ref.model.path`, `critic.model.path`,
-# `reward_model.model.path`): verl hands the value to Transformers' from_pretrained as it is, so a hub id is fetched
-# at start from the branch's head; verl has no key for a revision (a pinned download to a local path is the fix).
-HYDRA_MODEL_KEY = re.compile(r"^\+{0,2}(?:\w+\.)*model\.path$")
+# `reward_model.model.path`, its SFT trainer's `model.partial_pretrain`): verl hands the value to Transformers'
+# from_pretrained as it is, so a hub id is fetched at start from the branch's head; verl has no key for a revision
+# (a pinned download to a local path is the fix).
+HYDRA_MODEL_KEY = re.compile(r"^\+{0,2}(?:\w+\.)*model\.(?:path|partial_pretrain)$")
 
 
 def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ...apivalidation.podspecs import pod_metadata
 from ..finding import Hit, Severity
+from ..shell import commands_in, pip_install_words, scripts
 from ._accelerators import asked
 from ._cache_paths import downloads
 from ._objects import containers, runs_to_completion
@@ -37,8 +38,10 @@ seconds.
 
 Pods without an accelerator are not reported, behind a public Service or not, unless a container downloads a model from
 the Hub when it starts (`--model-id`, a model env it reads, `snapshot_download`: an embedding or speech model on CPUs),
-the sign that it loads something before it answers: a web app, a gateway, a database or a dashboard gives none in its
-manifest (on the labelled corpora such findings were right 2 times in 13). Nor is a model server that loads no model
+the sign that it loads something before it answers, or its own start script pip-installs packages before it starts
+its server (`pip install quart aiohttp && python proxy.py`: it listens only once the install is done); a web app, a
+gateway, a database or a dashboard gives no such sign in its manifest (on the labelled corpora such findings were
+right 2 times in 13). Nor is a model server that loads no model
 until a request names one (Ollama without a start-time pull, Triton in explicit model control, LocalAI started with no
 model: GRPO503 leaves them alone too), or a notebook server (Jupyter, code-server) holding a GPU: they listen before any
 model is loaded, and a readiness probe would not cover a load made on request. Ray pods are left out: KubeRay gives
@@ -104,6 +107,8 @@ def check(ctx) -> Iterator[Hit]:
                 loading = "the model it holds an accelerator for has loaded (assumed: the pod serves a model)"
             elif (pulled := _model_pulled_at_start(pod, pod_path, mains)) is not None:
                 loading = f"the model it downloads at start ({pulled}) has loaded"
+            elif (installed := _installed_at_start(ctx, o, mains)) is not None:
+                loading = f"its start script's pip install ({installed}) has finished and its server listens"
             else:
                 continue
             yield Hit(f"{pod_path}.containers.{i}", f"{o.kind} {o.name}: Service {b.name} routes to it, and "
@@ -132,6 +137,25 @@ def _model_pulled_at_start(pod: dict, pod_path: str, mains: list[tuple[int, dict
     regular = {id(c) for _i, c in mains}
     return next((pulls[0].repo for _base, c, pulls, _cache, _env in downloads(pod, pod_path)
                  if id(c) in regular and pulls and pulls[0].repo != "a repository"), None)
+
+
+# A container's own command or args (not a probe's, nor a postStart hook's, which the pod waits for before it is Ready).
+ENTRYPOINT = re.compile(r"\.containers\.\d+\.(?:command|args)\.")
+
+
+def _installed_at_start(ctx, o, mains: list[tuple[int, dict]]) -> str | None:
+    """What a regular container's own start script pip-installs (`pip install quart aiohttp && python proxy.py`): it
+    listens only once the install is done, seconds to minutes after the pod is Ready."""
+    regular = {id(c) for _i, c in mains}
+    for s in scripts(ctx):
+        if s.obj is not o or id(s.container) not in regular or not ENTRYPOINT.search(s.path):
+            continue
+        for node in commands_in(s.root):
+            words = pip_install_words(node)
+            if words is not None:
+                named = [w for w in words if not w.startswith("-")]
+                return ", ".join(named[:3]) + (", ..." if len(named) > 3 else "") if named else "packages"
+    return None
 
 
 def _governing(b, o) -> bool:
