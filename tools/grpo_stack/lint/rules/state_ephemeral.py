@@ -167,6 +167,17 @@ NOTEBOOK_DIR = ("--notebook-dir", "--ServerApp.root_dir", "--NotebookApp.noteboo
 NOT_KEPT = frozenset({"emptyDir", "configMap", "secret", "projected", "downwardAPI", "ephemeral", "image"})
 
 
+def _outlives_pod(mount: dict, volumes: dict) -> bool:
+    """A mount of a volume that outlives the pod: a claim, a host path, ...; a mount of no volume the pod declares
+    is a StatefulSet's volumeClaimTemplates claim, kept too. A volume that names no source is an emptyDir (the API
+    server's default)."""
+    name = mount.get("name")
+    if name not in volumes:
+        return True
+    sources = set(volumes[name]) - {"name"}
+    return bool(sources) and not NOT_KEPT & sources
+
+
 def _notebook_hit(o, path: str, c: dict, volumes: dict) -> Hit | None:
     """A notebook server whose notebooks land where nothing keeps them: its notebook directory (by flag or
     workingDir) on no volume or an emptyDir; where it names none, a container that mounts nothing that lasts."""
@@ -179,8 +190,7 @@ def _notebook_hit(o, path: str, c: dict, volumes: dict) -> Hit | None:
         on = "an emptyDir" if volume is not None else "the container filesystem"
         where = f"its notebook directory {given}, on {on}"
     else:
-        kept = [m for m in c.get("volumeMounts") or [] if isinstance(m, dict)
-                and not NOT_KEPT & set(volumes.get(m.get("name")) or {"emptyDir": {}})]
+        kept = [m for m in c.get("volumeMounts") or [] if isinstance(m, dict) and _outlives_pod(m, volumes)]
         if kept:
             return None
         where = "the image's working directory: the container mounts no volume that outlives the pod"
@@ -200,9 +210,7 @@ def _database_hit(o, path: str, c: dict, volumes: dict) -> Hit | None:
     sent lives in its writable layer (or an emptyDir) and goes with the pod."""
     ports = {p.get("containerPort") for p in c.get("ports") or [] if isinstance(p, dict)}
     served = next((DATABASE_PORTS[p] for p in sorted(ports, key=str) if p in DATABASE_PORTS), None)
-    # a mount of no volume the pod declares is a StatefulSet's volumeClaimTemplates claim: kept
-    kept = [m for m in c.get("volumeMounts") or [] if isinstance(m, dict)
-            and (m.get("name") not in volumes or not NOT_KEPT & set(volumes[m.get("name")]))]
+    kept = [m for m in c.get("volumeMounts") or [] if isinstance(m, dict) and _outlives_pod(m, volumes)]
     if served is None or kept:
         return None
     return Hit(path, f"{o.kind} {o.name}: container {c.get('name', path.rsplit('.', 1)[-1])} serves {served}'s port "
