@@ -23,11 +23,11 @@ ARCHITECTURES = Path(__file__).with_name("architectures.json")
 # The advantage estimator each verl row's source runs (gae trains a critic), beside the rows (estimators.json).
 ESTIMATORS = {i: e["adv_estimator"] for i, e in json.loads(
     Path(__file__).with_name("estimators.json").read_text(encoding="utf-8"))["rows"].items() if e["adv_estimator"]}
-# A row's GPU -> MiB per GPU, from the instance catalogue's figure for the same part (EC2 GpuInfo): H100 and H800
-# (the same 80 GB HBM3 board), A100/A800 80 GB as p4de, H200 as p5en. Others (GB200, an unnamed Blackwell, H100
-# 96 GB, RTX A6000, a GPU of unstated memory) are not in the catalogue: those rows are not expressed, but for the
-# stated types below.
-GPUS = {"H100": "p5", "H100-80GB": "p5", "H800": "p5", "A100-80GB": "p4de", "A800-80GB": "p4de",
+# A row's GPU -> MiB per GPU, from the instance catalogue's figure for the same part (EC2 GpuInfo): H100 and H800 (the
+# same 80 GB HBM3 board), A100/A800 80 GB as p4de, A100 40 GB as p4d, H200 as p5en. Others (GB200, an unnamed
+# Blackwell, H100 96 GB, RTX A6000, a GPU of unstated memory) are not in the catalogue: those rows are not expressed,
+# but for the stated types below.
+GPUS = {"H100": "p5", "H100-80GB": "p5", "H800": "p5", "A100-80GB": "p4de", "A800-80GB": "p4de", "A100-40GB": "p4d",
         "80GB GPU (model not stated)": "p4de", "H200": "p5en", "H200 (141GB)": "p5en", "H200-141GB": "p5en"}
 # A GPU the catalogue lacks, with the memory a user of it states (global.instanceTypes.<type>.gpuMemory, what
 # nvidia-smi reports as memory.total): the H20, 97871 MiB (NVIDIA/nvtrust issue #128, comment of 2026-01-05,
