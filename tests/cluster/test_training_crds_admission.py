@@ -68,6 +68,10 @@ CASES = {
     "pytorchjob-replicas-as-text": _with(PYTORCHJOB, "spec.pytorchReplicaSpecs.Worker.replicas", "2"),
     "pytorchjob-misplaced-restart-policy": _with(PYTORCHJOB, "spec.restartPolicy", "OnFailure"),
     "pytorchjob-no-template": _without(PYTORCHJOB, "spec.pytorchReplicaSpecs.Worker.template"),
+    # `env:` with no items: null, which the API server prunes from a custom resource before it validates
+    "pytorchjob-null-env": _with(PYTORCHJOB, "spec.pytorchReplicaSpecs.Worker.template",
+                                 {"spec": {"containers": [{**CONTAINER, "env": None}]}}),
+    "mpijob-null-run-policy": _with(MPIJOB, "spec.runPolicy", None),
     "tfjob": TFJOB,
     "tfjob-unknown-restart-policy": _with(TFJOB, "spec.tfReplicaSpecs.Worker.restartPolicy", "Sometimes"),
 }

@@ -91,3 +91,18 @@ def test_a_pytorchjob_replica_count_of_the_wrong_type_is_refused(capsys, tmp_pat
     path.write_text(yaml.safe_dump(job))
     findings, _ = lint(capsys, path)
     assert [f["key_path"] for f in findings] == ["spec.pytorchReplicaSpecs.Worker.replicas"]
+
+
+def test_a_field_set_to_null_is_no_field(capsys, tmp_path):
+    """`env:` with no items is null, which the API server prunes from a custom resource before it validates: no
+    error, and the rules still read the job (its GPU container's missing memory is reported)."""
+    job = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "bw", "namespace": "team"},
+           "spec": {"mpiReplicaSpecs": {"Worker": {"replicas": 2, "template": {"spec": {"containers": [
+               {"name": "w", "image": "mpioperator/mpi-pi:0.7.0", "env": None,
+                "resources": {"limits": {"nvidia.com/gpu": 2}}}]}}}}}}
+    path = tmp_path / "bw.yaml"
+    path.write_text(yaml.safe_dump(job))
+    main(["--no-cache", "--format", "json", "--select", "GRPO002,GRPO846", str(path)])
+    codes = [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert codes == ["GRPO846"]
+

@@ -230,14 +230,28 @@ def _validate(obj: Any, kuberay_crd: str | None, text: str | None = None) -> lis
     kind, api_version = obj["kind"], obj["apiVersion"]
     validator = own_validator(obj, kuberay_crd)
     if is_raycluster(obj):
-        return _errors(validator, obj) or _api_errors(obj, text)
+        return _errors(validator, _without_null_fields(obj, text)) or _api_errors(obj, text)
     if validator is None:
         from .errors import excerpt
 
         message = f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} {excerpt(kind)}"
         unknown = not _kubernetes_api(kind, api_version) or _newer_than_bundled(kind, api_version)
         return [ObjectError("apiVersion", message, no_schema=unknown)]
-    return _errors(validator, obj) or _api_errors(obj, text)
+    crd = _kube_validator(kind, api_version) is None  # a monitoring or training operator's CRD schema
+    return _errors(validator, _without_null_fields(obj, text) if crd else obj) or _api_errors(obj, text)
+
+
+def _without_null_fields(node: Any, text: str | None = None) -> Any:
+    """The object as a CRD's structural schema sees it: the API server prunes a field set to `null` that the schema
+    does not mark nullable before it validates (apiextensions defaulting), so `env:` with no items is no field at all.
+    None of the shipped CRDs marks a spec field nullable. A null list item stays (kubectl refuses it: _null_items)."""
+    if text is not None and "null" not in text:
+        return node
+    if isinstance(node, dict):
+        return {k: _without_null_fields(v) for k, v in node.items() if v is not None}
+    if isinstance(node, list):
+        return [_without_null_fields(v) for v in node]
+    return node
 
 
 def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> SchemaCheck | None:
