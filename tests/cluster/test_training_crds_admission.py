@@ -72,6 +72,10 @@ CASES = {
     "pytorchjob-null-env": _with(PYTORCHJOB, "spec.pytorchReplicaSpecs.Worker.template",
                                  {"spec": {"containers": [{**CONTAINER, "env": None}]}}),
     "mpijob-null-run-policy": _with(MPIJOB, "spec.runPolicy", None),
+    "pytorchjob-null-gpu-limit": _with(PYTORCHJOB, "spec.pytorchReplicaSpecs.Worker.template", {"spec": {"containers": [
+        {**CONTAINER, "resources": {"limits": {"nvidia.com/gpu": None}, "requests": {"cpu": "1"}}}]}}),
+    "mpijob-labels-beside-the-pod-spec": _with(MPIJOB, "spec.mpiReplicaSpecs.Worker.template",
+                                               {"labels": {"app": "pi"}, **TEMPLATE}),
     "tfjob": TFJOB,
     "tfjob-unknown-restart-policy": _with(TFJOB, "spec.tfReplicaSpecs.Worker.restartPolicy", "Sometimes"),
 }

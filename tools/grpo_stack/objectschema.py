@@ -230,15 +230,17 @@ def _validate(obj: Any, kuberay_crd: str | None, text: str | None = None) -> lis
     kind, api_version = obj["kind"], obj["apiVersion"]
     validator = own_validator(obj, kuberay_crd)
     if is_raycluster(obj):
-        return _errors(validator, _without_null_fields(obj, text)) or _api_errors(obj, text)
+        pruned = _without_null_fields(obj, text)
+        return _errors(validator, pruned) or _api_errors(pruned, text)
     if validator is None:
         from .errors import excerpt
 
         message = f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} {excerpt(kind)}"
         unknown = not _kubernetes_api(kind, api_version) or _newer_than_bundled(kind, api_version)
         return [ObjectError("apiVersion", message, no_schema=unknown)]
-    crd = _kube_validator(kind, api_version) is None  # a monitoring or training operator's CRD schema
-    return _errors(validator, _without_null_fields(obj, text) if crd else obj) or _api_errors(obj, text)
+    if _kube_validator(kind, api_version) is None:  # a monitoring or training operator's CRD schema
+        obj = _without_null_fields(obj, text)
+    return _errors(validator, obj) or _api_errors(obj, text)
 
 
 def _without_null_fields(node: Any, text: str | None = None) -> Any:
