@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -109,13 +110,27 @@ def _data_size(obj: dict[str, Any]) -> list[tuple[str, str]]:
 BYTES_FIELDS = {"Secret": "data", "ConfigMap": "binaryData"}
 
 
+# A value SOPS encrypted in place (`ENC[AES256_GCM,data:...,type:str]`): the file is decrypted before it is applied
+# (Flux's kustomize-controller, `sops -d | kubectl apply`), so the applied value is the plain text, which no file holds.
+SOPS_CIPHERTEXT = re.compile(r"^ENC\[[A-Z0-9_]+,data:[^\]]*\]$")
+
+
+def sops_ciphertext(value: Any) -> bool:
+    return isinstance(value, str) and bool(SOPS_CIPHERTEXT.match(value.strip()))
+
+
+def sops_encrypted(doc: Any) -> bool:
+    """A manifest SOPS encrypted: its `sops` metadata (with the message authentication code) beside the object."""
+    return isinstance(doc, dict) and isinstance(doc.get("sops"), dict) and "mac" in doc["sops"]
+
+
 def _undecodable(obj: dict[str, Any]) -> list[tuple[str, str]]:
     field = BYTES_FIELDS.get(obj.get("kind"))
     values = obj.get(field) if field else None
     out = []
     for key, value in values.items() if isinstance(values, dict) else ():
-        if not isinstance(value, str):
-            continue  # a number or a map is the object schema's type error
+        if not isinstance(value, str) or sops_ciphertext(value):
+            continue  # a number or a map is the object schema's type error; ciphertext is decrypted first
         try:
             base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
         except (binascii.Error, ValueError):

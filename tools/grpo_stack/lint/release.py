@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ..apivalidation.objects import sops_encrypted
 from ..errors import InputError
 from ..filereader import read_text
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
@@ -114,8 +115,13 @@ def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: 
 def _unwrapped(files: list[ManifestFile]) -> tuple[list[RenderedObject], LazyPositions]:
     """The objects of the files, each `kind: List` (what `kubectl get -o yaml` prints for several objects)
     replaced by its items, and their position documents (an item is located inside its List)."""
-    objects = [RenderedObject(f.path, i, d) for f in files for i, d in enumerate(_flat(f.docs, f.docs))]
+    objects = [RenderedObject(f.path, i, _as_applied(d)) for f in files for i, d in enumerate(_flat(f.docs, f.docs))]
     return objects, LazyPositions(files)
+
+
+def _as_applied(doc: Any) -> Any:
+    """A SOPS-encrypted manifest without its `sops` metadata, which decryption removes before the apply."""
+    return {k: v for k, v in doc.items() if k != "sops"} if sops_encrypted(doc) else doc
 
 
 def _flat(docs: list[Any], nodes: list[Any] | None) -> list[Any]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ...apivalidation.objects import sops_ciphertext
+
 # Words of a flag or key name that make it a credential (`--api-key`, `redis-password`, `HF_TOKEN`, `secretKey`).
 SECRET_WORDS = frozenset({"token", "password", "passwd", "pwd", "secret", "apikey", "credential", "credentials",
                           "passphrase", "requirepass", "masterauth"})
@@ -59,7 +61,8 @@ def real_value(value: str, placeholder: re.Pattern, not_a_credential: re.Pattern
     v = value.strip().strip("'\"")
     return bool(v) and not placeholder.match(v) and not not_a_credential.match(v) and not ENV_REFERENCE.match(v) \
         and "$(" not in v and "${" not in v and not v.startswith("$") and v.lower() not in ("none", "null", "-") \
-        and not VARIABLE_NAME.match(v) and not v.startswith("os.environ/")  # LiteLLM's reference to an env var
+        and not VARIABLE_NAME.match(v) and not v.startswith("os.environ/") \
+        and not sops_ciphertext(v)  # os.environ/: LiteLLM's reference to an env var; SOPS ciphertext: no credential
 
 
 def flag_values(words: list[str]) -> list[tuple[int, str, str]]:

@@ -7,6 +7,7 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 
+from ...apivalidation.objects import sops_ciphertext
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, script_in, scripts
 from ._credentials import config_lines, embedded_pairs, flag_values, real_value, secret_name
@@ -384,6 +385,8 @@ def _secret_values(o, blank_is_error: bool, referenced: Callable[[], bool]) -> I
                 continue  # a connection setting kept beside the credential (POSTGRES_DB, REDIS_HOST, S3_REGION)
             elif field == "stringData" and SHELL_VARIABLE.match(value):
                 continue  # envsubst fills it from the shell at apply time: the credential is in no file
+            elif sops_ciphertext(value):
+                continue  # encrypted with SOPS, decrypted when it is applied: the credential is in no file
             elif PLACEHOLDER.match(value):
                 yield Hit(path, f"Secret {o.name}: {key} is a placeholder ({_mask(value)}); create the Secret out of "
                           "band with the real value and drop it from the manifests", obj=o, severity=Severity.WARNING)

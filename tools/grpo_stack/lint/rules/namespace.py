@@ -25,7 +25,8 @@ and in the rendered objects (env values, arguments, ConfigMap data), and every `
 the release namespace and name a Service the release renders (or the KubeRay head Service); each claim must be
 the PVC declared in `global.storage.claimName`. In plain manifests (not rendered from values), a name in another
 namespace is reported only when the manifests define a Service of that name themselves — the predecessor's bug —
-since a shared service (monitoring, another team's gateway) legitimately lives elsewhere, and a name in the
+since a shared service (monitoring, another team's gateway) legitimately lives elsewhere (an ExternalName
+Service's own `externalName`, an alias of a Service elsewhere, is never judged), and a name in the
 namespace that no file defines is a warning when several files are linted together, naming the assumption that no
 other file applies that Service (a homelab's apps each apply their own, and call one another by name); a file
 linted alone may name a Service another file applies, so there it is reported only where the file declares a
@@ -120,6 +121,8 @@ def check(ctx) -> Iterator[Hit]:
                 yield from _localhost_node_port(ctx, o, path, text, node_ports)
             if any(v in text for v in from_values):
                 continue  # already reported at the values key that carries it
+            if not ctx.has_values and o.kind == "Service" and path == "spec.externalName":
+                continue  # an ExternalName Service is the alias of a Service elsewhere: naming one is its purpose
             for message, severity in _check_text(ctx, text, services, flows, sources, several):
                 yield Hit(path, f"{o.kind} {o.name}: {message}", obj=o, severity=severity)
             if not ctx.has_values and services and "://" in text and CONTAINER_SETTING.search(path):
