@@ -74,6 +74,8 @@ CASES = {
     "mpijob-null-run-policy": _with(MPIJOB, "spec.runPolicy", None),
     "pytorchjob-null-gpu-limit": _with(PYTORCHJOB, "spec.pytorchReplicaSpecs.Worker.template", {"spec": {"containers": [
         {**CONTAINER, "resources": {"limits": {"nvidia.com/gpu": None}, "requests": {"cpu": "1"}}}]}}),
+    "mpijob-fractional-cpu-as-number": _with(MPIJOB, "spec.mpiReplicaSpecs.Worker.template", {"spec": {"containers": [
+        {**CONTAINER, "resources": {"limits": {"cpu": 0.5}}}]}}),
     "mpijob-labels-beside-the-pod-spec": _with(MPIJOB, "spec.mpiReplicaSpecs.Worker.template",
                                                {"labels": {"app": "pi"}, **TEMPLATE}),
     "tfjob": TFJOB,
