@@ -106,3 +106,19 @@ def test_a_field_set_to_null_is_no_field(capsys, tmp_path):
     codes = [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]
     assert codes == ["GRPO846"]
 
+
+def test_a_fractional_cpu_written_as_a_number_is_refused_and_the_job_still_linted(capsys, tmp_path):
+    """`cpu: 0.5` is a YAML number; a CRD's quantities are integers or strings, and the API server refuses the
+    job (tests/cluster/test_training_crds_admission.py). The error says how to write it, and the rules still read
+    the job: a wrong scalar is not a wrong shape."""
+    job = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "pi", "namespace": "team"},
+           "spec": {"mpiReplicaSpecs": {"Worker": {"replicas": 2, "template": {"spec": {"containers": [
+               {"name": "w", "image": "mpioperator/mpi-pi:openmpi", "resources": {"limits": {"cpu": 0.5}}}]}}}}}}
+    path = tmp_path / "pi.yaml"
+    path.write_text(yaml.safe_dump(job))
+    main(["--no-cache", "--format", "json", "--select", "GRPO002,GRPO701", str(path)])
+    found = {(f["code"], f["key_path"]): f["message"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    cpu = "spec.mpiReplicaSpecs.Worker.template.spec.containers.0.resources.limits.cpu"
+    assert 'quote it: "0.5"' in found[("GRPO002", cpu)]
+    assert ("GRPO701", "spec.mpiReplicaSpecs.Worker.template.spec.containers.0.image") in found
+

@@ -356,13 +356,24 @@ def _unresolved(ref: str) -> Any:
     return {"$unresolved": ref}  # an assertion schemafast does not know: the schema is left to jsonschema
 
 
+def _number_for_quantity(e: Any) -> bool:
+    """A number where a CRD wants an int-or-string (a fractional CPU written `0.5`): the API server refuses the
+    object, but the rules read quantities from numbers too, so the object is not kept from them."""
+    return (isinstance(e.schema, dict) and e.schema.get("x-kubernetes-int-or-string") is True
+            and isinstance(e.instance, int | float) and not isinstance(e.instance, bool))
+
+
 def _errors(check: SchemaCheck, obj: Any) -> list[ObjectError]:
     from .errors import excerpt
 
     out = []
     for e in sorted(check.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
-        structural = e.validator == "type" or any(c.validator == "type" for c in e.context or ())
+        typed = e.validator == "type" or any(c.validator == "type" for c in e.context or ())
+        structural = typed and not _number_for_quantity(e)
         message = e.message if len(e.message) <= 300 else excerpt(e.message, 300)[1:-1]
+        if _number_for_quantity(e):
+            message = (f"{e.instance!r} is a YAML number where the CRD wants an integer or a string: the API server "
+                       f"refuses it in a custom resource (a built-in Pod takes it); quote it: \"{e.instance}\"")
         if isinstance(e.instance, str) and PLACEHOLDER.fullmatch(e.instance.strip()):
             # A template linted before it was rendered: say so, rather than only "not of type 'integer'".
             message = (f"{excerpt(e.instance, 60)} is an unrendered template placeholder where the schema wants "
