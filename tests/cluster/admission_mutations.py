@@ -36,7 +36,8 @@ def split_path(path: str) -> list[str]:
 DELETE = object()  # a mutation's value that removes the field
 
 
-def _set(obj: dict, path: str, value: Any) -> None:
+def set_at(obj: dict, path: str, value: Any) -> None:
+    """Set the field at a dotted path (`DELETE`: remove it), creating missing maps on the way."""
     node: Any = obj
     parts = split_path(path)
     for part in parts[:-1]:
@@ -223,7 +224,7 @@ def mutations(obj: dict[str, Any]) -> Iterator[Mutation]:
     for cls, path, value in found:
         mutated = copy.deepcopy(obj)
         try:
-            _set(mutated, path, value)
+            set_at(mutated, path, value)
         except (KeyError, IndexError, TypeError, ValueError):
             continue
         yield Mutation(cls, path, mutated)

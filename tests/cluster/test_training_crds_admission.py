@@ -19,6 +19,7 @@ import yaml
 from grpo_stack.lint.release import lint_manifests
 from grpo_stack.trainingcrds import definition, file_serving
 
+from tests.cluster.admission_mutations import DELETE, set_at
 from tests.cluster.kube_api import scratch_namespace
 
 NS = "training-crds"
@@ -40,22 +41,12 @@ TFJOB = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": 
 
 def _with(obj: dict, path: str, value) -> dict:
     out = copy.deepcopy(obj)
-    node = out
-    *parents, last = path.split(".")
-    for key in parents:
-        node = node[key]
-    node[last] = value
+    set_at(out, path, value)
     return out
 
 
 def _without(obj: dict, path: str) -> dict:
-    out = copy.deepcopy(obj)
-    node = out
-    *parents, last = path.split(".")
-    for key in parents:
-        node = node[key]
-    del node[last]
-    return out
+    return _with(obj, path, DELETE)
 
 
 CASES = {

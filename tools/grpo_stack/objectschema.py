@@ -154,19 +154,14 @@ def crd_validator(path: str) -> SchemaCheck:
     return SchemaCheck(strict_crd_schema(data["versions"]["v1"]), _unresolved, _draft7)
 
 
-@lru_cache(maxsize=8)
-def _monitoring_validator(kind: str, api_version: str) -> SchemaCheck | None:
-    from .monitoring.crds import schema
+@lru_cache(maxsize=16)
+def _shipped_crd_validator(kind: str, api_version: str) -> SchemaCheck | None:
+    """The schema a CRD shipped in the package serves for the kind at that version: the Prometheus Operator's
+    (monitoring/crds) or a Kubeflow training operator's (trainingcrds)."""
+    from .monitoring.crds import schema as monitoring_schema
+    from .trainingcrds import schema as training_schema
 
-    found = schema(kind, api_version)
-    return SchemaCheck(strict_crd_schema(found), _unresolved, _draft7) if found is not None else None
-
-
-@lru_cache(maxsize=8)
-def _training_validator(kind: str, api_version: str) -> SchemaCheck | None:
-    from .trainingcrds import schema
-
-    found = schema(kind, api_version)
+    found = monitoring_schema(kind, api_version) or training_schema(kind, api_version)
     return SchemaCheck(strict_crd_schema(found), _unresolved, _draft7) if found is not None else None
 
 
@@ -229,16 +224,13 @@ def _validate(obj: Any, kuberay_crd: str | None, text: str | None = None) -> lis
         return shape
     kind, api_version = obj["kind"], obj["apiVersion"]
     validator = own_validator(obj, kuberay_crd)
-    if is_raycluster(obj):
-        pruned = _without_null_fields(obj, text)
-        return _errors(validator, pruned) or _api_errors(pruned, text)
     if validator is None:
         from .errors import excerpt
 
         message = f"no Kubernetes {KUBE_VERSION} schema for {excerpt(api_version)} {excerpt(kind)}"
         unknown = not _kubernetes_api(kind, api_version) or _newer_than_bundled(kind, api_version)
         return [ObjectError("apiVersion", message, no_schema=unknown)]
-    if _kube_validator(kind, api_version) is None:  # a monitoring or training operator's CRD schema
+    if is_raycluster(obj) or _kube_validator(kind, api_version) is None:  # a custom resource, read as its CRD reads it
         obj = _without_null_fields(obj, text)
     return _errors(validator, obj) or _api_errors(obj, text)
 
@@ -258,12 +250,12 @@ def _without_null_fields(node: Any, text: str | None = None) -> Any:
 
 def own_validator(obj: dict[str, Any], kuberay_crd: str | None) -> SchemaCheck | None:
     """The schema an object of a well-formed shape is checked against: a RayCluster's (the KubeRay CRD, or its pod
-    templates' shape without one), the kind's bundled Kubernetes schema, a monitoring CRD; None for other kinds."""
+    templates' shape without one), the kind's bundled Kubernetes schema, a CRD shipped in the package; None for
+    other kinds."""
     if is_raycluster(obj):
         return crd_validator(kuberay_crd) if kuberay_crd else _raycluster_shape()
     kind, api_version = obj["kind"], obj["apiVersion"]
-    return (_kube_validator(kind, api_version) or _monitoring_validator(kind, api_version)
-            or _training_validator(kind, api_version))
+    return _kube_validator(kind, api_version) or _shipped_crd_validator(kind, api_version)
 
 
 def _api_errors(obj: dict[str, Any], text: str | None = None) -> list[ObjectError]:

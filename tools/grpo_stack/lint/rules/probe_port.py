@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
-from ._objects import RUNTIME_TEMPLATE_KINDS, argv_of, containers
+from ._objects import RUNTIME_TEMPLATE_KINDS, argv_of, containers, literal_env
 from ._one_shot import idles_only
 from ._serving import (
     TRITON_HTTP_FLAG,
@@ -197,5 +197,4 @@ def _listed(names: set[str], numbers: set[int]) -> str:
 def _env_ports(c: dict) -> set[int]:
     """Port numbers the container's env gives a `*PORT*` variable (`DYN_SYSTEM_PORT=19191`): where its program is
     told to listen, though its `ports` do not list it."""
-    return {int(e["value"]) for e in c.get("env") or [] if isinstance(e, dict) and "PORT" in str(e.get("name", ""))
-            and isinstance(e.get("value"), str) and e["value"].isdigit()}
+    return {int(value) for name, value in literal_env(c).items() if "PORT" in name and value.isdigit()}
