@@ -6,23 +6,19 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+from grpo_stack.localcluster.ports import free_port
 
 SERVICE_DIR = Path(__file__).resolve().parents[2] / "images" / "reward-service"
 START_TIMEOUT_S = 60
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # The routing table every test server gets unless a test passes its own REWARD_ROUTES.
@@ -37,6 +33,15 @@ def service_env(overrides: dict[str, str]) -> dict[str, str]:
     env.update({"PYTHONPATH": str(SERVICE_DIR), "REWARD_HOST": "127.0.0.1", "REWARD_ROUTES": json.dumps(TEST_ROUTES)})
     env.update(overrides)
     return env
+
+
+def _is_ready_reply(reply: httpx.Response) -> bool:
+    """The reward service's own readiness answer: another test's server on the port (a metrics endpoint answers
+    200 to any GET) is not mistaken for it."""
+    try:
+        return reply.status_code == 200 and reply.json() == {"status": "ready"}
+    except ValueError:
+        return False
 
 
 class ServiceProcess:
@@ -60,7 +65,7 @@ class ServiceProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"service exited with {self.proc.returncode}:\n{self.log_tail()}")
             try:
-                if httpx.get(self.url + "/ready", timeout=5).status_code == 200:
+                if _is_ready_reply(httpx.get(self.url + "/ready", timeout=5)):
                     return self
             except httpx.TransportError:
                 pass
