@@ -105,3 +105,40 @@ def test_a_moe_shape_without_its_top_k_is_judged_at_both_ends(tmp_path):
     assert not _shape(tmp_path, ", expertsPerToken: 8")
     huge = "    verl: {batch: {ppoMicroBatchSizePerGpu: 16}}\n"
     assert [f.severity.value for f in _shape(tmp_path, extra=huge)] == ["error"]
+
+
+MILES = str(REPO_ROOT / "values" / "miles-qwen3-4b.yaml")
+ON_H100 = "global:\n  cluster: {gpuInstanceType: p5.48xlarge, efaPerNode: 32}\n"
+
+
+def _miles_memory(tmp_path, extra_args: list[str]):
+    overlay = tmp_path / "run.yaml"
+    overlay.write_text(ON_H100 + f"  job:\n    miles:\n      extraArgs: {extra_args}\n")
+    return [f for f in lint_values([MILES, str(overlay)], release="grpo", namespace="grpo").findings
+            if f.code == "GRPO920"]
+
+
+def test_a_multi_turn_context_the_trainer_cannot_hold_is_a_warning_naming_it(tmp_path):
+    """miles asks each turn for at most the room --rollout-max-context-len leaves, so a multi-turn sample grows to
+    it: at 131,072 tokens the train phase's logits put it over an H100; at one turn (prompt + response, 9,216) it
+    fits, so the verdict rests on how many turns the samples take: a warning naming the context length."""
+    [finding] = [f for f in _miles_memory(tmp_path, ["--rollout-max-context-len", "131072"])
+                 if "phase needs" in f.message]
+    assert finding.severity.value == "warning"
+    assert "grown over several turns to --rollout-max-context-len (131072 tokens; one turn, prompt + response: " \
+           "9216)" in finding.message
+    assert "--rollout-max-context-len the trainer can hold" in finding.remediation
+
+
+def test_a_context_length_bounds_a_sample_and_only_a_longer_one_is_assumed():
+    """miles' --rollout-max-context-len caps every request: below prompt + response it is the longest sample, with
+    nothing assumed; above it, the point estimate's longest sample and one turn its favourable end."""
+    from grpo_stack.memory.resolve import miles_run
+
+    from tests.memory.rows import H100, preset
+
+    lengths = {"rollout-max-prompt-len": 1024, "rollout-max-response-len": 8192}
+    bounds = {ctx: miles_run(preset("qwen3-4b"), {**lengths, **({"rollout-max-context-len": ctx} if ctx else {})},
+                             1, H100, None) for ctx in (None, 4096, 9216, 32768)}
+    assert {ctx: (r.seq_len, r.one_turn_seq_len) for ctx, r in bounds.items()} == {
+        None: (9216, None), 4096: (4096, None), 9216: (9216, None), 32768: (32768, 9216)}

@@ -12,15 +12,12 @@ from tests.memory.published.score import score
 from tests.memory.published.split import fitting
 
 # Published out-of-memory runs the model does not catch, each with the reason (docs/memory.md "Remaining limits").
-# (miles' CI run at mem_fraction_static 0.8 was one until SGLang's memory beside its share was sized.)
+# (miles' CI run at mem_fraction_static 0.8 was one until SGLang's memory beside its share was sized; skypilot's
+# slime coding agent until a sample's growth to --rollout-max-context-len was read.)
 MISSED: dict[str, str] = {
     "verl/issue1232-qwen2.5-7b-reinforcepp-8xH100-oom-after-50-steps":
         "out of memory after 50-60 steps with vLLM 0.8.2, where the same data and settings ran with vLLM 0.6.3 and an "
         "earlier verl (the reporter's words): a leak of one version, not the configuration's peak (52.7 GiB)",
-    "rl-frameworks/skypilot-slime-coding-agent-qwen3-14b-4xH100-tp4-oom":
-        "a multi-turn agent's samples grow to --rollout-max-context-len (32,768), which the model does not read: it "
-        "bounds a sample at prompt + response (3,072); the reported allocation, 3.84 GiB of fp32 logits over a "
-        "quarter of the vocabulary, is a micro batch of about 27,000 tokens",
 }
 # Configurations published as working on which GRPO920 still errs, each with the reason (docs/memory.md "Remaining
 # limits"); a fix, or a new one, fails the test below.

@@ -206,7 +206,10 @@ def _verl_key(key: str) -> str | None:
 
 
 def _miles(row: dict[str, Any], known: dict[str, Arch]) -> Run:
-    v: dict[str, Any] = {}
+    # the miles arguments a row's other_flags state as the command spells them (--rollout-max-context-len), under
+    # the row's own fields, which win
+    v: dict[str, Any] = {k[2:]: val for k, val in (row.get("other_flags") or {}).items()
+                         if k.startswith("--") and val is not None and val is not False}
     if row.get("optimizer_cpu_offload"):
         v["optimizer-cpu-offload"] = True
         if isinstance(row.get("offload_fraction"), int | float):

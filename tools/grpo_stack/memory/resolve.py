@@ -271,6 +271,8 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
     colocate = bool(v.get("colocate", False))
     gpus = int_arg(v, "actor-num-gpus-per-node", 8)
     prompt, response = int_arg(v, "rollout-max-prompt-len", 1024), int_arg(v, "rollout-max-response-len", 1024)
+    context = int_arg(v, "rollout-max-context-len", None)
+    one_turn = prompt + response if context is None else min(prompt + response, context)
     dynamic = bool(v.get("use-dynamic-batch-size", False))
     tp, pp, cp = (int_arg(v, k, 1) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
                                           "context-parallel-size"))
@@ -296,8 +298,9 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
         # --fp8-format e4m3|hybrid, --fp8-param-gather (miles examples/infra_features/low_precision/README.md L17-23)
         fp8_training=bool(v.get("fp8-format")), fp8_params=bool(v.get("fp8-format") and v.get("fp8-param-gather")),
-        recompute=str(v.get("recompute-granularity") or "none"), seq_len=prompt + response,
-        favourable_mean_seq_len=0, micro_batch=micro,
+        recompute=str(v.get("recompute-granularity") or "none"), seq_len=max(one_turn, context or 0),
+        one_turn_seq_len=one_turn if (context or 0) > one_turn else None, favourable_mean_seq_len=0,
+        micro_batch=micro,
         # miles packs a micro batch's samples (--qkv-format thd by default: miles utils/arguments.py L136-140,
         # backends/training_utils/data.py get_batch, miles-rl 0.0.2)
         remove_padding=v.get("qkv-format", "thd") == "thd",
@@ -306,7 +309,7 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         use_ref=bool(v.get("use-kl-loss") or v.get("kl-coef")), rollout="sglang",
         rollout_tp=engine_tp, gmu=_sglang_fraction(v, gpu, engine_tp, chunk, graph_bs),
         sglang_chunk=chunk, sglang_graph_bs=graph_bs,
-        max_model_len=prompt + response,
+        max_model_len=one_turn,
         requests_per_step=int_arg(v, "rollout-batch-size", 1) * int_arg(v, "n-samples-per-prompt", 1))
 
 

@@ -35,7 +35,8 @@ Reports:
   that the model itself predicts fit;
 - **warning**: a phase above the GPU's memory only at the unfavourable end of an assumption (every sample at its
   longest where the lengths are unstated, or the responses above a stated `responsePercentile` at their
-  longest; every expert active where a MoE `model.shape` states no
+  longest; a miles sample grown over several turns to `--rollout-max-context-len` where that is above prompt +
+  response; every expert active where a MoE `model.shape` states no
   `expertsPerToken`; SGLang's activations beside its `mem_fraction_static` share at SGLang's own 1.5 MiB per
   prefill token): the message names the assumption and the peak at the favourable end; stating the fact
   decides it;
@@ -227,6 +228,12 @@ def _favourable_mean(run) -> int | None:
     return run.mean_seq_len if run.favourable_mean_seq_len is None else run.favourable_mean_seq_len
 
 
+def _turns_assumed(run) -> bool:
+    """A miles sample may grow over several turns to --rollout-max-context-len: the point estimate takes the
+    longest at that bound."""
+    return run.one_turn_seq_len is not None
+
+
 def _topk_assumed(run) -> bool:
     """A MoE shape without its top-k: the point estimate counts every expert."""
     return bool(run.arch.experts) and not run.arch.topk_stated
@@ -255,6 +262,9 @@ def _assumptions(run) -> list[str]:
             taken = ("every sample at its longest" if run.mean_seq_len is None else "the stated means") + (
                 f" ({run.mean_seq_len or run.seq_len} tokens per packed sample")
         out.append(f"{taken}; the stated means only: {_favourable_mean(run)})")
+    if _turns_assumed(run):
+        out.append(f"the longest sample grown over several turns to --rollout-max-context-len ({run.seq_len} tokens; "
+                   f"one turn, prompt + response: {run.one_turn_seq_len})")
     if _topk_assumed(run):
         out.append(f"every one of the {run.arch.experts} experts active per token (the shape states no "
                    "expertsPerToken; at least 1)")
@@ -274,10 +284,13 @@ def _favourable(run):
 
     from ...memory import estimate
 
-    if not (_lengths_assumed(run) or _topk_assumed(run) or _reserve_assumed(run) or _critic_assumed(run)):
+    if not (_lengths_assumed(run) or _turns_assumed(run) or _topk_assumed(run) or _reserve_assumed(run)
+            or _critic_assumed(run)):
         return None
     arch = replace(run.arch, topk=1) if _topk_assumed(run) else run.arch
-    report = estimate(replace(run, arch=arch, mean_seq_len=_favourable_mean(run), percentile_seq_len=None,
+    turn, mean = run.one_turn_seq_len or run.seq_len, _favourable_mean(run)
+    report = estimate(replace(run, arch=arch, seq_len=turn, one_turn_seq_len=None,
+                              mean_seq_len=None if mean is None else min(mean, turn), percentile_seq_len=None,
                               sglang_reserve_rule=False, critic=None if _critic_assumed(run) else run.critic))
     fits = not report.engine_refusal and all(p.total <= run.gpu_bytes for p in report.phases)
     return report if fits else None
@@ -294,6 +307,9 @@ def _assumption_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at
         else:
             states.append("global.job.lengths.meanPrompt and meanResponse (the data's prompt_length/mean, a "
                           "previous run's response_length/mean)")
+    if _turns_assumed(run):
+        states.append("a peak measured by a run of this shape (grpo-render --job --memory --from-log), or a "
+                      "--rollout-max-context-len the trainer can hold")
     if _topk_assumed(run):
         states.append("global.job.model.shape.expertsPerToken (num_experts_per_tok)")
     if _reserve_assumed(run):
