@@ -1,13 +1,14 @@
 """The split of the published memory rows, fixed for each batch before the memory model is fitted to any of its rows.
 
-Rows come in batches (rows.json, gathered 2026-12-03; rows-2026-12-07.json, rows-2026-12-07b.json and
-rows-2026-12-07c.json, gathered later from sources no earlier batch cites), each with its own seed. A batch's seed
-is the first of `<name>`, `<name>/1`, `<name>/2`, ... whose aside third holds every outcome the batch has three of
-and 20-40 % of its rows (the test's rule): the seed is fixed by the rows and their outcomes alone, before any row is
-scored. A row is set aside when the seeded hash of its id falls in the first third; a row drawn from the same script
-as a reference row (in_reference) is always in the fitting set. A batch's aside rows are scored once, when the work
-on the model fitted to its other rows is done, and reported; the model is never refitted to them. Each batch's aside
-digest is the hash of its aside rows as committed, so an edit of one is seen (tests/memory/test_published_rows.py).
+Rows come in batches (rows.json, gathered 2026-12-03; rows-2026-12-07.json, rows-2026-12-07b.json,
+rows-2026-12-07c.json and rows-2026-12-07d.json, gathered later from sources no earlier batch cites), each with its
+own seed. A batch's seed is the first of `<name>`, `<name>/1`, `<name>/2`, ... whose aside third holds every outcome
+the batch has three of and 20-40 % of its rows (the test's rule): the seed is fixed by the rows and their outcomes
+alone, before any row is scored. A row is set aside when the seeded hash of its id falls in the first third; a row
+drawn from the same script as a reference row (in_reference) is always in the fitting set. A batch's aside rows are
+scored once, when the work on the model fitted to its other rows is done, and reported; the model is never refitted
+to them. Each batch's aside digest is the hash of its aside rows as committed, so an edit of one is seen
+(tests/memory/test_published_rows.py).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ BATCHES = (
     # The plain seed set 10 of 22 rows aside, over the test's 40 %.
     Batch("rows-2026-12-07c.json", "grpo-stack/memory/published/2026-12-07c/1",
           "d23e893343ef91da32fa7f0e381bc18ebb1d96d2b3e611497f019289d6123e15"),
+    Batch("rows-2026-12-07d.json", "grpo-stack/memory/published/2026-12-07d",
+          "6e417e39aa1060be91a3e23c4f29a461a5ad9d18edcab56553414de6222561b5"),
 )
 
 
