@@ -131,8 +131,9 @@ def test_a_multi_turn_context_the_trainer_cannot_hold_is_a_warning_naming_it(tmp
 
 
 def test_a_context_length_bounds_a_sample_and_only_a_longer_one_is_assumed():
-    """miles' --rollout-max-context-len caps every request: below prompt + response it is the longest sample, with
-    nothing assumed; above it, the point estimate's longest sample and one turn its favourable end."""
+    """miles' --rollout-max-context-len caps every request (else SGLang's --sglang-context-length): below prompt +
+    response it is the longest sample, with nothing assumed; above it, the point estimate's longest sample and one
+    turn its favourable end."""
     from grpo_stack.memory.resolve import miles_run
 
     from tests.memory.rows import H100, preset
@@ -142,3 +143,6 @@ def test_a_context_length_bounds_a_sample_and_only_a_longer_one_is_assumed():
                              1, H100, None) for ctx in (None, 4096, 9216, 32768)}
     assert {ctx: (r.seq_len, r.one_turn_seq_len) for ctx, r in bounds.items()} == {
         None: (9216, None), 4096: (4096, None), 9216: (9216, None), 32768: (32768, 9216)}
+    # without miles' own cap, the context SGLang serves bounds a turn (it takes no longer request)
+    served = miles_run(preset("qwen3-4b"), {**lengths, "sglang-context-length": 65536}, 1, H100, None)
+    assert (served.seq_len, served.one_turn_seq_len) == (65536, 9216)

@@ -271,7 +271,8 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
     colocate = bool(v.get("colocate", False))
     gpus = int_arg(v, "actor-num-gpus-per-node", 8)
     prompt, response = int_arg(v, "rollout-max-prompt-len", 1024), int_arg(v, "rollout-max-response-len", 1024)
-    context = int_arg(v, "rollout-max-context-len", None)
+    # the context a turn may fill: miles' own cap, else the context SGLang serves (it takes no longer request)
+    context = int_arg(v, "rollout-max-context-len", None) or int_arg(v, "sglang-context-length", None)
     one_turn = prompt + response if context is None else min(prompt + response, context)
     dynamic = bool(v.get("use-dynamic-batch-size", False))
     tp, pp, cp = (int_arg(v, k, 1) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
