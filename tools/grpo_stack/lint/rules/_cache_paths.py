@@ -95,6 +95,11 @@ def _clone_target(c: dict, argv: list[str]) -> str | None:
     return None
 
 
+def _unquoted(word: str) -> str:
+    """A shell word without the quotes around it (`--local-dir "/models/x"` downloads to /models/x)."""
+    return word[1:-1] if len(word) >= 2 and word[0] == word[-1] and word[0] in "'\"" else word
+
+
 def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
     """Where the container's hub downloads land, as huggingface_hub and the servers resolve it (a `git clone` of
     a Hub repository: where the clone goes)."""
@@ -103,7 +108,7 @@ def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
         return clone
     flag = flag_value(argv, DOWNLOAD_FLAGS)
     if flag:
-        return resolve(flag, env)
+        return resolve(_unquoted(flag), env)
     words = [w for w in argv if "=" in w]
     if script_in(argv) is not None:  # `sh -c 'hf download ... --local-dir /models'`
         words = [w for w in argv if " " in w]
@@ -111,7 +116,7 @@ def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
             for node in commands_in(parse(w).root_node):
                 found = flag_value(command_words(node), DOWNLOAD_FLAGS)
                 if found:
-                    return resolve(found, env)
+                    return resolve(_unquoted(found), env)
     for w in words:
         target = _py_target(w)
         if target:

@@ -262,6 +262,8 @@ def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pu
         repo = first.group(2) if first else _assigned_once(source, args)
         if repo is None and call not in ("snapshot_download", "hf_hub_download"):
             continue
+        if call == "load_dataset" and repo in PACKAGED_BUILDERS:
+            continue  # `load_dataset("json", data_files=...)` reads local files with a builder Datasets ships
         bare = canonical and repo is not None and _canonical(repo, source)
         if repo is not None and not hub_repo(repo) and not bare:
             continue
@@ -269,6 +271,14 @@ def python_pulls(source: str, canonical: bool = False) -> Iterator[tuple[int, Pu
         yield m.start(), Pull(repo or "a repository", call, rev.group(2) if rev else None, canonical=bare)
     yield from _constructor_pulls(source)
     yield from config_pulls(source)
+
+
+# The builders Datasets ships, which `load_dataset(NAME, data_files=...)` runs on local or remote files without the
+# Hub (datasets 5.2.0, packaged_modules/__init__.py _PACKAGED_DATASETS_MODULES).
+PACKAGED_BUILDERS = frozenset({
+    "csv", "json", "pandas", "parquet", "arrow", "text", "conll", "imagefolder", "audiofolder", "videofolder",
+    "meshfolder", "pdffolder", "niftifolder", "webdataset", "xml", "hdf5", "eval", "lance", "tsfile", "iceberg",
+    "vortex", "mmcif", "pdb", "genbank", "fasta", "fastq", "harbor"})
 
 
 def _constructor_pulls(source: str) -> Iterator[tuple[int, Pull]]:

@@ -71,9 +71,11 @@ Recognised by shape as well, each a warning (what authenticates may be outside t
 - a public `LoadBalancer` or a `NodePort` in front of pods whose server no rule above can name (named as an
   accelerator server when they request a GPU, TPU, Neuron device or Gaudi: a model server started through a
   wrapper), and a public Ingress that routes to such pods or, applied apart from its Service, to a server's
-  default port (above). A pod that names an API key or token in its env is taken to check its callers, unless the
+  default port (above). A pod that names an API key, a token or a login password in its env (MinIO's
+  `MINIO_ROOT_PASSWORD`, Grafana's admin password) is taken to check its callers, unless the
   name is that of a service the pod calls (`HF_TOKEN`, `WANDB_API_KEY`, `OPENAI_API_KEY`, `AWS_...`,
-  `GITHUB_TOKEN`): the key it presents to the Hub or a provider, not one it asks of its callers;
+  `GITHUB_TOKEN`; a database's or a broker's password, `DB_PASSWORD`, `REDIS_PASSWORD`): the credential it
+  presents to the Hub, a provider or a store, not one it asks of its callers;
 - a `NodePort` in front of a server that asks its callers for an API key (an `--api-key` flag, an `API_KEY` env
   it does not present to a provider) over plain HTTP, its flags and env setting up no TLS (`--ssl-certfile`): the
   key reaches every node's port in clear text (the assumption named: nothing in front of the node ports terminates
@@ -395,10 +397,20 @@ def _named_or_keyed(ctx, o, pod_path: str, pod: dict) -> bool:
         if (any(word in text for word in KNOWN_SERVERS) or any(word in image for word in IMAGE_SERVERS)
                 or (any(word in image for word in KNOWN_SERVERS) and is_model_server(c))
                 or re.search(r"api[-_]?keys?\b", f"{text} {image}")
-                or any(("API_KEY" in name.upper() or "TOKEN" in name.upper()) and not OUTBOUND_CREDENTIAL.match(name)
-                       for name in _env_names(c))):
+                or any(_own_credential(name) for name in _env_names(c))):
             return True
     return False
+
+
+def _own_credential(name: str) -> bool:
+    """An env name for a credential the server asks of its callers: an API key, a token, or its own login password
+    (MinIO's root password, Grafana's admin password); not one it presents to a service it calls."""
+    upper = name.upper()
+    if OUTBOUND_CREDENTIAL.match(name):
+        return False
+    if "API_KEY" in upper or "TOKEN" in upper:
+        return True
+    return ("PASSWORD" in upper or "PASSWD" in upper) and not OUTBOUND_PASSWORD.match(name)
 
 
 # A credential named for a service the pod calls (the Hugging Face Hub, Weights & Biases, a model provider, a
@@ -407,6 +419,13 @@ OUTBOUND_CREDENTIAL = re.compile(
     r"^(?:HF|HUGGING_?FACE(?:_HUB)?|WANDB|OPENAI|AZURE_OPENAI|ANTHROPIC|COHERE|MISTRAL|GROQ|TOGETHER|GEMINI|GOOGLE|"
     r"AWS|AZURE|GCP|NGC|NVIDIA|KAGGLE|GITHUB|GH|GITLAB|PINECONE|QDRANT|WEAVIATE|LANGCHAIN|LANGSMITH|SLACK|"
     r"DISCORD|TELEGRAM|MLFLOW|COMET|NEPTUNE)_", re.IGNORECASE)
+
+
+# A password named for a store or service the pod logs in to (a database, a cache, a broker, a mail or directory
+# server): the one it presents, not one it asks of its callers.
+OUTBOUND_PASSWORD = re.compile(r"^(?:DB|DATABASE|POSTGRES(?:QL)?|PG|MYSQL|MARIADB|MONGO(?:DB)?|REDIS|MEMCACHED|SMTP|"
+                               r"MAIL|EMAIL|LDAP|RABBITMQ|AMQP|KAFKA|NATS|ELASTIC(?:SEARCH)?|OPENSEARCH|S3|MINIO_CLIENT)_",
+                               re.IGNORECASE)
 
 
 # TLS set up on the server itself (--ssl-certfile, --tls-cert, an SSL_CERT env).

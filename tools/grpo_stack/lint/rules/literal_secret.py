@@ -33,7 +33,8 @@ and the `valueFrom.secretKeyRef` that replaces its `value`.
 Container `command`/`args` and the commands of inline scripts are read for credential flags with a literal value
 (`--api-key sk-…`, `--password=…`, `--redis-password …`, `--hf-token hf_…`, `--token=…`; a `$(VAR)` / `$VAR`
 reference is what it should be), for credential-shaped values of credential-named keys inside one argument (a
-connection string: `--store=endpoint:…,access_key:…`, `user=…;password=…`), and for token-shaped words; so are
+connection string: `--store=endpoint:…,access_key:…`, `user=…;password=…`; code that reads the value, such as
+`token=os.environ.get('HF_TOKEN')` in a Python snippet, is not one), and for token-shaped words; so are
 KubeRay `rayStartParams` (`redis-password`) and any custom-resource field named for a credential that holds a
 literal `value` (`redisPassword: {value: …}`).
 A custom resource's own spec field named for a credential (`options: {fs.oss.accessKeySecret: …}`, `auth.token`)
@@ -41,16 +42,17 @@ is an error when its value is shaped like a credential: not a name a reference w
 digits, `-` and `.` only), a path or URL, a placeholder or a switch.
 ConfigMaps are read key by key and line by line: a credential-named key or config line (`password: …`,
 `api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error.
-Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential
-is in the manifest), except a connection setting kept beside it (a key naming a database, host, port, region,
-bucket, endpoint or schema: `POSTGRES_DB`, `REDIS_HOST`), and a settings document (a JSON or YAML mapping, e.g.
-a connection's endpoints and prefix) with no credential in it: no key named for one with a real value, no
-token-shaped string, no URL with a password; an empty value is an error in the chart's own output (a warning on
+Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential is in
+the manifest), except a connection setting kept beside it (a key naming a database, host, port, region, bucket,
+endpoint, schema, the server's URI or URL, or the user name: `POSTGRES_DB`, `REDIS_HOST`, `MLFLOW_TRACKING_URI`,
+`MLFLOW_TRACKING_USERNAME`; a URL carrying a password is still one), and a settings document (a JSON or YAML
+mapping, e.g. a connection's endpoints and prefix) with no credential in it: no key named for one with a real value,
+no token-shaped string, no URL with a password; an empty value is an error in the chart's own output (a warning on
 other manifests, where it is a blank to fill in, and only where another object of the set names the Secret: a
 template nothing in the set mounts starts nothing); a placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a
-`${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak. A `stringData`
-value that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's shell when the
-file is applied, so the credential is in no file.
+`${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak. A `stringData` value
+that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's shell when the file is
+applied, so the credential is in no file.
 A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
 (`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
 name is written: `global.secrets.*.name` and any `secretKeyRef` in the values; a Secret's own name,
@@ -248,7 +250,12 @@ REFERENCE_SHAPED = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")
 def _credential_shaped(text: str) -> bool:
     v = text.strip()
     return len(v) >= 8 and _real(v) and not REFERENCE_SHAPED.match(v) and not any(ch.isspace() for ch in v) \
-        and "://" not in v and not v.startswith(("/", "."))
+        and "://" not in v and not v.startswith(("/", ".")) and not CODE_READ.match(v)
+
+
+# A value that is code reading the credential from elsewhere, not the credential: a call or a subscript of a
+# (dotted) name (`token=os.environ.get('HF_TOKEN')`, `password=secrets["db"]`) in a script's argument.
+CODE_READ = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*\s*[(\[]")
 
 
 def _crd_fields(ctx) -> Iterator[Hit]:
@@ -399,9 +406,10 @@ def _secret_values(o, blank_is_error: bool, referenced: Callable[[], bool]) -> I
 # A Secret's plain-text value that is one shell variable (`${HF_TOKEN}`, `$HF_TOKEN`): a template that envsubst
 # fills from the user's shell when it is applied. (In `data` it is base64 text, which envsubst leaves alone.)
 SHELL_VARIABLE = re.compile(r"^\s*\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\s*$")
-# Keys of a Secret that name a connection setting, not a credential: a database's name, a host, a port, a region.
-SETTING_KEY = re.compile(r"(?:^|[_.-])(?:DB|DATABASE|DB_?NAME|HOST|HOSTNAME|PORT|REGION|BUCKET|ENDPOINT|SCHEMA)$",
-                         re.IGNORECASE)
+# Keys of a Secret that name a connection setting, not a credential: a database's name, a host, a port, a region,
+# the server's address, the account a password goes with (a URL that carries a password is still read).
+SETTING_KEY = re.compile(r"(?:^|[_.-])(?:DB|DATABASE|DB_?NAME|HOST|HOSTNAME|PORT|REGION|BUCKET|ENDPOINT|SCHEMA|URI|URL"
+                         r"|USER|USERNAME)$", re.IGNORECASE)
 # A URL that carries a password (`scheme://user:password@host`).
 URL_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
 

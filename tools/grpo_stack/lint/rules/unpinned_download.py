@@ -58,7 +58,8 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   (`python -c`, heredocs) and in ConfigMap scripts, naming the repository literally or through a variable the code
   assigns once; a name there with no owner (`from_pretrained("gpt2")`,
   `load_dataset("imdb")`) is the Hub's canonical repository unless a directory of that name exists: a warning
-  naming that assumption, and none where the same code writes that name (`save_pretrained("gpt2")`);
+  naming that assumption, and none where the same code writes that name (`save_pretrained("gpt2")`) or where
+  `load_dataset` names a builder Datasets ships (`json`, `csv`, `parquet`, `imagefolder`: it reads the files given);
 - the same in the command of a container a custom resource describes inline, outside any pod template (Dynamo's
   `extraPodSpec.mainContainer`);
 - `hf://` URIs in any field (KServe `storageUri`, Trainer initializers) and Ray Serve LLM `model_source`;
