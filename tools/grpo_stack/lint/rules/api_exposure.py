@@ -71,8 +71,8 @@ Recognised by shape as well, each a warning (what authenticates may be outside t
 - a public `LoadBalancer` or a `NodePort` in front of pods whose server no rule above can name (named as an
   accelerator server when they request a GPU, TPU, Neuron device or Gaudi: a model server started through a
   wrapper), and a public Ingress that routes to such pods or, applied apart from its Service, to a server's
-  default port (above). A pod that names an API key, a token or a login password in its env (MinIO's
-  `MINIO_ROOT_PASSWORD`, Grafana's admin password) is taken to check its callers, unless the
+  default port (above). A pod that names an API key or a token in its env, or a login password it reads from a
+  Secret (MinIO's `MINIO_ROOT_PASSWORD`, Grafana's admin password), is taken to check its callers, unless the
   name is that of a service the pod calls (`HF_TOKEN`, `WANDB_API_KEY`, `OPENAI_API_KEY`, `AWS_...`,
   `GITHUB_TOKEN`; a database's or a broker's password, `DB_PASSWORD`, `REDIS_PASSWORD`): the credential it
   presents to the Hub, a provider or a store, not one it asks of its callers;
@@ -397,20 +397,22 @@ def _named_or_keyed(ctx, o, pod_path: str, pod: dict) -> bool:
         if (any(word in text for word in KNOWN_SERVERS) or any(word in image for word in IMAGE_SERVERS)
                 or (any(word in image for word in KNOWN_SERVERS) and is_model_server(c))
                 or re.search(r"api[-_]?keys?\b", f"{text} {image}")
-                or any(_own_credential(name) for name in _env_names(c))):
+                or any(_own_credential(name, value) for name, value in _env_names(c).items())):
             return True
     return False
 
 
-def _own_credential(name: str) -> bool:
-    """An env name for a credential the server asks of its callers: an API key, a token, or its own login password
-    (MinIO's root password, Grafana's admin password); not one it presents to a service it calls."""
+def _own_credential(name: str, value: object) -> bool:
+    """An env entry for a credential the server asks of its callers: an API key, a token, or its own login password
+    read from a Secret (MinIO's root password, Grafana's admin password); not one it presents to a service it calls,
+    nor a password written in the manifest, which anyone who reads the files can present."""
     upper = name.upper()
     if OUTBOUND_CREDENTIAL.match(name):
         return False
     if "API_KEY" in upper or "TOKEN" in upper:
         return True
-    return ("PASSWORD" in upper or "PASSWD" in upper) and not OUTBOUND_PASSWORD.match(name)
+    return (("PASSWORD" in upper or "PASSWD" in upper) and isinstance(value, dict)
+            and not OUTBOUND_PASSWORD.match(name))
 
 
 # A credential named for a service the pod calls (the Hugging Face Hub, Weights & Biases, a model provider, a
