@@ -60,11 +60,24 @@ def serves(name: str, words: list[str]) -> bool:
 
 
 def idles_only(c: dict) -> bool:
-    """The container's stated command only waits (`sleep infinity`, `tail -f /dev/null`, or a script of such waits
-    and `echo`s): no process it starts listens on a port."""
+    """The container's stated command only waits (`sleep infinity`, `tail -f /dev/null`, or a script of such waits,
+    `echo`s and the shell's `trap` / `wait` around them): no process it starts listens on a port."""
     found = _stated_commands(c)
-    return bool(found) and any(_idles(n, w) for n, w in found) and all(_idles(n, w) or n in ("echo", "printf", "true")
+    return bool(found) and any(_idles(n, w) for n, w in found) and all(_idles(n, w) or n in IDLE_COMPANIONS
                                                                         for n, w in found)
+
+
+def waits_only(c: dict) -> bool:
+    """The container's stated command runs nothing but waits of any length (`sleep 1800`, `tail -f`) and the
+    commands a waiting script runs beside them: it starts no program of its own."""
+    found = _stated_commands(c)
+    return bool(found) and all(n in ("sleep", "tail") or n in IDLE_COMPANIONS for n, _w in found) \
+        and any(n in ("sleep", "tail") for n, _w in found)
+
+
+# Commands a waiting script runs beside its waits: messages, and the shell's signal handler and job wait
+# (`trap 'exit 0' TERM; sleep 1800 & wait`).
+IDLE_COMPANIONS = frozenset({"echo", "printf", "true", "trap", "wait"})
 
 
 def _stated_argv(c: dict) -> list[str] | None:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._accelerators import asked as accelerators_asked
 from ._objects import containers, literal_env
+from ._one_shot import inspects_only, waits_only
 
 CODE = "GRPO874"
 NAME = "gpu-visibility-override"
@@ -18,6 +19,8 @@ SUMMARY = ("A container sets NVIDIA_VISIBLE_DEVICES itself, so it may see and us
 DOC = """## What it does
 Reads every container of every pod template but a DaemonSet's (node agents such as exporters see the whole node
 by design) for a literal `NVIDIA_VISIBLE_DEVICES` in its env, other than `void` or `none` (which hide the GPUs).
+A container that only waits (a host kept for `kubectl exec`) or only inspects the devices (`nvidia-smi`) is left
+alone.
 Reported, as a warning, when:
 - the container asks for NVIDIA GPUs and the value names devices (`0`, `0,1`, a `GPU-` UUID): it pins physical
   GPUs whatever the device plugin allocated;
@@ -71,8 +74,8 @@ def check(ctx) -> Iterator[Hit]:
         for field, i, c in containers(pod):
             env = literal_env(c)
             value = env.get("NVIDIA_VISIBLE_DEVICES")
-            if value is None or value.strip().lower() in HIDDEN:
-                continue
+            if value is None or value.strip().lower() in HIDDEN or waits_only(c) or inspects_only(c):
+                continue  # a host kept for `kubectl exec` or a device check uses the GPUs only while someone looks
             gpus = sum(n for name, n in accelerators_asked(c).items() if name.startswith("nvidia.com/"))
             named = bool(DEVICE_LIST.match(value))
             picked = DEVICE_LIST.match(env.get("CUDA_VISIBLE_DEVICES", ""))

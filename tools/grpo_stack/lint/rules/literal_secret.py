@@ -44,15 +44,14 @@ ConfigMaps are read key by key and line by line: a credential-named key or confi
 `api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error.
 Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential is in
 the manifest), except a connection setting kept beside it (a key naming a database, host, port, region, bucket,
-endpoint, schema, the server's URI or URL, or the user name: `POSTGRES_DB`, `REDIS_HOST`, `MLFLOW_TRACKING_URI`,
-`MLFLOW_TRACKING_USERNAME`; a URL carrying a password is still one), and a settings document (a JSON or YAML
-mapping, e.g. a connection's endpoints and prefix) with no credential in it: no key named for one with a real value,
-no token-shaped string, no URL with a password; an empty value is an error in the chart's own output (a warning on
-other manifests, where it is a blank to fill in, and only where another object of the set names the Secret: a
-template nothing in the set mounts starts nothing); a placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a
-`${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak. A `stringData` value
-that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's shell when the file is
-applied, so the credential is in no file.
+endpoint, schema, or the server's URI or URL: `POSTGRES_DB`, `REDIS_HOST`, `MLFLOW_TRACKING_URI`; a URL carrying a
+password is still one), and a settings document (a JSON or YAML mapping, e.g. a connection's endpoints and prefix)
+with no credential in it: no key named for one with a real value, no token-shaped string, no URL with a password; an
+empty value is an error in the chart's own output (a warning on other manifests, where it is a blank to fill in, and
+only where another object of the set names the Secret: a template nothing in the set mounts starts nothing); a
+placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a `${HF_TOKEN}` base64-encoded under `data`) is a warning to fill
+it in out of band, not a leak. A `stringData` value that is one shell variable (`${HF_TOKEN}`) is not reported:
+envsubst fills it from the user's shell when the file is applied, so the credential is in no file.
 A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
 (`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
 name is written: `global.secrets.*.name` and any `secretKeyRef` in the values; a Secret's own name,
@@ -407,9 +406,10 @@ def _secret_values(o, blank_is_error: bool, referenced: Callable[[], bool]) -> I
 # fills from the user's shell when it is applied. (In `data` it is base64 text, which envsubst leaves alone.)
 SHELL_VARIABLE = re.compile(r"^\s*\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\s*$")
 # Keys of a Secret that name a connection setting, not a credential: a database's name, a host, a port, a region,
-# the server's address, the account a password goes with (a URL that carries a password is still read).
-SETTING_KEY = re.compile(r"(?:^|[_.-])(?:DB|DATABASE|DB_?NAME|HOST|HOSTNAME|PORT|REGION|BUCKET|ENDPOINT|SCHEMA|URI|URL"
-                         r"|USER|USERNAME)$", re.IGNORECASE)
+# the server's address (a URL that carries a password is still read). A user name is not one: triaged corpora took
+# a Secret's MINIO_ROOT_USER (an access key's id) and POSTGRES_USER as part of the leaked login.
+SETTING_KEY = re.compile(r"(?:^|[_.-])(?:DB|DATABASE|DB_?NAME|HOST|HOSTNAME|PORT|REGION|BUCKET|ENDPOINT|SCHEMA|URI"
+                         r"|URL)$", re.IGNORECASE)
 # A URL that carries a password (`scheme://user:password@host`).
 URL_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
 
