@@ -125,9 +125,9 @@ def test_a_multi_turn_context_the_trainer_cannot_hold_is_a_warning_naming_it(tmp
     [finding] = [f for f in _miles_memory(tmp_path, ["--rollout-max-context-len", "131072"])
                  if "phase needs" in f.message]
     assert finding.severity.value == "warning"
-    assert "grown over several turns to --rollout-max-context-len (131072 tokens; one turn, prompt + response: " \
-           "9216)" in finding.message
-    assert "--rollout-max-context-len the trainer can hold" in finding.remediation
+    assert "grown over several turns to the context cap (131072 tokens; one turn, prompt + response: 9216)" \
+        in finding.message
+    assert "a context cap the trainer can hold (--rollout-max-context-len" in finding.remediation
 
 
 def test_a_context_length_bounds_a_sample_and_only_a_longer_one_is_assumed():

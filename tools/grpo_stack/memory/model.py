@@ -84,10 +84,10 @@ class Run:
     fp8_params: bool = False
     recompute: str = "none"  # none | selective | full
     seq_len: int = 2048  # longest sample: prompt + response, or a multi-turn sample's context bound
-    # miles' --rollout-max-context-len above prompt + response: a multi-turn generate function's sample grows
-    # turn by turn up to it (each turn asks at most the room left: generate_endpoint_utils.py
-    # compute_request_payload, miles-rl 0.0.2). seq_len is then that bound (the point estimate) and this the
-    # favourable end, one turn (prompt + response); None: no sample outgrows one turn.
+    # miles' --rollout-max-context-len (else SGLang's --sglang-context-length) above prompt + response: a multi-turn
+    # generate function's sample grows turn by turn up to it (each turn asks at most the room left:
+    # generate_endpoint_utils.py compute_request_payload, miles-rl 0.0.2). seq_len is then that bound (the point
+    # estimate) and this the favourable end, one turn (prompt + response); None: no sample outgrows one turn.
     one_turn_seq_len: int | None = None
     # Packed micro batches (verl use_remove_padding, true by default in verl's model config): a micro batch holds
     # the tokens of its samples, not micro x longest. mean_seq_len is the expected prompt + response of a sample,

@@ -35,8 +35,8 @@ Reports:
   that the model itself predicts fit;
 - **warning**: a phase above the GPU's memory only at the unfavourable end of an assumption (every sample at its
   longest where the lengths are unstated, or the responses above a stated `responsePercentile` at their
-  longest; a miles sample grown over several turns to `--rollout-max-context-len` where that is above prompt +
-  response; every expert active where a MoE `model.shape` states no
+  longest; a miles sample grown over several turns to `--rollout-max-context-len` (else `--sglang-context-length`)
+  where that is above prompt + response; every expert active where a MoE `model.shape` states no
   `expertsPerToken`; SGLang's activations beside its `mem_fraction_static` share at SGLang's own 1.5 MiB per
   prefill token): the message names the assumption and the peak at the favourable end; stating the fact
   decides it;
@@ -229,8 +229,8 @@ def _favourable_mean(run) -> int | None:
 
 
 def _turns_assumed(run) -> bool:
-    """A miles sample may grow over several turns to --rollout-max-context-len: the point estimate takes the
-    longest at that bound."""
+    """A miles sample may grow over several turns to the context a turn may fill (--rollout-max-context-len, else
+    --sglang-context-length): the point estimate takes the longest at that bound."""
     return run.one_turn_seq_len is not None
 
 
@@ -263,8 +263,8 @@ def _assumptions(run) -> list[str]:
                 f" ({run.mean_seq_len or run.seq_len} tokens per packed sample")
         out.append(f"{taken}; the stated means only: {_favourable_mean(run)})")
     if _turns_assumed(run):
-        out.append(f"the longest sample grown over several turns to --rollout-max-context-len ({run.seq_len} tokens; "
-                   f"one turn, prompt + response: {run.one_turn_seq_len})")
+        out.append(f"the longest sample grown over several turns to the context cap ({run.seq_len} tokens; one turn, "
+                   f"prompt + response: {run.one_turn_seq_len})")
     if _topk_assumed(run):
         out.append(f"every one of the {run.arch.experts} experts active per token (the shape states no "
                    "expertsPerToken; at least 1)")
@@ -308,8 +308,8 @@ def _assumption_bound(run, worst, favourable, gpu: str, keys: dict[str, str], at
             states.append("global.job.lengths.meanPrompt and meanResponse (the data's prompt_length/mean, a "
                           "previous run's response_length/mean)")
     if _turns_assumed(run):
-        states.append("a peak measured by a run of this shape (grpo-render --job --memory --from-log), or a "
-                      "--rollout-max-context-len the trainer can hold")
+        states.append("a peak measured by a run of this shape (grpo-render --job --memory --from-log), or a context "
+                      "cap the trainer can hold (--rollout-max-context-len, else --sglang-context-length)")
     if _topk_assumed(run):
         states.append("global.job.model.shape.expertsPerToken (num_experts_per_tok)")
     if _reserve_assumed(run):
