@@ -18,9 +18,6 @@ SERVICE_DIR = Path(__file__).resolve().parents[2] / "images" / "reward-service"
 START_TIMEOUT_S = 60
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
-
-
-
 # The routing table every test server gets unless a test passes its own REWARD_ROUTES.
 TEST_ROUTES = {"test_math": "math", "openai/gsm8k": "math", "numina_olympiads": "math", "test_exact": "exact_match",
                "test_chrf": "chrf"}

@@ -274,6 +274,7 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
     # the context a turn may fill: miles' own cap, else the context SGLang serves (it takes no longer request)
     context = int_arg(v, "rollout-max-context-len", None) or int_arg(v, "sglang-context-length", None)
     one_turn = prompt + response if context is None else min(prompt + response, context)
+    longest = max(one_turn, context or 0)  # a multi-turn sample fills the context a turn may fill
     dynamic = bool(v.get("use-dynamic-batch-size", False))
     tp, pp, cp = (int_arg(v, k, 1) for k in ("tensor-model-parallel-size", "pipeline-model-parallel-size",
                                           "context-parallel-size"))
@@ -299,8 +300,8 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         offload_train=colocate,  # --offload-train is always on with --colocate (slime arguments.py L71-90)
         # --fp8-format e4m3|hybrid, --fp8-param-gather (miles examples/infra_features/low_precision/README.md L17-23)
         fp8_training=bool(v.get("fp8-format")), fp8_params=bool(v.get("fp8-format") and v.get("fp8-param-gather")),
-        recompute=str(v.get("recompute-granularity") or "none"), seq_len=max(one_turn, context or 0),
-        one_turn_seq_len=one_turn if (context or 0) > one_turn else None, favourable_mean_seq_len=0,
+        recompute=str(v.get("recompute-granularity") or "none"), seq_len=longest,
+        one_turn_seq_len=one_turn if longest > one_turn else None, favourable_mean_seq_len=0,
         micro_batch=micro,
         # miles packs a micro batch's samples (--qkv-format thd by default: miles utils/arguments.py L136-140,
         # backends/training_utils/data.py get_batch, miles-rl 0.0.2)

@@ -74,7 +74,8 @@ def check(ctx) -> Iterator[Hit]:
         for field, i, c in containers(pod):
             env = literal_env(c)
             value = env.get("NVIDIA_VISIBLE_DEVICES")
-            if value is None or value.strip().lower() in HIDDEN or waits_only(c) or inspects_only(c):
+            word = (value or "").strip().lower()
+            if value is None or word in HIDDEN or waits_only(c) or inspects_only(c):
                 continue  # a host kept for `kubectl exec` or a device check uses the GPUs only while someone looks
             gpus = sum(n for name, n in accelerators_asked(c).items() if name.startswith("nvidia.com/"))
             named = bool(DEVICE_LIST.match(value))
@@ -83,11 +84,11 @@ def check(ctx) -> Iterator[Hit]:
             if gpus and named:
                 why = (f"asks for {gpus:g} NVIDIA GPU(s) but sets NVIDIA_VISIBLE_DEVICES={value}: it sees those "
                        "physical GPUs whatever the device plugin allocated")
-            elif gpus and value.strip().lower() == "all" and picked:
+            elif gpus and word == "all" and picked:
                 why = (f"asks for {gpus:g} NVIDIA GPU(s) but sets NVIDIA_VISIBLE_DEVICES=all and CUDA_VISIBLE_DEVICES="
                        f"{env['CUDA_VISIBLE_DEVICES']}: it runs on the node's GPU of that index, not on the one it was "
                        "given")
-            elif not gpus and (named or value.strip().lower() == "all"):
+            elif not gpus and (named or word == "all"):
                 why = (f"asks for no GPU but sets NVIDIA_VISIBLE_DEVICES={value}: it uses GPUs the scheduler never "
                        "counted, which other pods are given")
             else:
