@@ -69,6 +69,26 @@ def test_namespace_mix_across_files_is_found_only_when_linted_together(capsys, t
     assert lint(capsys, a, unrelated) == (0, [])
 
 
+def test_kustomize_base_without_namespaces_is_left_to_its_overlay(capsys, tmp_path):
+    """A GitOps base lists its files in a kustomization and states no namespace; the overlay that includes it
+    sets one (`namespace: NS`) for every object, the overlay's own Ingress beside it. Linted as files, the base's
+    objects have not lost their namespace: kustomize gives them the overlay's. The same files without a
+    kustomization listing them are applied as they stand, and the pair is reported. The lint cache keys each file
+    with the kustomization beside it: every edit below is a miss, not the earlier answer."""
+    base = tmp_path / "base"
+    base.mkdir()
+    svc = write(tmp_path, "svc.yaml", SERVICE.format(ns=ns("verl")))
+    dep = write(base, "deploy.yaml", DEPLOYMENT.format(name="trainer", ns="", url="http://sandbox:8080"))
+    code, findings = lint(capsys, svc, dep)
+    assert code == 1 and codes(findings) == [("GRPO850", "deploy.yaml")]
+    (base / "kustomization.yaml").write_text("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                                             "resources:\n  - ./deploy.yaml\n")
+    assert lint(capsys, svc, dep) == (0, [])
+    (base / "kustomization.yaml").write_text("resources: [other.yaml]\n")  # a kustomization that does not list it
+    code, findings = lint(capsys, svc, dep)
+    assert code == 1 and codes(findings) == [("GRPO850", "deploy.yaml")]
+
+
 def test_url_checked_against_services_of_every_file(capsys, tmp_path):
     """A URL in one file resolves against a Service another file defines; the predecessor's hard-coded
     `default` namespace is caught when that Service is in the release. A name in the files' namespace that none of

@@ -33,6 +33,7 @@ from typing import Any
 from .. import __version__
 from ..errors import InputError
 from ..filereader import ledger, read_text
+from ..kustomize import kustomization_beside
 from ..paths import EVAL_OVERLAY, PACKAGE_DIR, chart_dir
 from .finding import Finding, Severity
 from .selection import Selection
@@ -256,7 +257,17 @@ def _may_render(path: str) -> bool:
 
 
 def _unit_key(cache: ResultCache, unit: tuple[str, ...], digests: dict[str, str]) -> str:
-    return cache.key("unit", [(p, digests[p]) for p in unit])
+    """A unit's files, each with the kustomization beside it: it decides whether a file's objects keep the
+    namespace they state (GRPO850)."""
+    return cache.key("unit", [(p, digests[p], _kustomization_digest(p)) for p in unit])
+
+
+def _kustomization_digest(path: str) -> str | None:
+    found = kustomization_beside(path)
+    try:
+        return found and file_digest(found)
+    except InputError:
+        return None
 
 
 def _compute(paths, base, release, namespace, crd, config_path, select, cache: ResultCache | None, overlay=()):

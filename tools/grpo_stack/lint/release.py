@@ -17,6 +17,7 @@ from typing import Any
 from ..apivalidation.objects import sops_encrypted
 from ..errors import InputError
 from ..filereader import read_text
+from ..kustomize import KUSTOMIZATION_FILES, kustomize_resource
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderedObject
 from ..safeyaml import Span, load_documents, load_input
@@ -24,7 +25,7 @@ from .context import LintContext
 from .engine import lint_values_many
 from .locator import Locator
 from .outcome import LintResult, Options
-from .rules.release_namespace import EXPECTED
+from .rules.release_namespace import EXPECTED, KUSTOMIZED
 from .steps import (
     apply_suppressions,
     is_manifest_docs,
@@ -56,10 +57,6 @@ def read_input(path: str) -> ManifestFile | None:
         raise InputError(path, "a kustomize file, neither manifests nor values: render it first "
                          "(`kubectl kustomize DIR > rendered.yaml`) and lint the rendered manifests", line=1)
     return ManifestFile(path, text, docs, spans, tuple(duplicates)) if is_manifest_docs(docs) else None
-
-
-# The names kustomize reads a directory's kustomization from (kustomize api/konfig: RecognizedKustomizationFileNames).
-KUSTOMIZATION_FILES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 
 
 def _kustomization(path: str, docs: list[Any]) -> bool:
@@ -102,7 +99,8 @@ def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: 
     wellformed = [o for o in objects if id(o) not in malformed]
     ns = namespace or _common_namespace(wellformed) or "default"
     ctx = LintContext(files[0].path if files else "", "", ns, wellformed,
-                      extra={**opts.config.settings, EXPECTED: namespace})
+                      extra={**opts.config.settings, EXPECTED: namespace,
+                             KUSTOMIZED: frozenset(f.path for f in files if kustomize_resource(f.path))})
     locator = Locator([], manifest_docs=positions)
     hits = [h[:4] for h in schema_hits] + rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]

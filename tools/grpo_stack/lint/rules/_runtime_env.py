@@ -58,3 +58,28 @@ def runtime_env_packages(o) -> Iterator[tuple[str, str, list[str]]]:
             packages = value.get("packages") if isinstance(value, dict) else value
             if isinstance(packages, list):
                 yield field, key, [str(p) for p in packages if isinstance(p, str)]
+
+
+def serve_llm_models(o) -> Iterator[tuple[str, str | None]]:
+    """(model source, `engine_kwargs.revision` or None) of each Ray Serve LLM config (`ray.serve.llm`) in a
+    RayService's `serveConfigV2`: `model_loading_config.model_source`, or without it `model_id`."""
+    if o.kind != "RayService":
+        return
+    for llm in _llm_configs(embedded_yaml(o, "serveConfigV2") or []):
+        loading = llm["model_loading_config"]
+        source = loading.get("model_source") or loading.get("model_id")
+        engine = llm.get("engine_kwargs") if isinstance(llm.get("engine_kwargs"), dict) else {}
+        if isinstance(source, str):
+            revision = engine.get("revision")
+            yield source, revision if isinstance(revision, str) else None
+
+
+def _llm_configs(node) -> Iterator[dict]:
+    if isinstance(node, dict):
+        if isinstance(node.get("model_loading_config"), dict):
+            yield node
+        for v in node.values():
+            yield from _llm_configs(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _llm_configs(v)

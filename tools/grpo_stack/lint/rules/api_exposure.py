@@ -18,6 +18,8 @@ from ._serving import (
     argv,
     command_programs,
     is_model_server,
+    is_notebook,
+    is_ollama,
     jupyter_token_off,
     server_family,
 )
@@ -42,8 +44,9 @@ behind it, in any controller. Reported when that container is:
   without an API key (`--api-key`, `--api-keys`, `VLLM_API_KEY`, TGI's `API_KEY`); TGI also as a build of it run
   as its image's own entrypoint with TGI's `--model-id`, and any of them started by a script the container runs
   from a configMap volume;
-- a Triton Inference Server (without `--http-restricted-api` / `--grpc-restricted-protocol`) or TensorFlow
-  Serving, which have no authentication of their own;
+- a Triton Inference Server (without `--http-restricted-api` / `--grpc-restricted-protocol`), TensorFlow
+  Serving or Ollama (`ollama serve`, or the ollama image's own entrypoint, on the port its `OLLAMA_HOST` names,
+  11434 by default), which have no authentication of their own;
 - a Gradio app (a warning: its authentication, if any, is in its code);
 - a Jupyter server with its token switched off (`--ServerApp.token=''`, `--NotebookApp.token=''`,
   `--LabApp.token=''`, which Jupyter Server passes on to ServerApp);
@@ -80,6 +83,10 @@ Recognised by shape as well, each a warning (what authenticates may be outside t
   it does not present to a provider) over plain HTTP, its flags and env setting up no TLS (`--ssl-certfile`): the
   key reaches every node's port in clear text (the assumption named: nothing in front of the node ports terminates
   TLS; a load balancer may terminate it by means the files do not show, so one is not reported);
+- a public Ingress (or route) without `tls` in front of a server that asks its callers for a credential: an API
+  key or a token in its env or flags, its own login password read from a Secret, or a Jupyter server (which takes
+  a token unless it is switched off): callers send it over plain HTTP (the assumption named: nothing in front of
+  the ingress terminates TLS);
 - a Gateway API `Gateway` whose every listener is plain (`HTTP`, `TCP`) and whose class does not say `internal`:
   the routes attached to it are served unencrypted;
 - `serviceType: LoadBalancer` or `NodePort` anywhere in a custom resource: its operator creates that Service for
@@ -270,6 +277,9 @@ def unauthenticated_api(c: dict, ray_head: bool, ray_token_auth: bool) -> Api | 
                     and isinstance(p.get("containerPort"), int)}
         return Api("a Gradio app (any authentication would be in its code; none is configured here)",
                    frozenset(declared or {7860}), seen=False)
+    if is_ollama(c):  # Ollama has no authentication of its own; its image listens on OLLAMA_HOST, 0.0.0.0:11434
+        bound = re.search(r":(\d+)\s*$", str(env.get("OLLAMA_HOST") or ""))
+        return Api("the Ollama API", frozenset({int(bound.group(1)) if bound else 11434}))
     head = ray_head or bool(re.search(r"\bray start\b.*--head\b", text))
     if head and not ray_token_auth and str(env.get("RAY_AUTH_MODE", "")).lower() != "token":
         return Api("the Ray head", frozenset(RAY_HEAD_PORTS))
@@ -594,6 +604,28 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                     yield Hit(path, f"{o.kind} {o.name} routes{clear} to {target.kind} {target.name} through Service "
                               f"{name}, and nothing in these files authenticates its callers", obj=o,
                               severity=Severity.WARNING)
+                elif not apis and not limited and clear:
+                    yield from _credential_in_clear_text(o, b, path)
+
+
+def _credential_in_clear_text(route, b: Backend, path: str) -> Iterator[Hit]:
+    """A public route without TLS to a server that asks its callers for a credential (an API key, a token, its
+    own login password from a Secret; a Jupyter server, which takes a token unless it is switched off): callers
+    send it over plain HTTP, where anyone on the path can take it."""
+    for o, _pod_path, pod in b.pods:
+        for _f, _i, c in containers(pod):
+            env = _env_names(c)
+            names = [n for n, value in env.items() if _own_credential(n, value)]
+            asks = names[0] if names else "--api-key" if API_KEY_FLAG.search(argv(c)) else (
+                "the Jupyter token" if is_notebook(c) or "jupyter" in str(c.get("image", "")).lower() else None)
+            if asks is None or TLS.search(f"{argv(c)} {' '.join(env)}"):
+                continue
+            yield Hit(path, f"{route.kind} {route.name} routes, in the clear (no tls), to {o.kind} {o.name} through "
+                      f"Service {b.name}: its callers send the credential it asks for ({asks}) over plain HTTP "
+                      "(assumed: nothing in front of the ingress terminates TLS)", obj=route,
+                      severity=Severity.WARNING, remediation=f"serve {route.kind} {route.name} over TLS (`tls:` with "
+                      "a certificate for its host), or keep the Service ClusterIP")
+            return
 
 
 def _route_middlewares(o) -> bool:

@@ -60,7 +60,8 @@ def _names_a_service(text: str, names: set[str], address_field: bool) -> str | N
         if len(name) < 3 or name not in text:
             continue
         n = re.escape(name)
-        if re.search(rf"(://|@){n}\b(?![.-]\w)|(?<![\w.-]){n}:\d+|\.{n}(?![\w-])|(?<![\w.-]){n}\.[a-z0-9-]+\.svc",
+        # `.name` is a host under the Service's name; `/.name` is a dot-directory (`/root/.ollama`), no lookup
+        if re.search(rf"(://|@){n}\b(?![.-]\w)|(?<![\w.-]){n}:\d+|(?<![/~])\.{n}(?![\w-])|(?<![\w.-]){n}\.[a-z0-9-]+\.svc",
                      text) or (address_field and text.strip() == name):
             return name
     return None

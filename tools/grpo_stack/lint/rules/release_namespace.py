@@ -30,7 +30,10 @@ create together. Namespaced objects must agree on where they go:
   with a namesake elsewhere: one set may hold the same release in several namespaces (staging and production
   linted together).
 
-A set with no namespaces at all (plain `helm template` output, applied with `-n`) is clean. Cluster-scoped kinds
+A set with no namespaces at all (plain `helm template` output, applied with `-n`) is clean, and so is an object
+without a namespace whose file a kustomization beside it lists in its `resources` (a GitOps base): kustomize
+applies that file, and the overlay that includes the base usually sets every object's namespace (`namespace: NS`),
+which these files do not show. Cluster-scoped kinds
 (Namespace, ClusterRole, StorageClass, PersistentVolume, CRDs, any `Cluster*` kind, and the cluster-scoped custom
 resources of Kueue and Karpenter: ResourceFlavor, WorkloadPriorityClass, AdmissionCheck, NodePool, EC2NodeClass,
 NodeClaim) are never reported.
@@ -62,6 +65,9 @@ Set the same `metadata.namespace` on every namespaced object, or on none and app
 """
 
 EXPECTED = "release-namespace"  # ctx.extra key: the namespace `--namespace` names in manifest mode (or None)
+# ctx.extra key: the files a kustomization beside them lists as resources. kustomize applies them, and an overlay
+# may set every namespace (`namespace: NS`), so an object of one that states none has not lost its namespace.
+KUSTOMIZED = "kustomized-files"
 CLUSTER_SCOPED = frozenset({
     "Namespace", "Node", "PersistentVolume", "StorageClass", "CustomResourceDefinition", "PriorityClass",
     "RuntimeClass", "IngressClass", "APIService", "CSIDriver", "CSINode", "VolumeAttachment",
@@ -96,9 +102,12 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit("metadata.namespace", f"{o.kind} {o.name} is in namespace {ns!r}, the release in "
                           f"{expected!r} (--namespace): `kubectl apply -n {expected}` refuses it", obj=o)
         return
+    kustomized = ctx.extra.get(KUSTOMIZED) or frozenset()
     for a, b, why in references(ctx):
         ns_a, ns_b = namespace_of(a), namespace_of(b)
         if ns_a == ns_b:
+            continue
+        if (ns_a is None and a.template in kustomized) or (ns_b is None and b.template in kustomized):
             continue
         target = ns_a or ns_b
         if ns_a is None or ns_b is None:

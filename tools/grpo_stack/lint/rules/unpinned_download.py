@@ -13,7 +13,7 @@ from ._cache_paths import entrypoint_pulls, known_env, script_argv_pulls
 from ._hub import API_PROVIDERS, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
-from ._runtime_env import embedded_yaml, runtime_env_vars
+from ._runtime_env import runtime_env_vars, serve_llm_models
 from ._trainer_configs import PINNED_BY, config_text_pulls
 
 CODE = "GRPO871"
@@ -381,15 +381,9 @@ def _serve_llm_pulls(ctx) -> Iterator[Hit]:
     """Ray Serve LLM (`ray.serve.llm`): each llm_config loads `model_loading_config.model_source` (or, without
     it, `model_id`); `engine_kwargs.revision` pins it."""
     for o in ctx.of_kind("RayService"):
-        docs = embedded_yaml(o, "serveConfigV2")
-        if docs is None:
-            continue
-        for llm in _llm_configs(docs):
-            loading = llm.get("model_loading_config")
-            source = loading.get("model_source") or loading.get("model_id")
-            engine = llm.get("engine_kwargs") if isinstance(llm.get("engine_kwargs"), dict) else {}
-            if isinstance(source, str) and hub_repo(source):
-                pull = Pull(source, "Ray Serve LLM model_source", engine.get("revision"))
+        for source, revision in serve_llm_models(o):
+            if hub_repo(source):
+                pull = Pull(source, "Ray Serve LLM model_source", revision)
                 if not pull.pinned:
                     yield Hit("spec.serveConfigV2", _message(o, "serveConfigV2", pull,
                                                              " (engine_kwargs.revision pins it)"), obj=o)
@@ -413,17 +407,6 @@ def _configmap_env_pulls(ctx) -> Iterator[Hit]:
         for var, pull in _program_env_pulls(env, set(), loads=False):
             yield Hit(f"data.{var}", _message(o, f"key {var}", pull, PROGRAM_ASSUMED), obj=o,
                       severity=Severity.WARNING)
-
-
-def _llm_configs(node) -> Iterator[dict]:
-    if isinstance(node, dict):
-        if isinstance(node.get("model_loading_config"), dict):
-            yield node
-        for v in node.values():
-            yield from _llm_configs(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from _llm_configs(v)
 
 
 def check(ctx) -> Iterator[Hit]:

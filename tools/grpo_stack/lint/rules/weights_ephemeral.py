@@ -9,10 +9,11 @@ from ...catalog.models import MODELS
 from ..finding import Hit, Severity
 from ..shell import config_map_data
 from ._accelerators import asked as accelerators_asked
-from ._cache_paths import CACHE_ENV, downloads, known_env, mount_at
-from ._hub import Pull
+from ._cache_paths import CACHE_ENV, HOME_HUB_CACHE, cache_dir, downloads, known_env, mount_at
+from ._hub import Pull, hub_repo
 from ._objects import containers
 from ._quantity import quantity
+from ._runtime_env import serve_llm_models
 
 CODE = "GRPO626"
 NAME = "weights-on-ephemeral-disk"
@@ -25,7 +26,10 @@ For every container that pulls a model from the Hugging Face Hub when it starts 
 `vllm serve ORG/NAME`, a server image's entrypoint given `ORG/NAME` as its first argument, TGI's `MODEL_ID`, `hf
 download`, `snapshot_download` / `from_pretrained`, in its command, args, env or `sh -c` script), and every Ollama
 server whose pod pulls a model when it starts (`ollama pull` / `ollama run` in a command or a postStart hook, a
-sidecar's `curl .../api/pull`: the models land in `OLLAMA_MODELS`, else `$HOME/.ollama/models`), finds where the
+sidecar's `curl .../api/pull`: the models land in `OLLAMA_MODELS`, else `$HOME/.ollama/models`), and every
+accelerator container of a RayService's worker groups whose Ray Serve LLM configs load a model from the Hub
+(`model_loading_config.model_source` in `serveConfigV2`: each replica downloads it into its worker's Hub cache; a
+mount at a home's `.cache/huggingface` is taken as that cache, whatever the image's `HOME`), finds where the
 download lands: `--download-dir` / `--local-dir` / `local_dir=` (a path, or a variable the snippet sets to one),
 else `HF_HUB_CACHE` / `HUGGINGFACE_HUB_CACHE` / `TRANSFORMERS_CACHE`, else `HF_HOME/hub`, else
 `XDG_CACHE_HOME/huggingface/hub`, else `$HOME/.cache/huggingface/hub` (`/root` unless `HOME` is set; TGI's image
@@ -131,6 +135,10 @@ def check(ctx) -> Iterator[Hit]:
         for base, c, pulls, cache, _env in downloads(pod, pod_path, with_ollama=True, config_maps=config_maps):
             pulling.add(base)
             yield from _judge(o, base, c, pulls, cache, volumes)
+        for base, c, pulls, cache in _serve_replica_downloads(o, pod_path, pod, config_maps):
+            if base not in pulling:
+                pulling.add(base)
+                yield from _judge(o, base, c, pulls, cache, volumes)
         hits = []
         for field, i, c in containers(pod):
             base = f"{pod_path}.{field}.{i}"
@@ -139,6 +147,26 @@ def check(ctx) -> Iterator[Hit]:
         yield from hits
         if not pulling and not hits:
             yield from _sized_scratch(o, pod_path, pod)
+
+
+def _serve_replica_downloads(o, pod_path: str, pod: dict, config_maps: dict) -> Iterator[tuple]:
+    """A RayService whose Ray Serve LLM configs load models from the Hub: each accelerator container of its worker
+    groups runs replicas, and each replica downloads the model into its node's Hub cache (huggingface_hub's, from
+    the container's env; a mount at a home's `.cache/huggingface` is that cache whatever the image's HOME)."""
+    if o.kind != "RayService" or ".workerGroupSpecs." not in f".{pod_path}.":
+        return
+    pulls = [Pull(source, "Ray Serve LLM model_source", revision) for source, revision in serve_llm_models(o)
+             if hub_repo(source)]
+    if not pulls:
+        return
+    for field, i, c in containers(pod):
+        if not accelerators_asked(c):
+            continue
+        env = known_env(c, config_maps)
+        homes = [m.get("mountPath") for m in c.get("volumeMounts") or [] if isinstance(m, dict)
+                 and HOME_HUB_CACHE.match(str(m.get("mountPath") or ""))]
+        cache = cache_dir(c, [], {"HOME": "$HOME", **env}) if not homes else homes[0]
+        yield f"{pod_path}.{field}.{i}", c, pulls, cache
 
 
 # An accelerator pod whose disk emptyDirs may hold this much writes a model or checkpoints there: half the root
