@@ -69,23 +69,29 @@ def test_namespace_mix_across_files_is_found_only_when_linted_together(capsys, t
     assert lint(capsys, a, unrelated) == (0, [])
 
 
-def test_kustomize_base_without_namespaces_is_left_to_its_overlay(capsys, tmp_path):
+def test_kustomize_base_takes_the_namespace_its_overlay_sets(capsys, tmp_path):
     """A GitOps base lists its files in a kustomization and states no namespace; the overlay that includes it
-    sets one (`namespace: NS`) for every object, the overlay's own Ingress beside it. Linted as files, the base's
-    objects have not lost their namespace: kustomize gives them the overlay's. The same files without a
-    kustomization listing them are applied as they stand, and the pair is reported. The lint cache keys each file
-    with the kustomization beside it: every edit below is a miss, not the earlier answer."""
-    base = tmp_path / "base"
-    base.mkdir()
-    svc = write(tmp_path, "svc.yaml", SERVICE.format(ns=ns("verl")))
+    sets one (`namespace: NS`) for every object, the overlay's own Service beside it. Linted as files, the base's
+    Deployment is in the overlay's namespace, as kustomize applies it. A base no overlay of the files places (its own
+    kustomization sets no namespace) is applied into the kubectl context's namespace, and the pair is reported. The
+    lint cache keys each file with the kustomization beside it: every edit below is a miss, not the earlier answer."""
+    base, overlay = tmp_path / "base" / "app", tmp_path / "staging" / "app"
+    base.mkdir(parents=True)
+    overlay.mkdir(parents=True)
+    svc = write(overlay, "svc.yaml", SERVICE.format(ns=""))
     dep = write(base, "deploy.yaml", DEPLOYMENT.format(name="trainer", ns="", url="http://sandbox:8080"))
-    code, findings = lint(capsys, svc, dep)
-    assert code == 1 and codes(findings) == [("GRPO850", "deploy.yaml")]
     (base / "kustomization.yaml").write_text("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
                                              "resources:\n  - ./deploy.yaml\n")
+    (overlay / "kustomization.yaml").write_text("namespace: verl\nresources: [../../base/app, svc.yaml]\n")
     assert lint(capsys, svc, dep) == (0, [])
-    (base / "kustomization.yaml").write_text("resources: [other.yaml]\n")  # a kustomization that does not list it
-    code, findings = lint(capsys, svc, dep)
+    (overlay / "kustomization.yaml").write_text("resources: [../../base/app, svc.yaml]\n")
+    placed = write(overlay, "svc.yaml", SERVICE.format(ns=ns("verl")))  # the Service states its own namespace
+    code, findings = lint(capsys, placed, dep)
+    assert code == 1 and codes(findings) == [("GRPO850", "deploy.yaml")]
+    (base / "kustomization.yaml").write_text("namespace: verl\nresources: [deploy.yaml]\n")
+    assert lint(capsys, placed, dep) == (0, [])
+    (base / "kustomization.yaml").write_text("namespace: verl\nresources: [other.yaml]\n")  # does not list it
+    code, findings = lint(capsys, placed, dep)
     assert code == 1 and codes(findings) == [("GRPO850", "deploy.yaml")]
 
 

@@ -80,6 +80,21 @@ def test_removed_api_version_or_misspelt_kind_of_kubernetes_is_still_an_error(ca
     assert "extensions/v1beta1" in schema[0]["message"] and "Deploymnet" in schema[1]["message"]
 
 
+def test_sig_project_group_under_k8s_io_is_a_custom_resource_not_a_kubernetes_kind(capsys, tmp_path):
+    """`autoscaling.k8s.io` (the VerticalPodAutoscaler's CRD) shares its first label with Kubernetes' own
+    `autoscaling` group, which the API server serves; it is a custom resource, named as not checked. A misspelt
+    kind in a group the API server does serve (`networking.k8s.io`) is still an error."""
+    p = tmp_path / "vpa.yaml"
+    p.write_text("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\n"
+                 "metadata: {name: web, namespace: t}\n"
+                 "spec: {targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}}\n"
+                 "---\napiVersion: networking.k8s.io/v1\nkind: Ingres\nmetadata: {name: typo, namespace: t}\n")
+    code, doc, err = lint(capsys, str(p))
+    schema = [f for f in doc["findings"] if f["code"] == "GRPO002"]
+    assert code == 1 and len(schema) == 1 and "Ingres" in schema[0]["message"], doc
+    assert notes(err) and "VerticalPodAutoscaler (autoscaling.k8s.io/v1)" in notes(err)[0]
+
+
 def test_no_note_when_every_kind_has_a_schema(capsys, tmp_path):
     p = tmp_path / "cm.yaml"
     p.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: team}\ndata: {a: b}\n")

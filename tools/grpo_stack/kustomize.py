@@ -18,20 +18,43 @@ def kustomization_beside(path: str) -> str | None:
     return None
 
 
-def kustomize_resource(path: str) -> bool:
-    """Whether the kustomization beside the file lists it among its `resources`: the file is applied through
-    kustomize (`kubectl apply -k DIR`, or an overlay that includes DIR), not as it stands."""
+def _kustomization(path: str) -> dict:
+    """The kustomization file's first document, or {} where it cannot be read."""
     from .errors import InputError
     from .filereader import read_text
     from .safeyaml import load_input
 
-    found = kustomization_beside(path)
-    if found is None:
-        return False
     try:
-        docs = load_input(read_text(found), found, lambda _docs: True)
+        docs = load_input(read_text(path), path, lambda _docs: True)
     except InputError:
-        return False
-    listed = docs[0].get("resources") if docs and isinstance(docs[0], dict) else None
-    base = os.path.basename(path)
-    return isinstance(listed, list) and any(isinstance(r, str) and os.path.normpath(r) == base for r in listed)
+        return {}
+    return docs[0] if docs and isinstance(docs[0], dict) else {}
+
+
+def _resources(kustomization: dict) -> list[str]:
+    listed = kustomization.get("resources")
+    return [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
+
+
+def kustomize_namespaces(paths: list[str]) -> dict[str, str]:
+    """The namespace kustomize gives the objects of each file, where the files show it: the file is listed by the
+    kustomization beside it, and that kustomization sets `namespace:`, or another file's kustomization (an overlay)
+    that sets one includes the file's directory among its resources (`../../base/app`)."""
+    beside = {p: k for p in paths for k in [kustomization_beside(p)] if k}
+    read = {k: _kustomization(k) for k in set(beside.values())}
+    overlays = {}  # a directory an overlay includes -> the namespace the overlay sets
+    for k, doc in read.items():
+        ns = doc.get("namespace")
+        if isinstance(ns, str) and ns:
+            for r in _resources(doc):
+                overlays.setdefault(os.path.normpath(os.path.join(os.path.dirname(k), r)), ns)
+    out = {}
+    for p, k in beside.items():
+        doc = read[k]
+        if os.path.basename(p) not in {os.path.normpath(r) for r in _resources(doc)}:
+            continue  # not applied through this kustomization
+        ns = doc.get("namespace")
+        ns = ns if isinstance(ns, str) and ns else overlays.get(os.path.dirname(k))
+        if ns:
+            out[p] = ns
+    return out

@@ -70,11 +70,23 @@ def _claim_volumes(spec: dict[str, Any]) -> frozenset[str]:
     return frozenset(n for n in names if isinstance(n, str))
 
 
+# The API groups with a dot in their name that the API server itself serves (k8s.io/api v0.33: one package per group
+# under staging/src/k8s.io/api). Other `*.k8s.io` groups are served by CRDs or aggregated servers of SIG projects:
+# the VerticalPodAutoscaler's `autoscaling.k8s.io`, `snapshot.storage.k8s.io`, `gateway.networking.k8s.io`,
+# `metrics.k8s.io`.
+KUBERNETES_GROUPS = frozenset({
+    "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "authentication.k8s.io",
+    "authorization.k8s.io", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io", "internal.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io",
+    "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io", "storage.k8s.io", "storagemigration.k8s.io",
+})
+
+
 def custom_group(api_version: Any) -> bool:
-    """A custom resource's group (ray.io, jobset.x-k8s.io: a dot in it, not `*.k8s.io`): never one the API server
-    itself serves, so its fields are its operator's."""
+    """A custom resource's group (ray.io, jobset.x-k8s.io, autoscaling.k8s.io: a dot in it, and not a group of
+    KUBERNETES_GROUPS): never one the API server itself serves, so its fields are its operator's."""
     group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
-    return "." in group and not group.endswith(".k8s.io")
+    return "." in group and group not in KUBERNETES_GROUPS
 
 
 def _template(obj: dict[str, Any], where: str, pod: dict[str, Any],

@@ -17,7 +17,7 @@ from typing import Any
 from ..apivalidation.objects import sops_encrypted
 from ..errors import InputError
 from ..filereader import read_text
-from ..kustomize import KUSTOMIZATION_FILES, kustomize_resource
+from ..kustomize import KUSTOMIZATION_FILES, kustomize_namespaces
 from ..release import DEFAULT_NAMESPACE, DEFAULT_RELEASE
 from ..render import RenderedObject
 from ..safeyaml import Span, load_documents, load_input
@@ -100,7 +100,7 @@ def lint_release(files: list[ManifestFile], namespace: str | None = None, **kw: 
     ns = namespace or _common_namespace(wellformed) or "default"
     ctx = LintContext(files[0].path if files else "", "", ns, wellformed,
                       extra={**opts.config.settings, EXPECTED: namespace,
-                             KUSTOMIZED: frozenset(f.path for f in files if kustomize_resource(f.path))})
+                             KUSTOMIZED: kustomize_namespaces([f.path for f in files])})
     locator = Locator([], manifest_docs=positions)
     hits = [h[:4] for h in schema_hits] + rule_hits(ctx, opts)
     findings = [locator.finding(code, name, sev, hit, ctx) for code, name, sev, hit in hits]

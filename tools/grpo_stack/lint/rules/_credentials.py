@@ -96,9 +96,15 @@ def config_lines(text: str) -> list[tuple[int, str, str]]:
         spaced = not _KEY_THEN_SEPARATOR.match(line)
         if spaced and key.lower() not in SPACE_DIRECTIVES:
             continue
-        if secret_name(key) and value and not value.startswith(("{", "[", "|", ">")):
+        if secret_name(key) and value and not value.startswith(("{", "[", "|", ">")) and not CODE_READ.match(value):
             out.append((n, key, value))
     return out
+
+
+# A value that is code reading the credential from elsewhere, not the credential: a call or a subscript of a
+# (dotted) name (`token=os.environ.get('HF_TOKEN')`, `password=secrets["db"]`, a Python config's
+# `c.OAuthenticator.client_secret = open("/etc/jupyterhub/secrets/id").read()`).
+CODE_READ = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*\s*[(\[]")
 
 
 # Several `key:value` / `key=value` pairs in one argument, split by `,` or `;` (a connection string: an object

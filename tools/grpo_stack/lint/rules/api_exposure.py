@@ -83,10 +83,11 @@ Recognised by shape as well, each a warning (what authenticates may be outside t
   it does not present to a provider) over plain HTTP, its flags and env setting up no TLS (`--ssl-certfile`): the
   key reaches every node's port in clear text (the assumption named: nothing in front of the node ports terminates
   TLS; a load balancer may terminate it by means the files do not show, so one is not reported);
-- a public Ingress (or route) without `tls` in front of a server that asks its callers for a credential: an API
-  key or a token in its env or flags, its own login password read from a Secret, or a Jupyter server (which takes
-  a token unless it is switched off): callers send it over plain HTTP (the assumption named: nothing in front of
-  the ingress terminates TLS);
+- a public Ingress (or route) without `tls` in front of a server that asks its callers for a credential: an
+  `--api-key` flag, an env named for its own key, token or login (`API_KEY`, `VLLM_API_KEY`, `JUPYTER_TOKEN`,
+  `PASSWORD`, a root or admin password read from a Secret; not `VENDOR_API_KEY`, which may be the key the app
+  presents to that vendor), or a Jupyter server (which takes a token unless it is switched off): callers send it
+  over plain HTTP (the assumption named: nothing in front of the ingress terminates TLS);
 - a Gateway API `Gateway` whose every listener is plain (`HTTP`, `TCP`) and whose class does not say `internal`:
   the routes attached to it are served unencrypted;
 - `serviceType: LoadBalancer` or `NodePort` anywhere in a custom resource: its operator creates that Service for
@@ -608,6 +609,13 @@ def _route_exposure(ctx, all_backends: list[Backend]) -> Iterator[Hit]:
                     yield from _credential_in_clear_text(o, b, path)
 
 
+# An env credential whose name says the server asks it of its callers: a bare key or token, a login's password (a
+# root or admin one, a notebook's); `VENDOR_API_KEY` names a key the app may present to that vendor instead.
+CALLERS_CREDENTIAL = re.compile(r"^(?:API_KEYS?|API_TOKEN|AUTH_TOKEN|ACCESS_TOKEN|PASSWORD)$"
+                                r"|^(?:VLLM|JUPYTER|NOTEBOOK|SERVER|APP)_(?:API_KEY|TOKEN)$"
+                                r"|(?:^|_)(?:ROOT|ADMIN|LOGIN)_PASSWORD$", re.IGNORECASE)
+
+
 def _credential_in_clear_text(route, b: Backend, path: str) -> Iterator[Hit]:
     """A public route without TLS to a server that asks its callers for a credential (an API key, a token, its
     own login password from a Secret; a Jupyter server, which takes a token unless it is switched off): callers
@@ -615,7 +623,7 @@ def _credential_in_clear_text(route, b: Backend, path: str) -> Iterator[Hit]:
     for o, _pod_path, pod in b.pods:
         for _f, _i, c in containers(pod):
             env = _env_names(c)
-            names = [n for n, value in env.items() if _own_credential(n, value)]
+            names = [n for n, value in env.items() if _own_credential(n, value) and CALLERS_CREDENTIAL.search(n)]
             asks = names[0] if names else "--api-key" if API_KEY_FLAG.search(argv(c)) else (
                 "the Jupyter token" if is_notebook(c) or "jupyter" in str(c.get("image", "")).lower() else None)
             if asks is None or TLS.search(f"{argv(c)} {' '.join(env)}"):

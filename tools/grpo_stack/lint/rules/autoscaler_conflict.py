@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._autoscalers import autoscalers, resource_metrics, target
 from ._objects import mapping
 from ._podsecurity import namespace_of
 
@@ -21,6 +22,12 @@ the workload it scales: its namespace, and `spec.scaleTargetRef`'s kind and name
 `Deployment`, as KEDA defaults it). Two or more on one workload are an error, whether or not the workload is in the
 files. A ScaledObject that takes over a named HPA on purpose (the `scaledobject.keda.sh/transfer-hpa-ownership:
 "true"` annotation naming it in `advanced.horizontalPodAutoscalerConfig.name`) is left alone.
+
+A `VerticalPodAutoscaler` (`autoscaling.k8s.io`) that applies its recommendations (`updateMode` `Auto` or
+`Recreate`, `Auto` when unset) to a workload an HPA or a ScaledObject scales on CPU or memory is a warning: the VPA
+project's own documented limit ("should not be used with the HPA on the same resource metric (CPU or memory)") is
+that the VPA rewrites the requests the HPA measures utilization against and evicts pods to apply them, so each
+undoes the other. `Off` and `Initial` only recommend, or set requests at a pod's creation, and are left alone.
 
 ## Why is this bad?
 KEDA scales through an HPA of its own, so both kinds end as HPAs on the same pods. The HPA controller refuses to
@@ -56,19 +63,8 @@ Keep one autoscaler for the workload and give it every metric (an HPA takes seve
 triggers, `cpu` and `memory` among them), or delete the other.
 """
 
-KEDA = "keda.sh/"
 TRANSFER = "scaledobject.keda.sh/transfer-hpa-ownership"
-
-
-def _target(o, namespace: str) -> tuple[str, str, str] | None:
-    ref = mapping(mapping(o.obj.get("spec")).get("scaleTargetRef"))
-    name = ref.get("name")
-    if not isinstance(name, str) or not name:
-        return None
-    kind = ref.get("kind") or ("Deployment" if o.kind == "ScaledObject" else None)
-    if not isinstance(kind, str):
-        return None
-    return namespace_of(o, namespace), kind, name
+VPA_GROUP = "autoscaling.k8s.io/"
 
 
 def _takes_over(o) -> str | None:
@@ -81,14 +77,11 @@ def _takes_over(o) -> str | None:
 
 
 def check(ctx) -> Iterator[Hit]:
-    scalers = [o for o in ctx.of_kind("HorizontalPodAutoscaler")
-               if str(o.obj.get("apiVersion", "")).startswith("autoscaling/")]
-    scalers += [o for o in ctx.of_kind("ScaledObject") if str(o.obj.get("apiVersion", "")).startswith(KEDA)]
     by_target: dict[tuple[str, str, str], list] = defaultdict(list)
-    for o in scalers:
-        target = _target(o, ctx.namespace)
-        if target is not None:
-            by_target[target].append(o)
+    for o in autoscalers(ctx):
+        scaled = target(o, ctx.namespace)
+        if scaled is not None:
+            by_target[scaled].append(o)
     for (_ns, kind, name), group in by_target.items():
         adopted = {_takes_over(o) for o in group if o.kind == "ScaledObject"} - {None}
         group = [o for o in group if not (o.kind == "HorizontalPodAutoscaler" and o.name in adopted)]
@@ -101,3 +94,27 @@ def check(ctx) -> Iterator[Hit]:
                       f"{first.name} scales too ({named}): KEDA scales through an HPA of its own, and the HPA "
                       "controller stops scaling pods more than one HPA controls (AmbiguousSelector); KEDA's "
                       "admission webhook refuses the ScaledObject outright (already managed by the hpa)", obj=o)
+    yield from _vertical_beside_horizontal(ctx, by_target)
+
+
+def _vertical_beside_horizontal(ctx, by_target: dict) -> Iterator[Hit]:
+    """A VerticalPodAutoscaler that applies its recommendations (updateMode Auto or Recreate, the default) to a
+    workload an HPA or a ScaledObject scales on the same resource."""
+    for v in ctx.of_kind("VerticalPodAutoscaler"):
+        if not str(v.obj.get("apiVersion", "")).startswith(VPA_GROUP):
+            continue
+        spec = mapping(v.obj.get("spec"))
+        mode = mapping(spec.get("updatePolicy")).get("updateMode") or "Auto"
+        ref = mapping(spec.get("targetRef"))
+        if mode in ("Off", "Initial") or not isinstance(ref.get("name"), str):
+            continue
+        horizontal = [(o, sorted(resource_metrics(o))) for o in
+                      by_target.get((namespace_of(v, ctx.namespace), ref.get("kind"), ref["name"]), [])]
+        named = ", ".join(f"{o.kind} {o.name} on {' and '.join(shared)}" for o, shared in horizontal if shared)
+        if named:
+            yield Hit("spec.updatePolicy" if "updatePolicy" in spec else "spec.targetRef",
+                      f"VerticalPodAutoscaler {v.name} (updateMode {mode}) resizes the pods of {ref.get('kind')} "
+                      f"{ref['name']}, which {named} scales: the VPA changes the requests the HPA's utilization is "
+                      "measured against, and evicts pods to apply them, so the two chase each other (the VPA's "
+                      "documented limit: not with an HPA on CPU or memory)", obj=v, severity=Severity.WARNING)
+

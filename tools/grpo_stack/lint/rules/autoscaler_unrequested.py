@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ...apivalidation.podspecs import containers
 from ..finding import Hit, Severity
+from ._autoscalers import autoscalers, target
 from ._objects import mapping
 from ._podsecurity import namespace_of
 
@@ -67,7 +68,6 @@ Request the resource in every container of the scaled pods (the utilization is t
 sum), or scale on an `AverageValue` target, which needs no request.
 """
 
-KEDA = "keda.sh/"
 WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
 DEFAULT_CPU = "80 % CPU utilization by default"
 
@@ -145,17 +145,13 @@ def _unrequested(pod: dict, resource: str, container: str | None) -> str | None:
 
 def check(ctx) -> Iterator[Hit]:
     workloads = {(namespace_of(o, ctx.namespace), o.kind, o.name): o for kind in WORKLOADS for o in ctx.of_kind(kind)}
-    scalers = [(o, _hpa_targets) for o in ctx.of_kind("HorizontalPodAutoscaler")
-               if str(o.obj.get("apiVersion", "")).startswith("autoscaling/")]
-    scalers += [(o, _keda_targets) for o in ctx.of_kind("ScaledObject")
-                if str(o.obj.get("apiVersion", "")).startswith(KEDA)]
-    for o, targets in scalers:
-        ref = mapping(mapping(o.obj.get("spec")).get("scaleTargetRef"))
-        namespace = namespace_of(o, ctx.namespace)
-        kind = ref.get("kind") or ("Deployment" if o.kind == "ScaledObject" else None)
-        workload = workloads.get((namespace, kind, ref.get("name")))
+    for o in autoscalers(ctx):
+        targets = _keda_targets if o.kind == "ScaledObject" else _hpa_targets
+        scaled = target(o, ctx.namespace)
+        workload = workloads.get(scaled) if scaled is not None else None
         if workload is None:
             continue
+        namespace = scaled[0]
         pods = [pod for _o, path, pod in ctx.pod_templates_of(workload) if path == "spec.template.spec"]
         for path, resource, container in targets(o):
             if not pods or _defaulted(ctx, namespace, resource):

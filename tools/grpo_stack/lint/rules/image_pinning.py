@@ -65,7 +65,9 @@ the tag) count as the same image, so a CPU head on `ray:2.52.0` with workers on 
 does a release tag stamped with its build commit (`ray-ml:2.6.3.54de39-py38` beside `ray-ml:2.6.3-py38`) and Ray's
 own image families at one tag (`rayproject/ray-ml:2.7.1` beside `rayproject/ray:2.7.1`: the same Ray and Python). An
 `image` field of a custom resource outside its pod templates gets the same `Always` warning from the
-`imagePullPolicy` beside it.
+`imagePullPolicy` beside it. Such fields are read by shape: an `image` or `<role>Image` key (an operator's
+`devicePluginImage`) whose value names `repo/name[:tag]` or `name:tag`, and the `image` of a container written
+outside a pod template (an Argo Workflow step's `container`, `image: busybox`).
 
 Config (`.grpo-lint.yaml`): `image-pinning: {floating: ["myrepo/base:prod"], pinned: ["myrepo/app:release"]}`,
 shell-style patterns matched against `repository:tag`; `pinned` wins over everything but a missing tag.
@@ -269,10 +271,18 @@ CONTAINER_LISTS = frozenset({"containers", "initContainers", "ephemeralContainer
 
 
 def _image_fields(ctx, o) -> Iterator[tuple[str, str]]:
-    """`image: repo[:tag]` strings of a custom resource's spec, not those of its pod templates' containers."""
+    """Image references of a custom resource's spec, not those of its pod templates' containers: an `image` or
+    `<role>Image` field (an operator's `devicePluginImage`) naming `repo/name[:tag]` or `name:tag`, and the `image`
+    of a container written outside a pod template (an Argo Workflow step's `container`: `image: busybox`)."""
     for path, value in ctx.strings_under(o, "spec"):
         keys = path.split(".")
-        if keys[-1] == "image" and "/" in value and " " not in value and not CONTAINER_LISTS & set(keys):
+        last = keys[-1]
+        if CONTAINER_LISTS & set(keys) or " " in value or not (
+                last == "image" or (last.endswith("Image") and last[:1].islower())):
+            continue
+        parent = node_at(o.obj, path.rsplit(".", 1)[0])
+        container = last == "image" and isinstance(parent, dict) and ("command" in parent or "args" in parent)
+        if "/" in value or ":" in value or container:
             yield path, value
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 
 from ...apivalidation.objects import sops_ciphertext
 from ..finding import Hit, Severity
 from ..shell import command_name, command_words, commands_in, script_in, scripts
-from ._credentials import config_lines, embedded_pairs, flag_values, real_value, secret_name
+from ._credentials import CODE_READ, config_lines, embedded_pairs, flag_values, real_value, secret_name
 from ._objects import containers, custom_resource
 from ._runtime_env import runtime_env_vars
 
@@ -41,17 +42,22 @@ A custom resource's own spec field named for a credential (`options: {fs.oss.acc
 is an error when its value is shaped like a credential: not a name a reference would hold (lower-case letters,
 digits, `-` and `.` only), a path or URL, a placeholder or a switch.
 ConfigMaps are read key by key and line by line: a credential-named key or config line (`password: …`,
-`api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error.
-Secret objects in the set are read key by key: a token-shaped or other real value is an error (the credential is in
-the manifest), except a connection setting kept beside it (a key naming a database, host, port, region, bucket,
-endpoint, schema, or the server's URI or URL: `POSTGRES_DB`, `REDIS_HOST`, `MLFLOW_TRACKING_URI`; a URL carrying a
-password is still one), and a settings document (a JSON or YAML mapping, e.g. a connection's endpoints and prefix)
-with no credential in it: no key named for one with a real value, no token-shaped string, no URL with a password; an
-empty value is an error in the chart's own output (a warning on other manifests, where it is a blank to fill in, and
-only where another object of the set names the Secret: a template nothing in the set mounts starts nothing); a
-placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a `${HF_TOKEN}` base64-encoded under `data`) is a warning to fill
-it in out of band, not a leak. A `stringData` value that is one shell variable (`${HF_TOKEN}`) is not reported:
-envsubst fills it from the user's shell when the file is applied, so the credential is in no file.
+`api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error; a line whose value
+is code that reads the credential from elsewhere (`c.OAuthenticator.client_secret = open(PATH).read()`) is not.
+Secret objects in the set are read key by key (except in a file named as an example of the user's own Secret,
+`secret.example.yaml`, `secrets.yaml.example`, `secret.yaml.template`, whose values stand for the user's): a
+token-shaped or other real value is an error (the credential is in the manifest), except a connection setting kept
+beside it (a key naming a database, host, port, region, bucket, endpoint, schema, or the server's URI or URL:
+`POSTGRES_DB`, `REDIS_HOST`, `MLFLOW_TRACKING_URI`; an OAuth client's, tenant's or project's id, a callback or
+redirect address, a list of users: `ClientID`, `TenantID`, `OAuthCallBack`, `AdminUsers`, camel case read as words;
+a URL carrying a password is still one), a value that is a switch (`true`, `off`), and a settings document (a JSON
+or YAML mapping, e.g. a connection's endpoints and prefix) with no credential in it: no key named for one with a
+real value, no token-shaped string, no URL with a password; an empty value is an error in the chart's own output (a
+warning on other manifests, where it is a blank to fill in, and only where another object of the set names the
+Secret: a template nothing in the set mounts starts nothing); a placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a
+`${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak. A `stringData` value
+that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's shell when the file is
+applied, so the credential is in no file.
 A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
 (`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
 name is written: `global.secrets.*.name` and any `secretKeyRef` in the values; a Secret's own name,
@@ -157,6 +163,8 @@ def check(ctx) -> Iterator[Hit]:
                 seen.add(text)
                 yield Hit(path, f"looks like a {kind} written in the values ({_mask(text)})")
     for o in ctx.of_kind("Secret"):
+        if not ctx.has_values and TEMPLATE_FILE.search(posixpath.basename(o.template)):
+            continue  # a repository's template for the user's own Secret: its values are the blanks to fill in
         yield from _secret_values(o, blank_is_error=ctx.has_values,
                                   referenced=lambda o=o: ctx.has_values or _named_elsewhere(ctx, o))
     # The values' own tokens are reported at their keys above, not again where the chart renders them.
@@ -252,9 +260,6 @@ def _credential_shaped(text: str) -> bool:
         and "://" not in v and not v.startswith(("/", ".")) and not CODE_READ.match(v)
 
 
-# A value that is code reading the credential from elsewhere, not the credential: a call or a subscript of a
-# (dotted) name (`token=os.environ.get('HF_TOKEN')`, `password=secrets["db"]`) in a script's argument.
-CODE_READ = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*\s*[(\[]")
 
 
 def _crd_fields(ctx) -> Iterator[Hit]:
@@ -387,8 +392,9 @@ def _secret_values(o, blank_is_error: bool, referenced: Callable[[], bool]) -> I
                 continue
             elif _settings_without_credential(value):
                 continue  # a settings document (JSON or YAML) with no credential in it: an endpoint, a prefix
-            elif SETTING_KEY.search(str(key)) and not _token_kind(value) and not URL_PASSWORD.search(value):
-                continue  # a connection setting kept beside the credential (POSTGRES_DB, REDIS_HOST, S3_REGION)
+            elif (SETTING_KEY.search(_words(str(key))) or SWITCH.match(value)) and not _token_kind(value) \
+                    and not URL_PASSWORD.search(value):
+                continue  # a setting kept beside the credential (POSTGRES_DB, REDIS_HOST, ClientID, a `true` flag)
             elif field == "stringData" and SHELL_VARIABLE.match(value):
                 continue  # envsubst fills it from the shell at apply time: the credential is in no file
             elif sops_ciphertext(value):
@@ -402,14 +408,29 @@ def _secret_values(o, blank_is_error: bool, referenced: Callable[[], bool]) -> I
                           + f" ({_mask(value)}) in the manifests", obj=o)
 
 
+# A file named as an example of a Secret the user writes (`secret.example.yaml`, `secrets.yaml.example`,
+# `secret-sample.yaml`, `secret.yaml.dist`, `.template`): its values stand for the user's own, which are in no file
+# of the repository. (A `deployment-template.yaml` that envsubst fills is applied with its literals: not one.)
+TEMPLATE_FILE = re.compile(r"(?:^|[._-])(?:example|sample)(?:[._-]|$)|\.(?:dist|template|tmpl)$", re.IGNORECASE)
 # A Secret's plain-text value that is one shell variable (`${HF_TOKEN}`, `$HF_TOKEN`): a template that envsubst
 # fills from the user's shell when it is applied. (In `data` it is base64 text, which envsubst leaves alone.)
 SHELL_VARIABLE = re.compile(r"^\s*\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\s*$")
 # Keys of a Secret that name a connection setting, not a credential: a database's name, a host, a port, a region,
 # the server's address (a URL that carries a password is still read). A user name is not one: triaged corpora took
 # a Secret's MINIO_ROOT_USER (an access key's id) and POSTGRES_USER as part of the leaked login.
+# An OAuth client's, a tenant's or a project's id, a callback address and a list of users identify; the client
+# secret beside them is the credential.
 SETTING_KEY = re.compile(r"(?:^|[_.-])(?:DB|DATABASE|DB_?NAME|HOST|HOSTNAME|PORT|REGION|BUCKET|ENDPOINT|SCHEMA|URI"
-                         r"|URL)$", re.IGNORECASE)
+                         r"|URL|(?:CLIENT|TENANT|PROJECT|SUBSCRIPTION)_?ID|CALL_?BACK|REDIRECT_?URI|USERS)$",
+                         re.IGNORECASE)
+# A value that switches something on or off: no credential is a boolean word.
+SWITCH = re.compile(r"^\s*(?:true|false|yes|no|on|off)\s*$", re.IGNORECASE)
+
+
+def _words(key: str) -> str:
+    """A key with its camel-case words split by `_` (`TenantID` -> `Tenant_ID`, `OAuthCallBack` -> `OAuth_Call_Back`),
+    so the setting names match however the key is written."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key)
 # A URL that carries a password (`scheme://user:password@host`).
 URL_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
 

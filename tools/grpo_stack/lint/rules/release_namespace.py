@@ -30,10 +30,10 @@ create together. Namespaced objects must agree on where they go:
   with a namesake elsewhere: one set may hold the same release in several namespaces (staging and production
   linted together).
 
-A set with no namespaces at all (plain `helm template` output, applied with `-n`) is clean, and so is an object
-without a namespace whose file a kustomization beside it lists in its `resources` (a GitOps base): kustomize
-applies that file, and the overlay that includes the base usually sets every object's namespace (`namespace: NS`),
-which these files do not show. Cluster-scoped kinds
+A set with no namespaces at all (plain `helm template` output, applied with `-n`) is clean. An object without a
+namespace whose file a kustomization beside it lists in its `resources` is in the namespace kustomize gives it,
+where the files show one: that kustomization's `namespace:`, or the `namespace:` of an overlay beside another of the
+files that includes the base's directory (`resources: [../../base/app]`, a GitOps layout). Cluster-scoped kinds
 (Namespace, ClusterRole, StorageClass, PersistentVolume, CRDs, any `Cluster*` kind, and the cluster-scoped custom
 resources of Kueue and Karpenter: ResourceFlavor, WorkloadPriorityClass, AdmissionCheck, NodePool, EC2NodeClass,
 NodeClaim) are never reported.
@@ -65,9 +65,9 @@ Set the same `metadata.namespace` on every namespaced object, or on none and app
 """
 
 EXPECTED = "release-namespace"  # ctx.extra key: the namespace `--namespace` names in manifest mode (or None)
-# ctx.extra key: the files a kustomization beside them lists as resources. kustomize applies them, and an overlay
-# may set every namespace (`namespace: NS`), so an object of one that states none has not lost its namespace.
-KUSTOMIZED = "kustomized-files"
+# ctx.extra key: file -> the namespace kustomize gives its objects (lint/release.py, kustomize.py): an object that
+# states none there is applied into that one, not the kubectl context's.
+KUSTOMIZED = "kustomized-namespaces"
 CLUSTER_SCOPED = frozenset({
     "Namespace", "Node", "PersistentVolume", "StorageClass", "CustomResourceDefinition", "PriorityClass",
     "RuntimeClass", "IngressClass", "APIService", "CSIDriver", "CSINode", "VolumeAttachment",
@@ -102,12 +102,11 @@ def check(ctx) -> Iterator[Hit]:
                 yield Hit("metadata.namespace", f"{o.kind} {o.name} is in namespace {ns!r}, the release in "
                           f"{expected!r} (--namespace): `kubectl apply -n {expected}` refuses it", obj=o)
         return
-    kustomized = ctx.extra.get(KUSTOMIZED) or frozenset()
+    kustomized = ctx.extra.get(KUSTOMIZED) or {}
     for a, b, why in references(ctx):
-        ns_a, ns_b = namespace_of(a), namespace_of(b)
+        ns_a = namespace_of(a) or kustomized.get(a.template)
+        ns_b = namespace_of(b) or kustomized.get(b.template)
         if ns_a == ns_b:
-            continue
-        if (ns_a is None and a.template in kustomized) or (ns_b is None and b.template in kustomized):
             continue
         target = ns_a or ns_b
         if ns_a is None or ns_b is None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._accelerators import asked
+from ._autoscalers import scaled_pods
 from ._objects import claim_volumes, containers, pinned_to_node, pods_of, runs_to_completion
 from ._rollout import replicas, rolling_update, scaled
 
@@ -15,21 +16,22 @@ SEVERITY = Severity.ERROR
 CATEGORY = "correctness"
 SUMMARY = "A ReadWriteOnce claim is mounted by several pods that can run on different nodes."
 DOC = """## What it does
-For every PersistentVolumeClaim of the release whose access modes are only `ReadWriteOnce` or
-`ReadWriteOncePod`, counts the pods that mount it by `claimName`: a Deployment's, ReplicaSet's or
-StatefulSet's replicas, a Job's parallelism, every Ray group (a worker group at its replicas or maxReplicas, the
-head), a JobSet's replicated jobs, a LeaderWorkerSet's groups x size, any DaemonSet, and every other workload
-that names the claim. More than one pod is reported (an error; a warning where the pods can take the claim in turn:
-finite work that runs one pod at a time, a Job, beside at most one pod that runs until stopped, which the Job's
-volume is free for once it has finished), unless every mounting pod is pinned to one node
-(`nodeName`, or a `kubernetes.io/hostname` node selector), at each workload that mounts the claim: any of them
-can be the one whose pod waits. A Deployment whose one pod asks for an accelerator and is the claim's one pod,
-but rolls out with `RollingUpdate` (the default) and a `maxSurge` above zero, runs its new pod beside the old one
-for the rollout: a warning, naming the assumption that the new pod lands on another node (where it waits for the
-volume and the rollout never completes), as it must where the old pod holds the node's GPUs. A pod without an
-accelerator may as well be placed on the same node, and is not judged for it. A `ReadWriteOnce` claim bound
-(`volumeName`) to a PersistentVolume of the set that is a node's own directory (`hostPath`, or `local`, which
-its node affinity keeps on one node) is not judged: nothing attaches it, so no pod waits for it.
+For every PersistentVolumeClaim of the release whose access modes are only `ReadWriteOnce` or `ReadWriteOncePod`,
+counts the pods that mount it by `claimName`: a Deployment's, ReplicaSet's or StatefulSet's replicas (or the most an
+HPA or a KEDA ScaledObject of the set scales it to), a Job's parallelism, every Ray group (a worker group at its
+replicas or maxReplicas, the head), a JobSet's replicated jobs, a LeaderWorkerSet's groups x size, any DaemonSet,
+and every other workload that names the claim. More than one pod is reported (an error; a warning where the pods can
+take the claim in turn: finite work that runs one pod at a time, a Job, beside at most one pod that runs until
+stopped, which the Job's volume is free for once it has finished; pods that are all such finite work, the steps of a
+pipeline, are not reported), unless every mounting pod is pinned to one node (`nodeName`, or a
+`kubernetes.io/hostname` node selector), at each workload that mounts the claim: any of them can be the one whose
+pod waits. A Deployment whose one pod asks for an accelerator and is the claim's one pod, but rolls out with
+`RollingUpdate` (the default) and a `maxSurge` above zero, runs its new pod beside the old one for the rollout: a
+warning, naming the assumption that the new pod lands on another node (where it waits for the volume and the rollout
+never completes), as it must where the old pod holds the node's GPUs. A pod without an accelerator may as well be
+placed on the same node, and is not judged for it. A `ReadWriteOnce` claim bound (`volumeName`) to a
+PersistentVolume of the set that is a node's own directory (`hostPath`, or `local`, which its node affinity keeps on
+one node) is not judged: nothing attaches it, so no pod waits for it.
 
 ## Why is this bad?
 A `ReadWriteOnce` volume attaches to one node. The second pod on another node stays in ContainerCreating with
@@ -94,14 +96,16 @@ def check(ctx) -> Iterator[Hit]:
             if claim in mounters:
                 mounters[claim].append((o, pod_path, pod))
     for name, users in mounters.items():
-        total = sum(pods_of(o, path) for o, path, _ in users)
+        total = sum(scaled_pods(ctx, o, path, pods_of(o, path)) for o, path, _ in users)
         if total == 1 and not pinned_to_node(users[0][2]):
             yield from _rollout_surge(name, claims[name], *users[0])
-        if total < 2 or all(pinned_to_node(pod) for _, _, pod in users):
+        if total < 2 or all(pinned_to_node(pod) for _, _, pod in users) or _steps_only(users):
             continue
-        where = ", ".join(sorted({f"{u.kind} {u.name}" for u, _, _ in users}))
+        where = ", ".join(sorted({f"{u.kind} {u.name}" + (f" (an autoscaler takes it to {scaled_pods(ctx, u, p, 0)})"
+                                                         if scaled_pods(ctx, u, p, 0) > pods_of(u, p) else "")
+                                  for u, p, _ in users}))
         severity, assumed = (Severity.WARNING, " (assumed: they run at once; a Job that has finished no longer holds "
-                             "the volume, so one applied after it ends starts)") if _in_turn(users) else (None, "")
+                             "the volume, so one applied after it ends starts)") if _in_turn(ctx, users) else (None, "")
         reported = set()
         for o, path, _ in users:  # each workload that mounts it: any of them can be the pod left waiting
             if (o.kind, o.name, path) in reported:
@@ -112,7 +116,14 @@ def check(ctx) -> Iterator[Hit]:
                       f"node stays in ContainerCreating (Multi-Attach error){assumed}", obj=o, severity=severity)
 
 
-def _in_turn(users: list) -> bool:
+def _steps_only(users: list) -> bool:
+    """Every pod that mounts the claim is finite work that runs one pod at a time (the steps of a pipeline: data
+    generation, training, evaluation Jobs): each holds the volume only while it runs, and nothing that runs until
+    stopped keeps it, so they overlap only where they are started together, which the files do not say."""
+    return all(runs_to_completion(o, path, pod) and pods_of(o, path) <= 1 for o, path, pod in users)
+
+
+def _in_turn(ctx, users: list) -> bool:
     """The claim's pods can take it in turn: at most one pod runs until stopped, and each other workload is finite
     work running one pod at a time (a Job that writes what a server then reads). Whether they overlap depends on
     when each is applied, which the files do not say."""
@@ -123,7 +134,7 @@ def _in_turn(users: list) -> bool:
             if count > 1:
                 return False
         else:
-            lasting += count
+            lasting += scaled_pods(ctx, o, path, count)
     return lasting <= 1
 
 
