@@ -1,4 +1,5 @@
-"""What kustomize reads beside a manifest file: a directory's kustomization, and whether it lists the file."""
+"""What kustomize reads beside manifest files: a directory's kustomization, and the namespace it gives a file's
+objects."""
 
 from __future__ import annotations
 
@@ -8,14 +9,19 @@ import os
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
-def kustomization_beside(path: str) -> str | None:
-    """The kustomization file of the file's own directory, or None (kustomize reads the first name it finds)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    for name in KUSTOMIZATION_FILES:
-        candidate = os.path.join(folder, name)
-        if os.path.isfile(candidate):
-            return candidate
-    return None
+def kustomizations_beside(paths: list[str]) -> dict[str, str]:
+    """Each file's kustomization (the one of its own directory; kustomize reads the first name it finds), for the
+    files that have one. Each directory is looked at once: a set of many manifests shares a few."""
+    folders: dict[str, str | None] = {}
+    out = {}
+    for path in paths:
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in folders:
+            folders[folder] = next((c for c in (os.path.join(folder, n) for n in KUSTOMIZATION_FILES)
+                                    if os.path.isfile(c)), None)
+        if folders[folder]:
+            out[path] = folders[folder]
+    return out
 
 
 def _kustomization(path: str) -> dict:
@@ -40,7 +46,7 @@ def kustomize_namespaces(paths: list[str]) -> dict[str, str]:
     """The namespace kustomize gives the objects of each file, where the files show it: the file is listed by the
     kustomization beside it, and that kustomization sets `namespace:`, or another file's kustomization (an overlay)
     that sets one includes the file's directory among its resources (`../../base/app`)."""
-    beside = {p: k for p in paths for k in [kustomization_beside(p)] if k}
+    beside = kustomizations_beside(paths)
     read = {k: _kustomization(k) for k in set(beside.values())}
     overlays = {}  # a directory an overlay includes -> the namespace the overlay sets
     for k, doc in read.items():

@@ -33,7 +33,7 @@ from typing import Any
 from .. import __version__
 from ..errors import InputError
 from ..filereader import ledger, read_text
-from ..kustomize import kustomization_beside
+from ..kustomize import kustomizations_beside
 from ..paths import EVAL_OVERLAY, PACKAGE_DIR, chart_dir
 from .finding import Finding, Severity
 from .selection import Selection
@@ -257,15 +257,15 @@ def _may_render(path: str) -> bool:
 
 
 def _unit_key(cache: ResultCache, unit: tuple[str, ...], digests: dict[str, str]) -> str:
-    """A unit's files, each with the kustomization beside it: it decides whether a file's objects keep the
-    namespace they state (GRPO850)."""
-    return cache.key("unit", [(p, digests[p], _kustomization_digest(p)) for p in unit])
+    """A unit's files, each with the kustomization beside it: it decides the namespace kustomize gives the file's
+    objects (GRPO850)."""
+    beside = kustomizations_beside(list(unit))
+    return cache.key("unit", [(p, digests[p], _digest_or_none(beside.get(p))) for p in unit])
 
 
-def _kustomization_digest(path: str) -> str | None:
-    found = kustomization_beside(path)
+def _digest_or_none(path: str | None) -> str | None:
     try:
-        return found and file_digest(found)
+        return path and file_digest(path)
     except InputError:
         return None
 

@@ -96,9 +96,21 @@ def config_lines(text: str) -> list[tuple[int, str, str]]:
         spaced = not _KEY_THEN_SEPARATOR.match(line)
         if spaced and key.lower() not in SPACE_DIRECTIVES:
             continue
-        if secret_name(key) and value and not value.startswith(("{", "[", "|", ">")) and not CODE_READ.match(value):
+        if CODE_READ.match(value):
+            value = _code_default(value)  # the literal a read falls back to, if it gives one
+        if secret_name(key) and value and not value.startswith(("{", "[", "|", ">")):
             out.append((n, key, value))
     return out
+
+
+QUOTED = re.compile(r"""(['"])([^'"]*)\1""")
+
+
+def _code_default(code: str) -> str:
+    """The literal a code read falls back to (`os.getenv('SECRET', 'ef28…')`: the second quoted string), or "" where
+    it names only where it reads from (`open(PATH).read()`, `os.environ['SECRET']`)."""
+    literals = [m.group(2) for m in QUOTED.finditer(code)]
+    return literals[-1] if len(literals) > 1 else ""
 
 
 # A value that is code reading the credential from elsewhere, not the credential: a call or a subscript of a

@@ -268,6 +268,8 @@ def _controller_supplied(o) -> bool:
 
 
 CONTAINER_LISTS = frozenset({"containers", "initContainers", "ephemeralContainers"})
+# A value its controller fills in before use: an Argo Workflow's `{{inputs.parameters.image}}`, a `$(VAR)`.
+TEMPLATED = re.compile(r"\{\{|\$\(|\$\{")
 
 
 def _image_fields(ctx, o) -> Iterator[tuple[str, str]]:
@@ -282,7 +284,7 @@ def _image_fields(ctx, o) -> Iterator[tuple[str, str]]:
             continue
         parent = node_at(o.obj, path.rsplit(".", 1)[0])
         container = last == "image" and isinstance(parent, dict) and ("command" in parent or "args" in parent)
-        if "/" in value or ":" in value or container:
+        if ("/" in value or ":" in value or container) and not TEMPLATED.search(value):
             yield path, value
 
 

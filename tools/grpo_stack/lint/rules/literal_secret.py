@@ -43,21 +43,22 @@ is an error when its value is shaped like a credential: not a name a reference w
 digits, `-` and `.` only), a path or URL, a placeholder or a switch.
 ConfigMaps are read key by key and line by line: a credential-named key or config line (`password: …`,
 `api_key = …`, redis `requirepass …`) with a real value, or a token-shaped string, is an error; a line whose value
-is code that reads the credential from elsewhere (`c.OAuthenticator.client_secret = open(PATH).read()`) is not.
+is code that reads the credential from elsewhere (`c.OAuthenticator.client_secret = open(PATH).read()`) is not,
+unless it falls back to a literal (`os.getenv('CLIENT_SECRET', 'ef28…')`).
 Secret objects in the set are read key by key (except in a file named as an example of the user's own Secret,
 `secret.example.yaml`, `secrets.yaml.example`, `secret.yaml.template`, whose values stand for the user's): a
 token-shaped or other real value is an error (the credential is in the manifest), except a connection setting kept
 beside it (a key naming a database, host, port, region, bucket, endpoint, schema, or the server's URI or URL:
 `POSTGRES_DB`, `REDIS_HOST`, `MLFLOW_TRACKING_URI`; an OAuth client's, tenant's or project's id, a callback or
-redirect address, a list of users: `ClientID`, `TenantID`, `OAuthCallBack`, `AdminUsers`, camel case read as words;
-a URL carrying a password is still one), a value that is a switch (`true`, `off`), and a settings document (a JSON
-or YAML mapping, e.g. a connection's endpoints and prefix) with no credential in it: no key named for one with a
-real value, no token-shaped string, no URL with a password; an empty value is an error in the chart's own output (a
-warning on other manifests, where it is a blank to fill in, and only where another object of the set names the
-Secret: a template nothing in the set mounts starts nothing); a placeholder (`<your-token>`, `CHANGE_ME`, `xxx`, a
-`${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak. A `stringData` value
-that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's shell when the file is
-applied, so the credential is in no file.
+redirect address, a list of admin or allowed users: `ClientID`, `TenantID`, `OAuthCallBack`, `AdminUsers`, camel
+case read as words; a URL carrying a password is still one), a value that is a switch (`true`, `off`), and a
+settings document (a JSON or YAML mapping, e.g. a connection's endpoints and prefix) with no credential in it: no
+key named for one with a real value, no token-shaped string, no URL with a password; an empty value is an error in
+the chart's own output (a warning on other manifests, where it is a blank to fill in, and only where another object
+of the set names the Secret: a template nothing in the set mounts starts nothing); a placeholder (`<your-token>`,
+`CHANGE_ME`, `xxx`, a `${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak.
+A `stringData` value that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's
+shell when the file is applied, so the credential is in no file.
 A Secret *name* that is itself a token — a long hex or mixed letter-and-digit run with no words in it
 (`e3b0c44298fc1c149afbf4c8996fb92427ae41e4`: the token pasted where the name goes) — is reported wherever a
 name is written: `global.secrets.*.name` and any `secretKeyRef` in the values; a Secret's own name,
@@ -421,7 +422,8 @@ SHELL_VARIABLE = re.compile(r"^\s*\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za
 # An OAuth client's, a tenant's or a project's id, a callback address and a list of users identify; the client
 # secret beside them is the credential.
 SETTING_KEY = re.compile(r"(?:^|[_.-])(?:DB|DATABASE|DB_?NAME|HOST|HOSTNAME|PORT|REGION|BUCKET|ENDPOINT|SCHEMA|URI"
-                         r"|URL|(?:CLIENT|TENANT|PROJECT|SUBSCRIPTION)_?ID|CALL_?BACK|REDIRECT_?URI|USERS)$",
+                         r"|URL|(?:CLIENT|TENANT|PROJECT|SUBSCRIPTION)_?ID|CALL_?BACK|REDIRECT_?URI"
+                         r"|(?:ADMIN|ALLOWED)_?USERS)$",
                          re.IGNORECASE)
 # A value that switches something on or off: no credential is a boolean word.
 SWITCH = re.compile(r"^\s*(?:true|false|yes|no|on|off)\s*$", re.IGNORECASE)

@@ -120,7 +120,8 @@ def _steps_only(users: list) -> bool:
     """Every pod that mounts the claim is finite work that runs one pod at a time (the steps of a pipeline: data
     generation, training, evaluation Jobs): each holds the volume only while it runs, and nothing that runs until
     stopped keeps it, so they overlap only where they are started together, which the files do not say."""
-    return all(runs_to_completion(o, path, pod) and pods_of(o, path) <= 1 for o, path, pod in users)
+    return all(o.kind != "CronJob" and runs_to_completion(o, path, pod) and pods_of(o, path) <= 1
+               for o, path, pod in users)  # a CronJob comes back on its schedule, beside whatever else runs then
 
 
 def _in_turn(ctx, users: list) -> bool:
