@@ -3,6 +3,8 @@ rule: no CODE)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ._objects import mapping
 from ._podsecurity import namespace_of
 from ._quantity import whole
@@ -58,22 +60,40 @@ def scaled_pods(ctx, o, pod_path: str, pods: int) -> int:
         (namespace_of(o, ctx.namespace), o.kind, o.name), 0))
 
 
-def resource_metrics(o) -> set[str]:
-    """The pod resources (cpu, memory) an autoscaler scales on, whatever its target type: an `autoscaling/v1` HPA
-    and an HPA with no metrics scale on CPU."""
+def resource_targets(o) -> Iterator[tuple[str, str, str | None, bool]]:
+    """(key path, resource, container or None, whether the target is a utilization) for each CPU or memory target of
+    an autoscaler: an `autoscaling/v1` HPA's `targetCPUUtilizationPercentage`, an HPA with no metrics (both API
+    versions default to 80 % CPU utilization), an `autoscaling/v2` `Resource` or `ContainerResource` metric, a KEDA
+    `cpu` or `memory` trigger (`metricType`, or the older `metadata.type`)."""
     spec = mapping(o.obj.get("spec"))
     if o.kind == "ScaledObject":
         triggers = spec.get("triggers")
-        return {t.get("type") for t in triggers if isinstance(t, dict) and t.get("type") in ("cpu", "memory")} \
-            if isinstance(triggers, list) else set()
+        for i, t in enumerate(triggers if isinstance(triggers, list) else []):
+            t = mapping(t)
+            if t.get("type") in ("cpu", "memory"):
+                meta = mapping(t.get("metadata"))
+                container = meta.get("containerName")
+                yield (f"spec.triggers.{i}", t["type"], container if isinstance(container, str) and container else None,
+                       (t.get("metricType") or meta.get("type")) == "Utilization")
+        return
     metrics = spec.get("metrics")
     if str(o.obj.get("apiVersion", "")) == "autoscaling/v1" or not metrics:
-        return {"cpu"}
-    found = set()
-    for m in metrics if isinstance(metrics, list) else []:
+        cpu = "targetCPUUtilizationPercentage" in spec
+        yield "spec.targetCPUUtilizationPercentage" if cpu else "spec.scaleTargetRef", "cpu", None, True
+        return
+    for i, m in enumerate(metrics if isinstance(metrics, list) else []):
         m = mapping(m)
-        source = mapping(m.get("resource") if m.get("type") == "Resource" else
-                         m.get("containerResource") if m.get("type") == "ContainerResource" else None)
-        if source.get("name") in ("cpu", "memory"):
-            found.add(source["name"])
-    return found
+        kind = m.get("type")
+        source = mapping(m.get("resource") if kind == "Resource" else
+                         m.get("containerResource") if kind == "ContainerResource" else None)
+        if source.get("name") not in ("cpu", "memory"):
+            continue
+        container = source.get("container") if kind == "ContainerResource" else None
+        # autoscaling/v2beta1 wrote the utilization as targetAverageUtilization
+        utilization = mapping(source.get("target")).get("type") == "Utilization" or "targetAverageUtilization" in source
+        yield f"spec.metrics.{i}", source["name"], container if isinstance(container, str) else None, utilization
+
+
+def resource_metrics(o) -> set[str]:
+    """The pod resources (cpu, memory) an autoscaler scales on, whatever its target type."""
+    return {resource for _path, resource, _container, _utilization in resource_targets(o)}

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ...apivalidation.podspecs import containers
 from ..finding import Hit, Severity
-from ._autoscalers import autoscalers, target
+from ._autoscalers import autoscalers, resource_targets, target
 from ._objects import mapping
 from ._podsecurity import namespace_of
 
@@ -72,44 +72,6 @@ WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
 DEFAULT_CPU = "80 % CPU utilization by default"
 
 
-def _hpa_targets(o) -> Iterator[tuple[str, str, str | None]]:
-    """(path, resource, container or None) for each utilization target of an HPA."""
-    spec = mapping(o.obj.get("spec"))
-    version = str(o.obj.get("apiVersion", ""))
-    if version == "autoscaling/v1":
-        if "targetCPUUtilizationPercentage" in spec:
-            yield "spec.targetCPUUtilizationPercentage", "cpu", None
-        else:
-            yield "spec.scaleTargetRef", "cpu", None
-        return
-    metrics = spec.get("metrics")
-    if not metrics:
-        yield "spec.scaleTargetRef", "cpu", None
-        return
-    for i, m in enumerate(metrics if isinstance(metrics, list) else []):
-        m = mapping(m)
-        kind = m.get("type")
-        source = mapping(m.get("resource") if kind == "Resource" else
-                         m.get("containerResource") if kind == "ContainerResource" else None)
-        target = mapping(source.get("target"))
-        # autoscaling/v2beta1 wrote the utilization as targetAverageUtilization
-        utilization = target.get("type") == "Utilization" or "targetAverageUtilization" in source
-        if source and utilization and isinstance(source.get("name"), str):
-            container = source.get("container") if kind == "ContainerResource" else None
-            yield f"spec.metrics.{i}", source["name"], container if isinstance(container, str) else None
-
-
-def _keda_targets(o) -> Iterator[tuple[str, str, str | None]]:
-    triggers = mapping(o.obj.get("spec")).get("triggers")
-    for i, t in enumerate(triggers if isinstance(triggers, list) else []):
-        t = mapping(t)
-        kind = t.get("type")
-        metric = t.get("metricType") or mapping(t.get("metadata")).get("type")
-        if kind in ("cpu", "memory") and metric == "Utilization":
-            container = mapping(t.get("metadata")).get("containerName")
-            yield f"spec.triggers.{i}", kind, container if isinstance(container, str) and container else None
-
-
 def _requests(c: dict, resource: str) -> bool:
     res = mapping(c.get("resources"))
     return resource in mapping(res.get("requests")) or resource in mapping(res.get("limits"))
@@ -146,15 +108,14 @@ def _unrequested(pod: dict, resource: str, container: str | None) -> str | None:
 def check(ctx) -> Iterator[Hit]:
     workloads = {(namespace_of(o, ctx.namespace), o.kind, o.name): o for kind in WORKLOADS for o in ctx.of_kind(kind)}
     for o in autoscalers(ctx):
-        targets = _keda_targets if o.kind == "ScaledObject" else _hpa_targets
         scaled = target(o, ctx.namespace)
         workload = workloads.get(scaled) if scaled is not None else None
         if workload is None:
             continue
         namespace = scaled[0]
         pods = [pod for _o, path, pod in ctx.pod_templates_of(workload) if path == "spec.template.spec"]
-        for path, resource, container in targets(o):
-            if not pods or _defaulted(ctx, namespace, resource):
+        for path, resource, container, utilization in resource_targets(o):
+            if not utilization or not pods or _defaulted(ctx, namespace, resource):
                 continue
             missing = _unrequested(pods[0], resource, container)
             if missing is None:
