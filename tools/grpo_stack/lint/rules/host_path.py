@@ -32,8 +32,10 @@ training job is one), and a host device directory (`/dev` itself or one under it
 `/dev/infiniband` for RDMA; opening its devices is what the mount is for). Nor is a node-installed driver directory
 (GKE's `/home/kubernetes/bin`, which Google's GPU and gIB manifests mount writable at `/usr/local/nvidia` and
 `/usr/local/gib`): the vendor's documented mount, which its containers only read (on the labelled corpora such
-warnings were never a defect). Other node agents' writes belong to DaemonSets that manage the node; suppress with
-the reason there.
+warnings were never a defect), nor the CUDA MPS daemon's pipe and log directories (`/run/nvidia/mps/...`,
+`/tmp/nvidia-mps`, `/var/log/nvidia-mps`, or where the container's `CUDA_MPS_PIPE_DIRECTORY` /
+`CUDA_MPS_LOG_DIRECTORY` points): an MPS client must write to the daemon's pipes. Other node agents' writes belong
+to DaemonSets that manage the node; suppress with the reason there.
 
 ## Why is this bad?
 A writable host directory lets the pod change the node: other pods' data, container runtime state, kubelet files. On
@@ -83,6 +85,23 @@ def _node_agent_write(o, c: dict, path: str | None) -> bool:
 DRIVER_DIRS = ("/home/kubernetes/bin",)
 
 
+# The CUDA MPS control daemon's pipe and log directories (the NVIDIA device plugin's MPS sharing keeps them under
+# /run/nvidia/mps; a standalone daemon uses CUDA's defaults, /tmp/nvidia-mps and /var/log/nvidia-mps): an MPS client
+# must mount them writable to reach the daemon through its named pipes.
+MPS_DIRS = ("/run/nvidia/mps", "/tmp/nvidia-mps", "/var/log/nvidia-mps")
+MPS_ENV = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY")
+
+
+def _mps_dir(c: dict, mount: dict, path: str | None) -> bool:
+    """The mount is the MPS daemon's pipe or log directory: the host path is one of MPS_DIRS, or the container's env
+    points the MPS client at the mount (`CUDA_MPS_PIPE_DIRECTORY: /mps/pipe`)."""
+    if _under(path, MPS_DIRS):
+        return True
+    env = {e.get("name"): e.get("value") for e in c.get("env") or [] if isinstance(e, dict)}
+    target = str(mount.get("mountPath") or "").rstrip("/")
+    return any(str(env.get(name) or "").rstrip("/") == target and target for name in MPS_ENV)
+
+
 def _under(path: str | None, dirs: tuple[str, ...]) -> bool:
     p = str(path or "").rstrip("/")
     return any(p == d or p.startswith(d + "/") for d in dirs)
@@ -122,7 +141,7 @@ def check(ctx) -> Iterator[Hit]:
             for j, m in enumerate(c.get("volumeMounts") or []):
                 if (isinstance(m, dict) and m.get("name") in host and not m.get("readOnly")
                         and not _node_agent_write(o, c, host[m["name"]]) and not _device_dir(host[m["name"]])
-                        and not _under(host[m["name"]], DRIVER_DIRS)):
+                        and not _under(host[m["name"]], DRIVER_DIRS) and not _mps_dir(c, m, host[m["name"]])):
                     if j in caches and not _node_location(host[m["name"]]):
                         continue  # a node-local model cache kept on purpose
                     if pinned and not _node_location(host[m["name"]]):

@@ -38,7 +38,9 @@ Not reported: shell scripts run by `sh -c` (the shell expands them; in pod templ
 Ray container's `command`/`args` (KubeRay joins them into the `/bin/bash -lc` line that runs `ray start`, so
 `$REDIS_PASSWORD` or `$HOME` there is the container's env var; not with the `ray.io/overwrite-container-cmd`
 annotation, nor when the command runs `ray start` itself), ConfigMap and Secret data (files a program may
-template at start-up), and annotations (other tools' templates).
+template at start-up), annotations (other tools' templates), an External Secrets resource's `template` (its own
+Go templates, `{{ .password | b64enc }}`), and the `source` of a script step (an Argo Workflow `script` template,
+run by the `command` beside it: a shell expands `$NVIDIA_VISIBLE_DEVICES` there).
 
 ## Why is this bad?
 An envsubst template applied without envsubst creates objects named `${NAMESPACE}`-something, or fails on
@@ -68,6 +70,8 @@ HELM = re.compile(r"\{\{-?\s*(?:\.(?:Values|Release|Chart|Capabilities|Files|Tem
 ENVSUBST = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:]?[-=?+][^}]*)?\}|\$[A-Z_][A-Z0-9_]*\b")
 KUBE_EXPANSION = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 DATA_KINDS = ("ConfigMap", "Secret")
+# External Secrets Operator's resources: their `spec.target.template` is rendered by the operator's own Go templates.
+EXTERNAL_SECRET_KINDS = ("ExternalSecret", "ClusterExternalSecret", "PushSecret")
 # An image reference whose registry, repository or tag was an unset variable: `/x`, `a//b`, `a:`, `a@`, `:tag`.
 EMPTY_IMAGE_PART = re.compile(r"^[/:@]|//|[:@]$")
 # (file:/// has an empty host by design: only network schemes are read.)
@@ -112,12 +116,12 @@ def check(ctx) -> Iterator[Hit]:
                         and (id(o), path) not in shell:  # (what _expanded_empty can flag: an image or a URL)
                     yield from _expanded_empty(o, path, text)
                 continue
-            m = HELM.search(text)
+            m = HELM.search(text) if not _external_secret_template(o.kind, path) else None
             if m:
                 yield Hit(path, f"{o.kind} {o.name}: unrendered Helm template {m.group(0)!r}", obj=o)
                 continue
             if ((id(o), path) in shell or _free_text(o.kind, path) or _kuberay_shell(o.obj, path)
-                    or _shell_argument(o.obj, path)):
+                    or _shell_argument(o.obj, path) or _script_source(o.obj, path)):
                 continue
             m = ENVSUBST.search(text)
             if m:
@@ -142,13 +146,33 @@ def _expanded_empty(o, path: str, text: str) -> Iterator[Hit]:
 
 
 def _free_text(kind: str, path: str) -> bool:
-    """Strings some other program expands or templates: rayStartParams, ConfigMap/Secret data, annotations."""
+    """Strings some other program expands or templates: rayStartParams, ConfigMap/Secret data, annotations, the
+    template an External Secrets resource renders its Secret from (Go templates of its own: `{{ .password }}`)."""
     parts = path.split(".")
     if "rayStartParams" in parts:  # KubeRay runs `ray start --k=v ...` in a shell: $VAR is the pod's env
         return True
     if kind in DATA_KINDS and parts[0] in ("data", "stringData", "binaryData"):
         return True
+    if _external_secret_template(kind, path):
+        return True
     return "annotations" in parts
+
+
+def _external_secret_template(kind: str, path: str) -> bool:
+    return kind in EXTERNAL_SECRET_KINDS and "template" in path.split(".")
+
+
+def _script_source(obj: dict, path: str) -> bool:
+    """The `source` of a script step (an Argo Workflow `script` template: `{image, command: [bash], source}`): the
+    command it names runs it, so a shell expands its variables."""
+    parts = path.split(".")
+    if parts[-1] != "source":
+        return False
+    node = obj
+    for part in parts[:-1]:
+        node = (node.get(part) if isinstance(node, dict)
+                else node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else None)
+    return isinstance(node, dict) and "image" in node and isinstance(node.get("command"), list)
 
 
 def _kuberay_shell(obj: dict, path: str) -> bool:
