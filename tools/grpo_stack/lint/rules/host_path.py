@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._cache_paths import download_mounts
-from ._objects import containers, pinned_to_node
+from ._objects import containers, literal_env, pinned_to_node
 
 CODE = "GRPO847"
 NAME = "writable-host-path"
@@ -97,7 +97,7 @@ def _mps_dir(c: dict, mount: dict, path: str | None) -> bool:
     points the MPS client at the mount (`CUDA_MPS_PIPE_DIRECTORY: /mps/pipe`)."""
     if _under(path, MPS_DIRS):
         return True
-    env = {e.get("name"): e.get("value") for e in c.get("env") or [] if isinstance(e, dict)}
+    env = literal_env(c)
     target = str(mount.get("mountPath") or "").rstrip("/")
     return any(str(env.get(name) or "").rstrip("/") == target and target for name in MPS_ENV)
 

@@ -101,9 +101,7 @@ def check(ctx) -> Iterator[Hit]:
             yield from _rollout_surge(name, claims[name], *users[0])
         if total < 2 or all(pinned_to_node(pod) for _, _, pod in users) or _steps_only(users):
             continue
-        where = ", ".join(sorted({f"{u.kind} {u.name}" + (f" (an autoscaler takes it to {scaled_pods(ctx, u, p, 0)})"
-                                                         if scaled_pods(ctx, u, p, 0) > pods_of(u, p) else "")
-                                  for u, p, _ in users}))
+        where = ", ".join(sorted({_workload(ctx, u, p) for u, p, _ in users}))
         severity, assumed = (Severity.WARNING, " (assumed: they run at once; a Job that has finished no longer holds "
                              "the volume, so one applied after it ends starts)") if _in_turn(ctx, users) else (None, "")
         reported = set()
@@ -114,6 +112,13 @@ def check(ctx) -> Iterator[Hit]:
             yield Hit(f"{path}.volumes", f"claim {name} is {'/'.join(claims[name])} (one node) but {where} can run "
                       f"{total if total > 2 or len(users) > 1 else 'several'} pods that mount it; a pod on a second "
                       f"node stays in ContainerCreating (Multi-Attach error){assumed}", obj=o, severity=severity)
+
+
+def _workload(ctx, o, path: str) -> str:
+    """The workload as the finding names it, with the replicas an autoscaler of the set may give it."""
+    pods = pods_of(o, path)
+    scaled = scaled_pods(ctx, o, path, pods)
+    return f"{o.kind} {o.name}" + (f" (an autoscaler takes it to {scaled})" if scaled > pods else "")
 
 
 def _steps_only(users: list) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ...apivalidation.podspecs import node_at
 from ..finding import Hit, Severity
 from ._image_files import is_image_file
 
@@ -168,10 +169,7 @@ def _script_source(obj: dict, path: str) -> bool:
     parts = path.split(".")
     if parts[-1] != "source":
         return False
-    node = obj
-    for part in parts[:-1]:
-        node = (node.get(part) if isinstance(node, dict)
-                else node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else None)
+    node = node_at(obj, ".".join(parts[:-1]))
     return isinstance(node, dict) and "image" in node and isinstance(node.get("command"), list)
 
 
@@ -186,11 +184,7 @@ def _kuberay_shell(obj: dict, path: str) -> bool:
     annotations = (obj.get("metadata") or {}).get("annotations") if isinstance(obj.get("metadata"), dict) else None
     if isinstance(annotations, dict) and str(annotations.get("ray.io/overwrite-container-cmd", "")).lower() == "true":
         return False
-    container = obj
-    for part in parts[:-2]:
-        container = (container.get(part) if isinstance(container, dict)
-                     else container[int(part)] if isinstance(container, list) and part.isdigit()
-                     and int(part) < len(container) else None)
+    container = node_at(obj, ".".join(parts[:-2]))
     if not isinstance(container, dict):
         return False
     argv = [a for key in ("command", "args") if isinstance(container.get(key), list) for a in container[key]]
@@ -205,10 +199,7 @@ def _shell_argument(obj: dict, path: str) -> bool:
         return False
     from ..shell import script_in
 
-    node = obj
-    for part in parts[:-2]:
-        node = (node.get(part) if isinstance(node, dict)
-                else node[int(part)] if isinstance(node, list) and part.isdigit() and int(part) < len(node) else None)
+    node = node_at(obj, ".".join(parts[:-2]))
     if not isinstance(node, dict):
         return False
     command = node.get("command") if isinstance(node.get("command"), list) else []
