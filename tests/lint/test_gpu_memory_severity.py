@@ -146,3 +146,36 @@ def test_a_context_length_bounds_a_sample_and_only_a_longer_one_is_assumed():
     # without miles' own cap, the context SGLang serves bounds a turn (it takes no longer request)
     served = miles_run(preset("qwen3-4b"), {**lengths, "sglang-context-length": 65536}, 1, H100, None)
     assert (served.seq_len, served.one_turn_seq_len) == (65536, 9216)
+
+
+PIPELINE = """global:
+  job:
+    parallel: {pipeline: 4}
+    verl:
+      batch: {ppoMicroBatchSizePerGpu: null, logProbMicroBatchSizePerGpu: null, useDynamicBsz: true,
+              ppoMaxTokenLenPerGpu: 53248}
+      overrides: {actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity: null}
+"""
+
+
+def _pipeline(tmp_path, lengths: str = ""):
+    overlay = tmp_path / "pipeline.yaml"
+    overlay.write_text(PIPELINE + lengths)
+    return [f for f in lint_values([str(REPO_ROOT / "values" / "qwen3-235b.yaml"), str(overlay)], release="grpo",
+                                   namespace="grpo").findings if f.code == "GRPO920"]
+
+
+def test_a_token_budget_under_a_pipeline_holds_as_many_micro_batches_as_the_lengths_make(tmp_path):
+    """Under a token budget the step's micro batches are as many as its tokens need (verl's
+    prepare_micro_batches), so the first pipeline stage holds four in flight only when the samples are long: at
+    every sample's longest the train phase is over the GPU, at the stated means only it is not. Unstated, that is
+    a warning; long stated means make it an error, short ones a fit."""
+    [unstated] = _pipeline(tmp_path)
+    assert unstated.severity.value == "warning"
+    assert "train phase needs 243.1 GiB" in unstated.message and "activations (first stage" in unstated.message
+    assert "every sample at its longest" in unstated.message
+    [long] = _pipeline(tmp_path, "    lengths: {maxPrompt: 2048, maxResponse: 24576, meanPrompt: 500, "
+                                 "meanResponse: 8000}\n")
+    assert long.severity.value == "error"
+    assert not _pipeline(tmp_path, "    lengths: {maxPrompt: 2048, maxResponse: 24576, meanPrompt: 500, "
+                                   "meanResponse: 300}\n")

@@ -56,7 +56,7 @@ def run_for(row: dict) -> Run | None:
                etp=1 if experts else None, sequence_parallel=bool(row["sp"]),
                distributed_optimizer=bool(row["distopt"]), recompute=recompute, seq_len=row["seq"],
                micro_batch=row["mbs"], rl_logits=False,
-               microbatches=max(1, (row["gbs"] or WORLD) // max(1, WORLD // (tp * pp * cp)) // row["mbs"]))
+               step_samples=max(1, (row["gbs"] or WORLD) // max(1, WORLD // (tp * pp * cp))))
 
 
 def report() -> list[GoldenRow]:

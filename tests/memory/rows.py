@@ -55,13 +55,13 @@ class Outcome:
 
 MEASURED = [
     Measured("A1", Run(GPT7B_TP4, "megatron", "megatron", H100, 1, 8, tp=4, micro_batch=2, seq_len=8192,
-                       rl_logits=False, microbatches=2), 53.22, 19.24,
+                       rl_logits=False, step_samples=4), 53.22, 19.24,
              "Megatron-LM@d98e8a64 gpt3_7b_tp4_pp1_memory_speed golden_values_dev_dgx_h100.json"),
     Measured("A2", Run(GPT7B_TP1, "megatron", "megatron", H100, 1, 8, pp=4, vpp=8, micro_batch=1, seq_len=8192,
-                       rl_logits=False, microbatches=4), 56.55, 23.11,
+                       rl_logits=False, step_samples=4), 56.55, 23.11,
              "Megatron-LM@d98e8a64 gpt3_7b_tp1_pp4_memory_speed golden_values_dev_dgx_h100.json"),
     Measured("A3", Run(QWEN3_8B_TP4, "megatron", "megatron", H100, 1, 8, tp=4, micro_batch=1, seq_len=1024,
-                       distributed_optimizer=False, rollout="static", static_buffer=20 * 10**9, microbatches=2),
+                       distributed_optimizer=False, rollout="static", static_buffer=20 * 10**9, step_samples=2),
              59.75, None, "Megatron-LM@d98e8a64 gpt_grpo_tp4_pp1_dp2_8b_throughput (20 GB inference buffer)"),
     *[Measured(f"A{4 + i}", Run(MIXTRAL_SMALL, "megatron", "megatron", H100, 1, 8, tp=tp, micro_batch=mbs,
                                 seq_len=4096, rl_logits=False), peak, model, "ISEEKYAN/mbridge@10cb17f5 "

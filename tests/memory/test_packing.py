@@ -150,3 +150,21 @@ def test_the_percentile_rule_counts_the_share_above_it_and_never_below_the_means
     assert replace(p90, percentile_seq_len=(90, 100)).packed_tokens(40) == 5000 + 39 * 600  # below the means
     assert replace(p90, mean_seq_len=None).packed_tokens(40) == 4 * 5000 + 36 * 1000
     assert replace(p90, remove_padding=False).packed_tokens(40) == 40 * 5000  # padded: the percentile is moot
+
+
+def test_a_token_budget_makes_as_many_micro_batches_as_the_steps_tokens_need():
+    """verl 0.9.1 cuts a step into ceil(tokens / (budget x CP)) micro batches, at most one per sample
+    (prepare_micro_batches); miles first-fits samples into bins of that size. A static size divides the samples.
+    Where the check stops: the count is read from verl's and miles' source; no Megatron step runs here."""
+    run = Run(preset("qwen3-8b"), "verl", "megatron", H200, 1, 8, pp=4, seq_len=8192, remove_padding=True,
+              token_budget=16384, step_samples=32)
+    assert run.microbatches == 16  # every sample at its longest: two per budget
+    assert replace(run, mean_seq_len=1000).microbatches == 3  # 8192 + 31 x 1000 tokens
+    assert replace(run, mean_seq_len=0).microbatches == 1
+    assert replace(run, cp=2).microbatches == 8
+    # the budget is per GPU: verl and miles multiply it by the GPUs a micro batch is split over
+    assert replace(run, cp=2).train_tokens == 2 * run.train_tokens == 32768
+    assert replace(run, token_budget=None, micro_batch=4).microbatches == 8
+    longest, short = estimate(run), estimate(replace(run, mean_seq_len=0))
+    longest_train, short_train = (next(p.total for p in r.phases if p.name == "train") for r in (longest, short))
+    assert longest_train > short_train

@@ -277,4 +277,4 @@ def _megatron(row: dict[str, Any]) -> Run:
                fp8_training=fp8, fp8_params=fp8 and v.get("fp8-param-gather") is True,
                recompute=str(v.get("recompute-granularity") or "none"), seq_len=row["seq_length"],
                micro_batch=micro, rl_logits=False,
-               microbatches=max(1, (row.get("global_batch_size") or dp * micro) // dp // micro))
+               step_samples=max(1, (row.get("global_batch_size") or dp * micro) // dp))

@@ -106,7 +106,7 @@ class Run:
     token_budget: int | None = None  # dynamic batch size: tokens per GPU per micro batch
     log_prob_micro: int | None = None  # None: micro_batch
     log_prob_budget: int | None = None
-    microbatches: int | None = None  # per optimizer step per data-parallel rank (pipeline discount)
+    step_samples: int | None = None  # samples per optimizer step per data-parallel rank (pipeline discount)
     use_ref: bool = False
     ref_offload: bool = False
     rl_logits: bool = True  # False: Megatron pre-training's own output-layer term
@@ -155,17 +155,41 @@ class Run:
         return max(1, self.trainer_world // (self.tp * self.pp * self.cp))
 
     @property
+    def sequence_shards(self) -> int:
+        """GPUs one micro batch's tokens are split over: Megatron's context parallel x FSDP's Ulysses."""
+        return self.cp * self.ulysses
+
+    @property
     def train_tokens(self) -> int:
-        """Tokens one GPU processes per training micro batch: micro x longest sample, or the dynamic budget (a
-        sample longer than the budget still forms its own micro batch: slime qwen3-4B.md L140)."""
+        """Tokens of one training micro batch before context or Ulysses parallelism splits them: micro x longest
+        sample, or the per-GPU token budget times the GPUs they are split over, as verl's actors (dp_actor.py and
+        megatron_actor.py update_policy @e9405d70; engine/utils.py prepare_micro_batches, 0.9.1) and miles
+        (training_utils/data.py get_data_iterator, miles-rl 0.0.2) scale it. A sample longer than that still forms
+        its own micro batch (slime qwen3-4B.md L140)."""
         if self.token_budget:
-            return max(self.token_budget * (self.cp if self.framework == "miles" else 1), self.seq_len)
+            return max(self.token_budget * self.sequence_shards, self.seq_len)
         return self.packed_tokens(self.micro_batch)
+
+    @property
+    def microbatches(self) -> int | None:
+        """Micro batches per optimizer step per data-parallel rank, which bound the pipeline's first stage's
+        microbatches in flight. Static: the step's samples over the micro batch. Under a token budget as many as
+        the step's tokens need at the lengths assumed, at most one per sample: verl 0.9.1 cuts
+        ceil(tokens / (budget x the GPUs a micro batch is split over)) (engine/utils.py prepare_micro_batches,
+        utils/seqlen_balancing.py rearrange_micro_batches), miles first-fits the samples into bins of that size
+        (training_utils/data.py get_data_iterator, utils/data.py get_minimum_num_micro_batch_size, miles-rl 0.0.2),
+        of which that is the least. Short samples make fewer micro batches than the pipeline is deep."""
+        if self.step_samples is None:
+            return None
+        if not self.token_budget:
+            return max(1, self.step_samples // max(1, self.micro_batch))
+        tokens = self.packed_tokens(self.step_samples)
+        return max(1, min(self.step_samples, math.ceil(tokens / (self.token_budget * self.sequence_shards))))
 
     @property
     def log_prob_tokens(self) -> int:
         if self.log_prob_budget or (self.token_budget and self.log_prob_micro is None):
-            return max(self.log_prob_budget or self.token_budget, self.seq_len)
+            return max((self.log_prob_budget or self.token_budget) * self.sequence_shards, self.seq_len)
         return self.packed_tokens(self.log_prob_micro or self.micro_batch)
 
     def packed_tokens(self, samples: int) -> int:

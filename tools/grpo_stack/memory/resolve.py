@@ -223,7 +223,7 @@ def verl_run(arch, v: dict, megatron: bool, gpu: int, ram: int | None) -> Run:
         # update_policy, the step's whole batch in compute_log_prob (dp_actor.py: data.split(micro_batch_size))
         seq_len=prompt + response, favourable_mean_seq_len=0, micro_batch=min(micro, max(1, mini * n // dp)),
         token_budget=budget, log_prob_micro=None if lp_micro is None else min(lp_micro, max(1, batch * n // dp)),
-        log_prob_budget=lp_budget, microbatches=max(1, mini * n // dp // max(1, micro)),
+        log_prob_budget=lp_budget, step_samples=max(1, mini * n // dp),
         use_ref=bool(v.get(f"{AR}.actor.use_kl_loss") or v.get("algorithm.use_kl_in_reward")),
         ref_offload=bool(v.get(ref, False)), rollout="vllm",
         # verl's model config removes padding by default (_generated_ppo_trainer.yaml L306, model.use_remove_padding:
@@ -307,7 +307,7 @@ def miles_run(arch, v: dict, nodes: int, gpu: int, ram: int | None) -> Run:
         # backends/training_utils/data.py get_batch, miles-rl 0.0.2)
         remove_padding=v.get("qkv-format", "thd") == "thd",
         token_budget=int_arg(v, "max-tokens-per-gpu", None) if dynamic else None,
-        microbatches=max(1, int_arg(v, "global-batch-size", dp) // dp // max(1, micro)),
+        step_samples=max(1, int_arg(v, "global-batch-size", dp) // dp),
         use_ref=bool(v.get("use-kl-loss") or v.get("kl-coef")), rollout="sglang",
         rollout_tp=engine_tp, gmu=_sglang_fraction(v, gpu, engine_tp, chunk, graph_bs),
         sglang_chunk=chunk, sglang_graph_bs=graph_bs,
