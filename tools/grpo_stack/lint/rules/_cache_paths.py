@@ -8,7 +8,19 @@ import re
 from collections.abc import Iterator
 
 from ..shell import assigned, command_name, command_words, commands_in, parse, script_in
-from ._hub import HUB_GIT, Pull, argv_pulls, flag_value, hub_repo, python_pulls, resolve, uri_pulls
+from ._hub import (
+    HUB_GIT,
+    LLAMA_HUB_ENV,
+    Pull,
+    argv_pulls,
+    flag_value,
+    hub_repo,
+    llama_hub_pull,
+    llama_repo,
+    python_pulls,
+    resolve,
+    uri_pulls,
+)
 from ._object_store import copy_destinations
 from ._objects import argv_of, containers, literal_env
 from ._ollama import pod_ollama_pulls
@@ -48,6 +60,9 @@ def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
     for var in MODEL_ENV:
         if env.get(var) and hub_repo(env[var]) and (var != "MODEL_ID" or is_tgi(c, argv)):
             found.append(Pull(env[var], f"env {var}", None))
+    llama = llama_repo(env.get(LLAMA_HUB_ENV, ""))
+    if llama:
+        found.append(Pull(llama, f"env {LLAMA_HUB_ENV}", None))
     return [p for p in found if not p.fetched]
 
 
@@ -121,6 +136,9 @@ def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
         target = _py_target(w)
         if target:
             return target
+    llama = _llama_cache(argv, env)
+    if llama:
+        return llama
     for var in CACHE_ENV:
         if env.get(var):
             return env[var]
@@ -131,6 +149,22 @@ def cache_dir(c: dict, argv: list[str], env: dict[str, str]) -> str:
     if env.get("XDG_CACHE_HOME"):
         return posixpath.join(env["XDG_CACHE_HOME"], "huggingface", "hub")
     return posixpath.join(env.get("HOME", "/root"), ".cache", "huggingface", "hub")
+
+
+def _llama_cache(argv: list[str], env: dict[str, str]) -> str | None:
+    """Where llama.cpp keeps what `--hf-repo` downloads, when the container's command (or its script) uses it:
+    `LLAMA_CACHE`, else `XDG_CACHE_HOME/llama.cpp`, else `$HOME/.cache/llama.cpp` (common.cpp
+    fs_get_cache_directory)."""
+    words = list(argv)
+    script = script_in(argv)
+    if script is not None and script[0] < len(argv):
+        source = parse(resolve(argv[script[0]], env)).root_node
+        words += [w for node in commands_in(source) for w in command_words(node)]
+    if not llama_hub_pull(words, env):
+        return None
+    if env.get("LLAMA_CACHE"):
+        return env["LLAMA_CACHE"]
+    return posixpath.join(env.get("XDG_CACHE_HOME") or posixpath.join(env.get("HOME", "/root"), ".cache"), "llama.cpp")
 
 
 def _py_target(text: str) -> str | None:

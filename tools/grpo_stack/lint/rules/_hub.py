@@ -33,6 +33,12 @@ BRANCHES = frozenset({"main", "master", "refs/heads/main", "refs/heads/master"})
 MODEL_FLAGS = frozenset({"--model", "--model-path", "--model-id", "--model_id", "--model-name-or-path",
                          "--model_name_or_path", "--tokenizer", "--tokenizer-path", "--tokenizer_path",
                          "--tokenizer-name-or-path", "--tokenizer_name"})
+# llama.cpp's own Hub download (common/arg.cpp: `-hf`, `-hfr`, `--hf-repo <user>/<model>[:quant]`; the draft and
+# vocoder models' `-hfd` / `--hf-repo-draft`, `-hfv` / `--hf-repo-v`; `LLAMA_ARG_HF_REPO` in the env): it fetches
+# the repository's main branch and takes no revision, so such a pull is never pinned.
+LLAMA_HUB_FLAGS = frozenset({"-hf", "-hfr", "--hf-repo", "-hfd", "-hfrd", "--hf-repo-draft", "-hfv", "-hfrv",
+                             "--hf-repo-v"})
+LLAMA_HUB_ENV = "LLAMA_ARG_HF_REPO"
 # Programs whose first positional argument after a subcommand is the model: `vllm serve M`, `lmdeploy serve
 # api_server M`, `sglang serve M` is spelled with --model-path.
 POSITIONAL = {("vllm", "serve"): 0, ("lmdeploy", "serve"): 1}
@@ -140,6 +146,14 @@ def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
                 seen.add(value)
                 rev = _revision_for(words, flag, revision)
                 yield Pull(value.strip("'\""), f"{program} {flag}", rev)
+    for i, word in enumerate(words):
+        flag, eq, inline = word.partition("=")
+        if flag in LLAMA_HUB_FLAGS:
+            repo = llama_repo(inline if eq else (words[i + 1] if i + 1 < len(words) else ""))
+            if repo and repo not in seen:
+                seen.add(repo)
+                # args alone go to the image's own entrypoint: the flag is all the command names
+                yield Pull(repo, flag if program.startswith("-") else f"{program} {flag}", None)
     for word in words:
         key, eq, value = word.partition("=")
         value = value.strip("'\"")
@@ -189,6 +203,17 @@ def _initializer_pulls(words: list[str]) -> Iterator[Pull]:
         repo = str(value).removeprefix("hf://") if isinstance(value, str) else ""
         if hub_repo(repo):
             yield Pull(repo, f"storage initializer {params} {key}", None)
+
+
+def llama_repo(value: str) -> str | None:
+    """The Hub repository of a llama.cpp `--hf-repo` value (`<user>/<model>[:quant]`), None if it names none."""
+    repo = value.strip("'\"").partition(":")[0]
+    return repo if hub_repo(repo) else None
+
+
+def llama_hub_pull(argv: list[str], env: dict[str, str]) -> bool:
+    """llama.cpp downloads from the Hub at start: a `--hf-repo` flag among the words, or its env form."""
+    return any(w.partition("=")[0] in LLAMA_HUB_FLAGS for w in argv) or bool(llama_repo(env.get(LLAMA_HUB_ENV, "")))
 
 
 def flag_value(argv: list[str], names: tuple[str, ...]) -> str | None:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from ..finding import Hit, Severity
-from ._objects import custom_resource, selector_keys, selector_matches
+from ._objects import custom_resource, label_matches, selector_keys, selector_matches
+from ._rbac import accounts_granted, pod_account
 from ._services import backends, meant_pods
 
 CODE = "GRPO401"
@@ -37,7 +38,10 @@ sets itself is an ordinary label; with no pod template in the set, selecting on 
 assumption. On manifests (not the chart), an affinity term or a NetworkPolicy selector that matches no pod of the
 set is a warning naming its assumption too: such a term often names a workload applied from its own file (a
 benchmark placed beside the server it measures, a policy file beside workloads that each have their own). A
-TrainJob's pods carry the JobSet labels of the JobSet Kubeflow Trainer runs it as, named after the TrainJob.
+TrainJob's pods carry the JobSet labels of the JobSet Kubeflow Trainer runs it as, named after the TrainJob. A pod
+whose service account a binding of the set allows to `patch` or `update` pods may label itself at run time (a leader
+that adds `role: master`): a Service selecting labels such a pod template carries, plus labels it lacks, is taken as
+meaning those pods.
 
 ## Why is this bad?
 The predecessor's anti-affinity selected `ray-node-type: head`. KubeRay labels pods `ray.io/node-type`, so the term
@@ -108,14 +112,30 @@ def check(ctx) -> Iterator[Hit]:
                         yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated,
                                              apart=apart)
     written = {id(b.obj): b for b in backends(ctx) if b.obj.kind == "Service"}
+    # pods whose service account may patch pods can label themselves at run time (a leader that adds `role:
+    # master`, as Patroni and self-electing trainers do): a Service may select them by a label no template sets
+    patchers = accounts_granted(ctx, "pods", SELF_LABEL_VERBS)
+    self_labelling = [ctx.pod_labels(o, p) for o, p, pod in ctx.pod_templates() if pod_account(pod) in patchers]
     for o in ctx.of_kind("Service"):
         sel = (o.obj.get("spec") or {}).get("selector")
         if sel:
             # with no pod template in the set, only a Service selecting by an operator's label is judged: the
             # resources of the set are then the pods it can mean
             judged = [] if all_labels is None and operator_keys & set(map(str, sel)) else all_labels
+            if judged is not None:
+                judged = judged + [{**labels, **sel} for labels in self_labelling if _may_add(labels, sel)]
             for hit in _selector(o, "spec.selector", {"matchLabels": sel}, judged, clusters, generated, operated):
                 yield _with_meant_pods(ctx, written.get(id(o)), hit)
+
+
+SELF_LABEL_VERBS = frozenset({"patch", "update"})
+
+
+def _may_add(labels: dict, selector: dict) -> bool:
+    """A self-labelling pod template a Service selector may mean: it carries some of the selector's labels, each with
+    the selected value, and lacks only the others, which it may add to itself."""
+    carried = [k for k in selector if k in labels]
+    return bool(carried) and all(label_matches(labels, k, str(selector[k])) for k in carried)
 
 
 # KServe labels the pods of an InferenceService's components `app: isvc.<name>-<component>` (a raw deployment's

@@ -10,7 +10,18 @@ from ..finding import Hit, Severity
 from ..shell import assigned, command_name, command_words, commands_in, config_map_data, parse, script_in, scripts
 from ._accelerators import asked
 from ._cache_paths import entrypoint_pulls, known_env, script_argv_pulls
-from ._hub import API_PROVIDERS, Pull, argv_pulls, hub_repo, python_pulls, resolve, uri_pulls
+from ._hub import (
+    API_PROVIDERS,
+    LLAMA_HUB_ENV,
+    LLAMA_HUB_FLAGS,
+    Pull,
+    argv_pulls,
+    hub_repo,
+    llama_repo,
+    python_pulls,
+    resolve,
+    uri_pulls,
+)
 from ._objects import containers, for_finite_work, inline_commands, literal_env
 from ._ollama import OllamaPull, ollama_pulls, script_ollama_pulls
 from ._runtime_env import runtime_env_vars, serve_llm_models
@@ -47,6 +58,10 @@ StatefulSet, Job, CronJob, RayCluster/RayJob/RayService, JobSet, LeaderWorkerSet
   Serve application's, or a revision variable sits beside the name (a web app's `MODEL_ID` is usually the name it asks
   a model server for). A warning, since only the program's code shows that it loads that id from the Hub. A
   `*REVISION` or `*COMMIT` variable beside it pins it, unless it names a branch (`MODEL_REVISION: main`);
+- llama.cpp's own download (`llama-server -hf ORG/NAME[:QUANT]`, `--hf-repo`, the draft and vocoder models'
+  `--hf-repo-draft` / `--hf-repo-v`, or `LLAMA_ARG_HF_REPO` in the env): it fetches the repository's main branch
+  and has no revision option, so it is always reported; the fix downloads the file at a commit and serves it with
+  `-m`;
 - `hf download`, `huggingface-cli download` and `git clone https://huggingface.co/...` in scripts, and a file
   fetched by its URL (`curl` / `wget` of `https://huggingface.co/ORG/NAME/resolve/main/FILE`: the path's revision,
   here a branch, must be a commit);
@@ -127,8 +142,23 @@ def _words(node, positional: list[str] | None = None) -> list[str]:
     return [part for w in words for part in (positional if w in ALL_POSITIONAL else [w])]
 
 
+def _llama(pull: Pull) -> bool:
+    """A llama.cpp download (`--hf-repo`, `LLAMA_ARG_HF_REPO`): it always fetches the main branch."""
+    return pull.how.rsplit(" ", 1)[-1] in LLAMA_HUB_FLAGS or pull.how == f"env {LLAMA_HUB_ENV}"
+
+
+def _fix(pull: Pull) -> str | None:
+    return LLAMA_FIX if _llama(pull) else None
+
+
+LLAMA_FIX = ("llama.cpp takes no revision: download the GGUF file at a commit (`hf download REPO FILE --revision "
+             "COMMIT --local-dir DIR`, into a volume) and serve it with `-m DIR/FILE`")
+
+
 def _message(o, where: str, pull: Pull, detail: str = "") -> str:
     what = f"the branch {pull.revision!r}" if pull.revision else "no revision"
+    if _llama(pull):
+        what += " (llama.cpp fetches the main branch and has no revision option)"
     assumed = " (a name with no owner, read as the Hub's canonical repository, not a local directory)" \
         if pull.canonical else ""
     return (f"{o.kind} {o.name}: {where} pulls {pull.repo} from the Hugging Face Hub ({pull.how}) with {what}"
@@ -152,7 +182,7 @@ def _container_pulls(o, pod_path: str, pod: dict, config_maps: dict[str, dict]) 
             for pull in [*argv_pulls(argv, resolved), *entrypoint_pulls(c)]:
                 if not pull.pinned:
                     yield Hit(_word_path(base, command, argv, pull.repo, resolved),
-                              _message(o, f"container {name}", pull), obj=o)
+                              _message(o, f"container {name}", pull), obj=o, remediation=_fix(pull))
             for k, word in enumerate(argv):
                 for _offset, pull in python_pulls(word, canonical=True):
                     if not pull.pinned:
@@ -254,6 +284,11 @@ def _env_pulls(o, base: str, name, c: dict, env: dict[str, str], argv: list[str]
                 index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
                 yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull, f" (set {pin})"),
                           obj=o)
+    repo = llama_repo(env.get(LLAMA_HUB_ENV, ""))
+    if repo:
+        pull = Pull(repo, f"env {LLAMA_HUB_ENV}", None)
+        index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == LLAMA_HUB_ENV)
+        yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull), obj=o, remediation=LLAMA_FIX)
 
 
 def _index_path(base: str, command: list, k: int) -> str:
@@ -275,7 +310,8 @@ def _script_pulls(ctx) -> Iterator[Hit]:
         for node in commands_in(s.root):
             for pull in argv_pulls(_words(node, positional), env):
                 if not pull.pinned and not (pull.how == "git clone" and _checked_out_later(s.root, node)):
-                    yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {s.line_of(node)})"), obj=s.obj)
+                    yield Hit(s.path, _message(s.obj, s.where, pull, f" (script line {s.line_of(node)})"), obj=s.obj,
+                              remediation=_fix(pull))
             for tagged in script_ollama_pulls(node, env):
                 if not tagged.pinned and tagged.name not in reported:
                     reported.add(tagged.name)
@@ -313,7 +349,8 @@ def _configmap_pulls(ctx) -> Iterator[Hit]:
                     tagged += script_ollama_pulls(node, {})
             for pull in found:
                 if not pull.pinned:
-                    yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o, severity=_severity(pull))
+                    yield Hit(f"data.{key}", _message(o, f"script {key}", pull), obj=o, severity=_severity(pull),
+                              remediation=_fix(pull))
             for field, pull in config_text_pulls(text, f"{o.name}/{key}"):
                 if not pull.pinned:
                     yield Hit(f"data.{key}", _message(o, f"config {key}", pull, f" ({field}; {PINNED_BY[pull.how]} "

@@ -26,7 +26,9 @@ For every container that pulls a model from the Hugging Face Hub when it starts 
 `vllm serve ORG/NAME`, a server image's entrypoint given `ORG/NAME` as its first argument, TGI's `MODEL_ID`, `hf
 download`, `snapshot_download` / `from_pretrained`, in its command, args, env or `sh -c` script), and every Ollama
 server whose pod pulls a model when it starts (`ollama pull` / `ollama run` in a command or a postStart hook, a
-sidecar's `curl .../api/pull`: the models land in `OLLAMA_MODELS`, else `$HOME/.ollama/models`), and every
+sidecar's `curl .../api/pull`: the models land in `OLLAMA_MODELS`, else `$HOME/.ollama/models`), every llama.cpp
+server that downloads its GGUF file from the Hub when it starts (`-hf` / `--hf-repo`, `LLAMA_ARG_HF_REPO`: the file
+lands in `LLAMA_CACHE`, else `XDG_CACHE_HOME/llama.cpp`, else `$HOME/.cache/llama.cpp`), and every
 accelerator container of a RayService's worker groups whose Ray Serve LLM configs load a model from the Hub
 (`model_loading_config.model_source` in `serveConfigV2`: each replica downloads it into its worker's Hub cache; a
 mount at a home's `.cache/huggingface` is taken as that cache, whatever the image's `HOME`), finds where the
