@@ -17,14 +17,16 @@ SECRET_PAIRS = (("api", "key"), ("access", "key"), ("secret", "key"), ("private"
 # Words that make the name about the credential, not the credential (`--token-file`, `--secret-name`), or about
 # something else (`--max-tokens`, `tokenizer`, and the timings of generated tokens: `--time-to-first-token`,
 # `--inter-token-latency`, `--prefill-time-per-token`; how long a credential is trusted or cached:
-# Cassandra's `credentials_validity_in_ms`, `credentials_update_interval_in_ms`).
+# Cassandra's `credentials_validity_in_ms`, `credentials_update_interval_in_ms`; a tokenizer's special tokens:
+# `pad_token`, `eos_token`, `bos_token`, `unk_token`, `sep_token`, `cls_token`, `mask_token`).
 NOT_SECRET_WORDS = frozenset({"file", "path", "dir", "name", "ref", "env", "var", "length", "len", "limit",
                               "tokens", "tokenizer", "budget", "max", "min", "num", "count", "size", "ttl",
                               "expiry", "expires", "header", "type", "mode", "enabled", "enable", "disable",
                               "disabled", "required", "policy", "id", "url", "endpoint", "source",
                               "mount", "command", "cmd", "rotation", "timeout", "prefix", "field", "format",
                               "stdin", "prompt", "no", "time", "latency", "per", "rate", "throughput",
-                              "validity", "interval", "period", "lifetime", "ms", "seconds", "secs"})
+                              "validity", "interval", "period", "lifetime", "ms", "seconds", "secs",
+                              "pad", "eos", "bos", "unk", "sep", "cls", "mask"})
 ENV_REFERENCE = re.compile(r"^\$\(?\{?[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}?\)?$")
 # An upper-case identifier (`AWS_ACCESS_KEY_ID`): the name of a variable holding the credential, not the credential.
 VARIABLE_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")

@@ -26,7 +26,9 @@ Finds `nvidia.com/gpu` requests no engine will use, in every pod template:
   suffix (Ray's CPU images; an untagged platform on `rayproject/ray-ml` is its GPU image, `-cpu` its CPU one), or a
   plain glibc base (`python`, `debian`, `ubuntu`): a warning naming the assumption, since PyPI's torch, vLLM,
   JAX[cuda] and CuPy wheels carry the CUDA runtime and the NVIDIA container runtime mounts the driver. Not reported
-  when the container's own command installs such wheels (`pip install torch==...`, `-r requirements.txt`).
+  when the container's own command installs such wheels (`pip install torch==...`, `-r requirements.txt`), nor
+  when it runs `nvidia-smi`, which the NVIDIA container runtime mounts from the driver into a glibc image: a GPU
+  check uses the device it holds.
 In values, the chart derives every engine's GPU count from `global.cluster` (the trainer's nodes x GPUs per
 node) and GRPO904 checks the vLLM server's: no values key gives a pod GPUs the job does not use.
 
@@ -99,6 +101,15 @@ def _installs_cuda_wheels(c: dict) -> bool:
     return bool(CUDA_WHEELS.search(" ".join(argv_of(c))))
 
 
+# The driver's own tool, which the NVIDIA container runtime mounts from the host into any glibc image (its
+# `utility` capability, on by default): a container that runs it is a GPU check, and uses the device it holds.
+DRIVER_TOOL = re.compile(r"(?<![\w./-])(?:/usr/bin/)?nvidia-smi\b")
+
+
+def _runs_driver_tool(c: dict) -> bool:
+    return bool(DRIVER_TOOL.search(" ".join(argv_of(c))))
+
+
 def _cpu_image(image: str) -> bool:
     m = RAY_IMAGE.match(image)
     if m:
@@ -135,7 +146,8 @@ def check(ctx) -> Iterator[Hit]:
             elif isinstance(c.get("image"), str) and NO_CUDA_BASES.match(c["image"]):
                 yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs but runs "
                           f"{c['image']}, in which no CUDA program runs (no glibc or no Python)", obj=o)
-            elif isinstance(c.get("image"), str) and _cpu_image(c["image"]) and not _installs_cuda_wheels(c):
+            elif isinstance(c.get("image"), str) and _cpu_image(c["image"]) and not _installs_cuda_wheels(c) \
+                    and not _runs_driver_tool(c):
                 yield Hit(f"{where}.resources", f"{o.kind} {o.name}: container {name} holds {gpus:g} GPUs but runs "
                           f"{c['image']}, which has no CUDA (assumed: nothing it runs installs CUDA wheels, such as "
                           "torch from PyPI, which bring their own)", obj=o, severity=Severity.WARNING)

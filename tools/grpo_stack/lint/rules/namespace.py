@@ -282,6 +282,8 @@ def _check_text(ctx, text: str, services: set[str], flows: list[dict], sources: 
             continue  # the API server, reachable from every namespace
         if ns != ctx.namespace and not ctx.has_values and svc not in services:
             continue  # a shared service in its own namespace (monitoring, a team's gateway): not ours to judge
+        if ns != ctx.namespace and not ctx.has_values and _placed_in(ctx, svc, ns):
+            continue  # the set's own Service, placed in the namespace the URL names
         name = m.group(0).removeprefix("://")
         if ns != ctx.namespace:
             reaching = [f for f in flows if _reaches(f, ns) and (sources is None or f.get("from") in sources)]
@@ -322,6 +324,12 @@ def _namespace_unstated(ctx, svc: str) -> bool:
         return False
     named = ctx.derived("services-by-name", lambda: _by_name(ctx.of_kind("Service"))).get(svc, ())
     return bool(named) and not any((o.obj.get("metadata") or {}).get("namespace") for o in named)
+
+
+def _placed_in(ctx, svc: str, ns: str) -> bool:
+    """Plain manifests hold a Service `svc` whose own metadata places it in namespace `ns`."""
+    named = ctx.derived("services-by-name", lambda: _by_name(ctx.of_kind("Service"))).get(svc, ())
+    return any((o.obj.get("metadata") or {}).get("namespace") == ns for o in named)
 
 
 def _by_name(objects: list) -> dict[str, list]:

@@ -40,8 +40,9 @@ Ray container's `command`/`args` (KubeRay joins them into the `/bin/bash -lc` li
 `$REDIS_PASSWORD` or `$HOME` there is the container's env var; not with the `ray.io/overwrite-container-cmd`
 annotation, nor when the command runs `ray start` itself), ConfigMap and Secret data (files a program may
 template at start-up), annotations (other tools' templates), an External Secrets resource's `template` (its own
-Go templates, `{{ .password | b64enc }}`), and the `source` of a script step (an Argo Workflow `script` template,
-run by the `command` beside it: a shell expands `$NVIDIA_VISIBLE_DEVICES` there).
+Go templates, `{{ .password | b64enc }}`), and a step's script: a Tekton step's `script` (run as a file by its
+shebang's interpreter, `/bin/sh` without one) and the `source` of an Argo Workflow `script` template (run by the
+`command` beside it): a shell expands `$NVIDIA_VISIBLE_DEVICES` there.
 
 ## Why is this bad?
 An envsubst template applied without envsubst creates objects named `${NAMESPACE}`-something, or fails on
@@ -164,13 +165,14 @@ def _external_secret_template(kind: str, path: str) -> bool:
 
 
 def _script_source(obj: dict, path: str) -> bool:
-    """The `source` of a script step (an Argo Workflow `script` template: `{image, command: [bash], source}`): the
-    command it names runs it, so a shell expands its variables."""
+    """A step's script: a Tekton step's `script` (`{image, script}`: written to a file and run by its shebang's
+    interpreter, `/bin/sh` without one) or an Argo Workflow script template's `source` (`{image, command: [bash],
+    source}`: the command it names runs it). A shell expands its variables."""
     parts = path.split(".")
-    if parts[-1] != "source":
-        return False
     node = node_at(obj, ".".join(parts[:-1]))
-    return isinstance(node, dict) and "image" in node and isinstance(node.get("command"), list)
+    if not isinstance(node, dict) or "image" not in node:
+        return False
+    return parts[-1] == "script" or (parts[-1] == "source" and isinstance(node.get("command"), list))
 
 
 def _kuberay_shell(obj: dict, path: str) -> bool:
