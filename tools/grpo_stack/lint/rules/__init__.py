@@ -51,6 +51,7 @@ from . import (
     literal_secret,
     model_source_empty,
     namespace,
+    namespace_label_unset,
     network_policy_coverage,
     no_learning_signal,
     no_privilege_escalation,
@@ -61,6 +62,7 @@ from . import (
     peer_pod_hostname,
     pipeline_status,
     pod_hardening,
+    pod_monitor_port,
     pod_seccomp,
     pod_security_enforced,
     privileged_placement,
@@ -217,6 +219,8 @@ _MODULES: list[ModuleType] = [
     rayjob_cluster_kept,
     ray_group_names,
     notebook_auth_off,
+    namespace_label_unset,
+    pod_monitor_port,
 ]
 
 RULES: dict[str, ModuleType] = {m.CODE: m for m in _MODULES}

@@ -98,10 +98,10 @@ Recognised by shape as well, each a warning (what authenticates may be outside t
 A Traefik `IngressRoute` is read as an Ingress (its `tls`, its routes' Services); one whose routes pass through
 middlewares (which may authenticate) is not reported.
 
-An internal load balancer (the AWS, GCP and Azure internal annotations, an `internal` ALB scheme), a
-`loadBalancerSourceRanges` / allow-list, a `NodePort` and an HTTPRoute (whose Gateway may authenticate) are
-warnings; an Ingress with an authentication annotation (`nginx.ingress.kubernetes.io/auth-url`, `auth-type`,
-`alb.ingress.kubernetes.io/auth-type`) is not reported.
+An internal load balancer (the AWS, GCP, Azure and Oracle internal annotations, Alibaba Cloud's `address-type:
+intranet`, an `internal` ALB scheme), a `loadBalancerSourceRanges` / allow-list, a `NodePort` and an HTTPRoute
+(whose Gateway may authenticate) are warnings; an Ingress with an authentication annotation
+(`nginx.ingress.kubernetes.io/auth-url`, `auth-type`, `alb.ingress.kubernetes.io/auth-type`) is not reported.
 
 ## Why is this bad?
 The Ray job API runs any command it is sent, with the pod's credentials and volumes; a notebook without a token
@@ -351,9 +351,15 @@ def _number(pod: dict, c: dict, target) -> int | None:
     return RAY_PORT_NAMES.get(str(target))
 
 
+# Annotations whose value names a private address rather than saying "internal": Alibaba Cloud's load balancer
+# `address-type` (`internet` or `intranet`, its cloud controller manager's Service annotations).
+PRIVATE_ADDRESS = {"service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}
+
+
 def _internal(annotations: dict) -> bool:
     return any(INTERNAL.search(str(annotations.get(k, ""))) or (k.endswith("-internal") and str(
-        annotations.get(k, "")).lower() in ("true", "0.0.0.0/0")) for k in INTERNAL_KEYS if k in annotations)
+        annotations.get(k, "")).lower() in ("true", "0.0.0.0/0")) for k in INTERNAL_KEYS if k in annotations) or any(
+        str(annotations.get(k, "")).lower() == v for k, v in PRIVATE_ADDRESS.items())
 
 
 def _severity(limited: bool) -> Severity | None:

@@ -54,8 +54,10 @@ redirect address, a list of admin or allowed users: `ClientID`, `TenantID`, `OAu
 case read as words; a URL carrying a password is still one), a value that is a switch (`true`, `off`), and a
 settings document (a JSON or YAML mapping, e.g. a connection's endpoints and prefix) with no credential in it: no
 key named for one with a real value, no token-shaped string, no URL with a password; an empty value is an error in
-the chart's own output (a warning on other manifests, where it is a blank to fill in, and only where another object
-of the set names the Secret: a template nothing in the set mounts starts nothing); a placeholder (`<your-token>`,
+the chart's own output (a warning on other manifests, where it is a blank to fill in, and only where something in
+the set starts with that key: a pod that reads the whole Secret, or the key with a `secretKeyRef` that is not
+`optional`, else, where no pod reads the Secret, another object naming it; a key every reader marks `optional: true`
+may stay empty, and a template nothing in the set mounts starts nothing); a placeholder (`<your-token>`,
 `CHANGE_ME`, `xxx`, a `${HF_TOKEN}` base64-encoded under `data`) is a warning to fill it in out of band, not a leak.
 A `stringData` value that is one shell variable (`${HF_TOKEN}`) is not reported: envsubst fills it from the user's
 shell when the file is applied, so the credential is in no file.
@@ -167,7 +169,7 @@ def check(ctx) -> Iterator[Hit]:
         if not ctx.has_values and TEMPLATE_FILE.search(posixpath.basename(o.template)):
             continue  # a repository's template for the user's own Secret: its values are the blanks to fill in
         yield from _secret_values(o, blank_is_error=ctx.has_values,
-                                  referenced=lambda o=o: ctx.has_values or _named_elsewhere(ctx, o))
+                                  referenced=lambda key, o=o: ctx.has_values or _needs_key(ctx, o, key))
     # The values' own tokens are reported at their keys above, not again where the chart renders them.
     fresh = [*_command_lines(ctx), *_crd_fields(ctx), *_configmaps(ctx)] if not seen else []
     yield from fresh
@@ -372,7 +374,48 @@ def _named_elsewhere(ctx, secret) -> bool:
     return any(text == secret.name for o in ctx.objects if o is not secret for _, text in ctx.object_strings(o))
 
 
-def _secret_values(o, blank_is_error: bool, referenced: Callable[[], bool]) -> Iterator[Hit]:
+def _needs_key(ctx, secret, key: str) -> bool:
+    """Something in the set starts with the Secret's `key`: a pod reads the whole Secret (`envFrom`, a volume) or
+    that key with a `secretKeyRef` that is not `optional`; where no pod reads the Secret, any other object naming
+    it (an Ingress's TLS, a custom resource)."""
+    reads = ctx.derived("secret-reads", lambda: _secret_reads(ctx)).get(secret.name)
+    if reads is None:
+        return _named_elsewhere(ctx, secret)
+    whole, required = reads
+    return whole or key in required
+
+
+def _secret_reads(ctx) -> dict[str, tuple[bool, set[str]]]:
+    """Per Secret name the pods of the set read: (read whole, the keys read with a required secretKeyRef); a key
+    read only with `optional: true` may be left empty."""
+    out: dict[str, tuple[bool, set[str]]] = {}
+
+    def note(name: object, whole: bool = False, key: object = None) -> None:
+        if isinstance(name, str):
+            was, keys = out.get(name, (False, set()))
+            out[name] = (was or whole, keys | ({str(key)} if key is not None else set()))
+
+    for _o, _path, pod in ctx.pod_templates():
+        for v in pod.get("volumes") or []:
+            if isinstance(v, dict):
+                note((v.get("secret") or {}).get("secretName") if isinstance(v.get("secret"), dict) else None, True)
+                for src in (v.get("projected") or {}).get("sources") or [] if isinstance(v.get("projected"), dict) \
+                        else []:
+                    if isinstance(src, dict) and isinstance(src.get("secret"), dict):
+                        note(src["secret"].get("name"), True)
+        for _field, _i, c in containers(pod):
+            for e in c.get("envFrom") or []:
+                ref = e.get("secretRef") if isinstance(e, dict) else None
+                if isinstance(ref, dict):
+                    note(ref.get("name"), not ref.get("optional"))
+            for e in c.get("env") or []:
+                ref = ((e.get("valueFrom") or {}) if isinstance(e, dict) else {}).get("secretKeyRef")
+                if isinstance(ref, dict):
+                    note(ref.get("name"), key=None if ref.get("optional") else ref.get("key"))
+    return out
+
+
+def _secret_values(o, blank_is_error: bool, referenced: Callable[[str], bool]) -> Iterator[Hit]:
     """Each key of a Secret in the set: leaked, empty (where something in the set uses the Secret: a template
     nothing mounts is a blank to fill in), or a placeholder to fill in."""
     for field in ("data", "stringData"):
@@ -385,7 +428,7 @@ def _secret_values(o, blank_is_error: bool, referenced: Callable[[], bool]) -> I
             if value is None:
                 continue  # not base64: the object schema reports it
             if value.strip() == "":
-                if not referenced():  # asked only of an empty key: it reads every other object's strings
+                if not referenced(str(key)):  # asked only of an empty key: it reads other objects' strings
                     continue
                 yield Hit(path, f"Secret {o.name}: {key} is empty; whatever mounts it starts without the credential",
                           obj=o, severity=None if blank_is_error else Severity.WARNING)

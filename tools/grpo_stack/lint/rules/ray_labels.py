@@ -37,7 +37,9 @@ the pods beside another cluster's, never blocks them). A legacy key (`ray-node-t
 sets itself is an ordinary label; with no pod template in the set, selecting on one is a warning that names the
 assumption. On manifests (not the chart), an affinity term or a NetworkPolicy selector that matches no pod of the
 set is a warning naming its assumption too: such a term often names a workload applied from its own file (a
-benchmark placed beside the server it measures, a policy file beside workloads that each have their own). A
+benchmark placed beside the server it measures, a policy file beside workloads that each have their own); a
+NetworkPolicy's peers (`from`, `to`), which most often name a database or cache installed apart, are judged there
+only for their Ray keys. A
 TrainJob's pods carry the JobSet labels of the JobSet Kubeflow Trainer runs it as, named after the TrainJob. A pod
 whose service account a binding of the set allows to `patch` or `update` pods may label itself at run time (a leader
 that adds `role: master`): a Service selecting labels such a pod template carries, plus labels it lacks, is taken as
@@ -109,8 +111,11 @@ def check(ctx) -> Iterator[Hit]:
                 for j, peer in enumerate(rule.get("from" if d == "ingress" else "to") or []):
                     if isinstance(peer.get("podSelector"), dict) and "namespaceSelector" not in peer:
                         path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
-                        yield from _selector(o, path, peer["podSelector"], all_labels, clusters, generated,
-                                             apart=apart)
+                        # on manifests a peer names the pods the policy lets through, most often of a database or
+                        # cache installed apart (fourteen such warnings on the labelled corpora, none right): only
+                        # its Ray keys are judged there
+                        yield from _selector(o, path, peer["podSelector"], all_labels if ctx.has_values else None,
+                                             clusters, generated, apart=apart)
     written = {id(b.obj): b for b in backends(ctx) if b.obj.kind == "Service"}
     # pods whose service account may patch pods can label themselves at run time (a leader that adds `role:
     # master`, as Patroni and self-electing trainers do): a Service may select them by a label no template sets

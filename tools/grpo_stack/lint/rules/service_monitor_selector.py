@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
+from ._monitors import GROUP, own_namespace, watched
 from ._objects import mapping
 
 CODE = "GRPO865"
@@ -51,24 +52,6 @@ metadata: {name: inference, namespace: serving, labels: {app: inference}}
 Give the Service the labels the ServiceMonitor selects (`metadata.labels`), or select the labels it has.
 """
 
-GROUP = "monitoring.coreos.com/"
-
-
-def _namespace(o) -> str | None:
-    return mapping(o.obj.get("metadata")).get("namespace")
-
-
-def _watched(monitor) -> set[str | None] | None:
-    """The namespaces the monitor discovers Services in; None for every namespace."""
-    selector = mapping(mapping(monitor.obj.get("spec")).get("namespaceSelector"))
-    if selector.get("any") is True:
-        return None
-    names = selector.get("matchNames")
-    if isinstance(names, list) and names:
-        return {str(n) for n in names}
-    return {_namespace(monitor)}
-
-
 def _port_names(service) -> set[str]:
     ports = mapping(service.obj.get("spec")).get("ports")
     return {str(p["name"]) for p in ports or [] if isinstance(p, dict) and p.get("name")} if isinstance(
@@ -87,8 +70,8 @@ def check(ctx) -> Iterator[Hit]:
         wanted = selector.get("matchLabels")
         if selector.get("matchExpressions") or not isinstance(wanted, dict) or not wanted:
             continue
-        watched = _watched(monitor)
-        seen = [s for s in services if watched is None or _namespace(s) in watched]
+        watched_in = watched(monitor)
+        seen = [s for s in services if watched_in is None or own_namespace(s) in watched_in]
         labels_of = {id(s): mapping(mapping(s.obj.get("metadata")).get("labels")) for s in seen}
         if any(all(labels_of[id(s)].get(k) == str(v) for k, v in wanted.items()) for s in seen):
             continue

@@ -76,8 +76,10 @@ DATA_KINDS = ("ConfigMap", "Secret")
 EXTERNAL_SECRET_KINDS = ("ExternalSecret", "ClusterExternalSecret", "PushSecret")
 # An image reference whose registry, repository or tag was an unset variable: `/x`, `a//b`, `a:`, `a@`, `:tag`.
 EMPTY_IMAGE_PART = re.compile(r"^[/:@]|//|[:@]$")
-# (file:/// has an empty host by design: only network schemes are read.)
-EMPTY_URL_HOST = re.compile(r"\b(?:https?|grpcs?|wss?|redis|s3)://(?:[:/.]|[^/\s]*\.\.)")
+# (file:/// has an empty host by design: only network schemes are read.) The host follows the user-info, if any
+# (`redis://:PASSWORD@redis:6379` has a password and no user name, and its host is `redis`).
+EMPTY_URL_HOST = re.compile(r"\b(?:https?|grpcs?|wss?|redis|s3)://(?:(?![^/\s]*@)(?:[:/.]|[^/\s]*\.\.)"
+                            r"|[^/\s@]*@(?:[:/.]|[^/\s@]*\.\.))")
 
 
 # A stand-in a walkthrough asks the reader to replace: `<YOUR_REGISTRY>`, `<FSS_OCID>`, `<your-bucket>`.
