@@ -22,15 +22,16 @@ CATEGORY = "security"
 SUMMARY = "A credential is written as a literal value instead of a Secret reference."
 DOC = """## What it does
 Looks for credentials in two places: any string in the values that looks like a token (`hf_...`, `AKIA...`,
-`ghp_...`, `sk-...`, `xox?-...`, a PEM private key), and any container env var whose name contains TOKEN
-(as a word or a word's end, not the start of a longer one: `MAX_INPUT_TOKENS` is a count,
-`TOKENAGGREGATION` a pooling mode), SECRET, PASSWORD or KEY and that has a literal `value`
-instead of `valueFrom.secretKeyRef` — an empty string included: a pod that starts with an empty credential fails
-authentication hours into the run. A value that cannot be a credential (a switch such as `true`, an absolute file
-path naming a mounted key) is not reported; a placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in
-would put the credential in the pod spec. A credential in `global.job.extraEnv` is reported once, at its line
-in the values file (not at each Ray pod the chart copies it into), with the Secret to create for that variable
-and the `valueFrom.secretKeyRef` that replaces its `value`.
+`ghp_...`, `sk-...`, `xox?-...`, a PEM private key), and any container env var whose name contains TOKEN (as a word
+or a word's end, not the start of a longer one: `MAX_INPUT_TOKENS` is a count, `TOKENAGGREGATION` a pooling mode),
+SECRET, PASSWORD or KEY and that has a literal `value` instead of `valueFrom.secretKeyRef` — an empty string
+included: a pod that starts with an empty credential fails authentication hours into the run (an empty Hub token,
+`HF_TOKEN` or `HUGGING_FACE_HUB_TOKEN`, is a warning: the Hub serves public repositories without one). A value that
+cannot be a credential (a switch such as `true`, an absolute file path naming a mounted key) is not reported; a
+placeholder (`$HF_TOKEN`, `<your-token>`) is a warning: filling it in would put the credential in the pod spec. A
+credential in `global.job.extraEnv` is reported once, at its line in the values file (not at each Ray pod the chart
+copies it into), with the Secret to create for that variable and the `valueFrom.secretKeyRef` that replaces its
+`value`.
 Container `command`/`args` and the commands of inline scripts are read for credential flags with a literal value
 (`--api-key sk-…`, `--password=…`, `--redis-password …`, `--hf-token hf_…`, `--token=…`; a `$(VAR)` / `$VAR`
 reference is what it should be), for credential-shaped values of credential-named keys inside one argument (a
@@ -308,6 +309,12 @@ def _configmaps(ctx) -> Iterator[Hit]:
                     break
 
 
+# The Hugging Face Hub's token variables (huggingface_hub constants: HF_TOKEN, the older HUGGING_FACE_HUB_TOKEN;
+# LangChain's HUGGINGFACEHUB_API_TOKEN): the Hub serves public repositories without one, so an empty one matters
+# only for a gated or private repository.
+HUB_TOKEN_ENV = frozenset({"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACEHUB_API_TOKEN"})
+
+
 def _env_literals(ctx, seen: set[str], written: set[tuple[str, str]] = frozenset()) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         for field, i, c in containers(pod):
@@ -319,7 +326,11 @@ def _env_literals(ctx, seen: set[str], written: set[tuple[str, str]] = frozenset
                     continue
                 what, token = _env_value(name, str(value))
                 path, env_of = f"{pod_path}.{field}.{i}.env.{j}.value", f"{o.kind} {o.name}: env {name}"
-                if what == "empty":
+                if what == "empty" and name in HUB_TOKEN_ENV:
+                    yield Hit(path, f"{env_of} is an empty literal; the pod starts without a Hub token (assumed: it "
+                              "pulls a gated or private repository; public ones need none); use "
+                              "valueFrom.secretKeyRef", obj=o, severity=Severity.WARNING)
+                elif what == "empty":
                     yield Hit(path, f"{env_of} is an empty literal; the pod starts without the credential; use "
                               "valueFrom.secretKeyRef", obj=o)
                 elif what == "placeholder":
