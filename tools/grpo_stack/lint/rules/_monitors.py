@@ -22,3 +22,18 @@ def watched(monitor) -> set[str | None] | None:
     if isinstance(names, list) and names:
         return {str(n) for n in names}
     return {own_namespace(monitor)}
+
+
+def monitors(ctx, kind: str) -> list:
+    """The set's Prometheus Operator monitors of that kind (ServiceMonitor, PodMonitor)."""
+    return [m for m in ctx.of_kind(kind) if str(m.obj.get("apiVersion", "")).startswith(GROUP)]
+
+
+def plain_selector(monitor) -> dict | None:
+    """The monitor's `spec.selector.matchLabels`, where it selects by those alone; None for a selector with
+    `matchExpressions` or no labels (not judged)."""
+    selector = mapping(mapping(monitor.obj.get("spec")).get("selector"))
+    wanted = selector.get("matchLabels")
+    if selector.get("matchExpressions") or not isinstance(wanted, dict) or not wanted:
+        return None
+    return wanted

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._monitors import GROUP, own_namespace, watched
+from ._monitors import monitors, own_namespace, plain_selector, watched
 from ._objects import containers, mapping, selector_matches
 
 CODE = "GRPO879"
@@ -70,19 +70,18 @@ def _port_names(o, pod: dict) -> set[str]:
 
 
 def check(ctx) -> Iterator[Hit]:
-    monitors = [m for m in ctx.of_kind("PodMonitor") if str(m.obj.get("apiVersion", "")).startswith(GROUP)]
-    if not monitors:
+    found = monitors(ctx, "PodMonitor")
+    if not found:
         return
     pods = [(o, pod, ctx.pod_labels(o, path)) for o, path, pod in ctx.pod_templates()]
-    for monitor in monitors:
+    for monitor in found:
         spec = mapping(monitor.obj.get("spec"))
-        selector = mapping(spec.get("selector"))
-        wanted = selector.get("matchLabels")
-        if selector.get("matchExpressions") or not isinstance(wanted, dict) or not wanted:
+        wanted = plain_selector(monitor)
+        if wanted is None:
             continue
         within = watched(monitor)
-        matched = [(o, pod) for o, pod, labels in pods
-                   if (within is None or own_namespace(o) in within) and selector_matches(selector, labels)]
+        matched = [(o, pod) for o, pod, labels in pods if (within is None or own_namespace(o) in within)
+                   and selector_matches({"matchLabels": wanted}, labels)]
         if not matched:
             continue
         endpoints = spec.get("podMetricsEndpoints")

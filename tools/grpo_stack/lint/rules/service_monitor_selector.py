@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._monitors import GROUP, own_namespace, watched
+from ._monitors import monitors, own_namespace, plain_selector, watched
 from ._objects import mapping
 
 CODE = "GRPO865"
@@ -62,13 +62,10 @@ def check(ctx) -> Iterator[Hit]:
     services = ctx.of_kind("Service")
     if not services:
         return
-    for monitor in ctx.of_kind("ServiceMonitor"):
-        if not str(monitor.obj.get("apiVersion", "")).startswith(GROUP):
-            continue
+    for monitor in monitors(ctx, "ServiceMonitor"):
         spec = mapping(monitor.obj.get("spec"))
-        selector = mapping(spec.get("selector"))
-        wanted = selector.get("matchLabels")
-        if selector.get("matchExpressions") or not isinstance(wanted, dict) or not wanted:
+        wanted = plain_selector(monitor)
+        if wanted is None:
             continue
         watched_in = watched(monitor)
         seen = [s for s in services if watched_in is None or own_namespace(s) in watched_in]
