@@ -10,13 +10,12 @@ from collections.abc import Iterator
 from ..shell import assigned, command_name, command_words, commands_in, parse, script_in
 from ._hub import (
     HUB_GIT,
-    LLAMA_HUB_ENV,
     Pull,
     argv_pulls,
     flag_value,
     hub_repo,
+    llama_env_pull,
     llama_hub_pull,
-    llama_repo,
     python_pulls,
     resolve,
     uri_pulls,
@@ -60,9 +59,9 @@ def start_pulls(c: dict, argv: list[str], env: dict[str, str]) -> list[Pull]:
     for var in MODEL_ENV:
         if env.get(var) and hub_repo(env[var]) and (var != "MODEL_ID" or is_tgi(c, argv)):
             found.append(Pull(env[var], f"env {var}", None))
-    llama = llama_repo(env.get(LLAMA_HUB_ENV, ""))
+    llama = llama_env_pull(env)
     if llama:
-        found.append(Pull(llama, f"env {LLAMA_HUB_ENV}", None))
+        found.append(llama)
     return [p for p in found if not p.fetched]
 
 

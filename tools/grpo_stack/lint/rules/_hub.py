@@ -74,6 +74,7 @@ class Pull:
     revision: str | None  # None: no revision given
     canonical: bool = False  # a name with no owner (`gpt2`), read as the Hub's canonical id: an assumption
     fetched: bool = False  # one file fetched by its URL (curl -o PATH): it lands where the fetcher writes, no Hub cache
+    revisionless: bool = False  # the tool takes no revision (llama.cpp's --hf-repo): it always fetches the main branch
 
     @property
     def pinned(self) -> bool:
@@ -153,7 +154,7 @@ def argv_pulls(argv: list[str], env: dict[str, str]) -> Iterator[Pull]:
             if repo and repo not in seen:
                 seen.add(repo)
                 # args alone go to the image's own entrypoint: the flag is all the command names
-                yield Pull(repo, flag if program.startswith("-") else f"{program} {flag}", None)
+                yield Pull(repo, flag if program.startswith("-") else f"{program} {flag}", None, revisionless=True)
     for word in words:
         key, eq, value = word.partition("=")
         value = value.strip("'\"")
@@ -209,6 +210,12 @@ def llama_repo(value: str) -> str | None:
     """The Hub repository of a llama.cpp `--hf-repo` value (`<user>/<model>[:quant]`), None if it names none."""
     repo = value.strip("'\"").partition(":")[0]
     return repo if hub_repo(repo) else None
+
+
+def llama_env_pull(env: dict[str, str]) -> Pull | None:
+    """llama.cpp's download named by its env form, `LLAMA_ARG_HF_REPO`."""
+    repo = llama_repo(env.get(LLAMA_HUB_ENV, ""))
+    return Pull(repo, f"env {LLAMA_HUB_ENV}", None, revisionless=True) if repo else None
 
 
 def llama_hub_pull(argv: list[str], env: dict[str, str]) -> bool:

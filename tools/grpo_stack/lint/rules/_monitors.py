@@ -4,24 +4,21 @@ CODE). Shared by the rules that judge what a monitor selects (GRPO865, GRPO879).
 from __future__ import annotations
 
 from ._objects import mapping
+from ._podsecurity import namespace_of
 
 GROUP = "monitoring.coreos.com/"
 
 
-def own_namespace(o) -> str | None:
-    return mapping(o.obj.get("metadata")).get("namespace")
-
-
-def watched(monitor) -> set[str | None] | None:
-    """The namespaces the monitor discovers its targets in (`spec.namespaceSelector.matchNames`, else its own); None
-    for every namespace (`any: true`)."""
+def watched(monitor) -> set[str] | None:
+    """The namespaces the monitor discovers its targets in (`spec.namespaceSelector.matchNames`, else its own, ""
+    where it states none: compare `namespace_of(o, "")`); None for every namespace (`any: true`)."""
     selector = mapping(mapping(monitor.obj.get("spec")).get("namespaceSelector"))
     if selector.get("any") is True:
         return None
     names = selector.get("matchNames")
     if isinstance(names, list) and names:
         return {str(n) for n in names}
-    return {own_namespace(monitor)}
+    return {namespace_of(monitor, "")}
 
 
 def monitors(ctx, kind: str) -> list:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ._objects import FirstLabelIndex, containers, selector_matches
@@ -150,6 +151,18 @@ def policy_types(spec: dict) -> set[str]:
     if types:
         return set(types)
     return {"Ingress"} | ({"Egress"} if spec.get("egress") else set())
+
+
+def policy_peers(spec: dict) -> Iterator[tuple[str, str, dict]]:
+    """Each peer of a NetworkPolicy's rules: (its direction, its path, the peer); `from` for ingress, `to` for
+    egress."""
+    for direction, key in (("ingress", "from"), ("egress", "to")):
+        rules = spec.get(direction)
+        for i, rule in enumerate(rules if isinstance(rules, list) else []):
+            peers = rule.get(key) if isinstance(rule, dict) else None
+            for j, peer in enumerate(peers if isinstance(peers, list) else []):
+                if isinstance(peer, dict):
+                    yield direction, f"spec.{direction}.{i}.{key}.{j}", peer
 
 
 def port_entry_admits(port, protocol: str, number: int, names: frozenset[str] = frozenset()) -> bool:

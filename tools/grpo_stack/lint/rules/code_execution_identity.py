@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import values_section
+from ._rbac import pod_account
 from .code_isolation import runs_model_code
 
 CODE = "GRPO821"
@@ -49,7 +50,7 @@ that needs AWS access (the Ray pods: `raycluster.head.pod` / `raycluster.worker.
 
 def check(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
-        account = str(pod.get("serviceAccountName") or pod.get("serviceAccount") or "default")
+        account = pod_account(pod)
         if account == "default":
             continue
         why = runs_model_code(ctx, o, pod_path, pod)

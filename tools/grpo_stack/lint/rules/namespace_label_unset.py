@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..finding import Hit, Severity
 from ._objects import mapping
+from ._podsecurity import policy_peers
 
 CODE = "GRPO878"
 NAME = "namespace-label-unset"
@@ -68,21 +69,15 @@ def check(ctx) -> Iterator[Hit]:
     labelled = {str(mapping(mapping(o.obj.get("metadata")).get("labels")).get(KEY))
                 for o in ctx.of_kind("Namespace")} - {"None"}
     for o in ctx.of_kind("NetworkPolicy"):
-        spec = mapping(o.obj.get("spec"))
-        for direction, peers_key in (("ingress", "from"), ("egress", "to")):
-            rules = spec.get(direction)
-            for i, rule in enumerate(rules if isinstance(rules, list) else []):
-                peers = mapping(rule).get(peers_key)
-                for j, peer in enumerate(peers if isinstance(peers, list) else []):
-                    selector = mapping(mapping(peer).get("namespaceSelector"))
-                    unset = [n for n in _selected(selector)
-                             if n not in labelled and not n.startswith(OPERATOR_LABELLED)]
-                    if not unset:
-                        continue
-                    way = "from" if direction == "ingress" else "to"
-                    yield Hit(f"spec.{direction}.{i}.{peers_key}.{j}.namespaceSelector",
-                              f"NetworkPolicy {o.name}: its {direction} rule selects namespaces labelled name="
-                              f"{', '.join(unset)}, a label Kubernetes never sets (it sets "
-                              f"kubernetes.io/metadata.name), so it admits no traffic {way} them (assumed: nothing "
-                              f"outside these files labels {'them' if len(unset) > 1 else 'it'} so)", obj=o,
-                              remediation=f"select kubernetes.io/metadata.name: {unset[0]}")
+        for direction, path, peer in policy_peers(mapping(o.obj.get("spec"))):
+            selector = mapping(peer.get("namespaceSelector"))
+            unset = [n for n in _selected(selector) if n not in labelled and not n.startswith(OPERATOR_LABELLED)]
+            if not unset:
+                continue
+            way = "from" if direction == "ingress" else "to"
+            yield Hit(f"{path}.namespaceSelector",
+                      f"NetworkPolicy {o.name}: its {direction} rule selects namespaces labelled name="
+                      f"{', '.join(unset)}, a label Kubernetes never sets (it sets kubernetes.io/metadata.name), so "
+                      f"it admits no traffic {way} them (assumed: nothing outside these files labels "
+                      f"{'them' if len(unset) > 1 else 'it'} so)", obj=o,
+                      remediation=f"select kubernetes.io/metadata.name: {unset[0]}")

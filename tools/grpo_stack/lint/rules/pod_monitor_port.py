@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._monitors import monitors, own_namespace, plain_selector, watched
+from ._monitors import monitors, plain_selector, watched
 from ._objects import containers, mapping, selector_matches
+from ._podsecurity import namespace_of
 
 CODE = "GRPO879"
 NAME = "pod-monitor-port-undeclared"
@@ -80,7 +81,7 @@ def check(ctx) -> Iterator[Hit]:
         if wanted is None:
             continue
         within = watched(monitor)
-        matched = [(o, pod) for o, pod, labels in pods if (within is None or own_namespace(o) in within)
+        matched = [(o, pod) for o, pod, labels in pods if (within is None or namespace_of(o, "") in within)
                    and selector_matches({"matchLabels": wanted}, labels)]
         if not matched:
             continue

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from ..finding import Hit, Severity
 from ._objects import custom_resource, label_matches, selector_keys, selector_matches
+from ._podsecurity import policy_peers
 from ._rbac import accounts_granted, pod_account
 from ._services import backends, meant_pods
 
@@ -106,16 +107,13 @@ def check(ctx) -> Iterator[Hit]:
         apart = not ctx.has_values
         yield from _selector(o, "spec.podSelector", spec.get("podSelector") or {}, all_labels, clusters, generated,
                              apart=apart)
-        for d in ("ingress", "egress"):
-            for i, rule in enumerate(spec.get(d) or []):
-                for j, peer in enumerate(rule.get("from" if d == "ingress" else "to") or []):
-                    if isinstance(peer.get("podSelector"), dict) and "namespaceSelector" not in peer:
-                        path = f"spec.{d}.{i}.{'from' if d == 'ingress' else 'to'}.{j}.podSelector"
-                        # on manifests a peer names the pods the policy lets through, most often of a database or
-                        # cache installed apart (fourteen such warnings on the labelled corpora, none right): only
-                        # its Ray keys are judged there
-                        yield from _selector(o, path, peer["podSelector"], all_labels if ctx.has_values else None,
-                                             clusters, generated, apart=apart)
+        for _direction, path, peer in policy_peers(spec):
+            if isinstance(peer.get("podSelector"), dict) and "namespaceSelector" not in peer:
+                # on manifests a peer names the pods the policy lets through, most often of a database or cache
+                # installed apart (fourteen such warnings on the labelled corpora, none right): only its Ray keys
+                # are judged there
+                yield from _selector(o, f"{path}.podSelector", peer["podSelector"],
+                                     all_labels if ctx.has_values else None, clusters, generated, apart=apart)
     written = {id(b.obj): b for b in backends(ctx) if b.obj.kind == "Service"}
     # pods whose service account may patch pods can label themselves at run time (a leader that adds `role:
     # master`, as Patroni and self-electing trainers do): a Service may select them by a label no template sets

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..finding import Hit, Severity
 from ._objects import values_section
 from ._podsecurity import folded, pod_label
+from ._rbac import pod_account
 
 CODE = "GRPO813"
 NAME = "service-account-token"
@@ -55,7 +56,7 @@ def hits(ctx) -> Iterator[Hit]:
     for o, pod_path, pod in ctx.pod_templates():
         if ".headGroupSpec." in f".{pod_path}." and _autoscaled(o.obj, pod_path):
             continue
-        account = str(pod.get("serviceAccountName") or pod.get("serviceAccount") or "default")
+        account = pod_account(pod)
         if account != "default" and account in bound:
             continue  # the set grants this account API access: the pod is meant to call the API
         if account != "default" and _identity_asked(ctx, o, pod_path, account):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..finding import Hit, Severity
-from ._monitors import monitors, own_namespace, plain_selector, watched
+from ._monitors import monitors, plain_selector, watched
 from ._objects import mapping
+from ._podsecurity import namespace_of
 
 CODE = "GRPO865"
 NAME = "service-monitor-selects-no-service"
@@ -68,7 +69,7 @@ def check(ctx) -> Iterator[Hit]:
         if wanted is None:
             continue
         watched_in = watched(monitor)
-        seen = [s for s in services if watched_in is None or own_namespace(s) in watched_in]
+        seen = [s for s in services if watched_in is None or namespace_of(s, "") in watched_in]
         labels_of = {id(s): mapping(mapping(s.obj.get("metadata")).get("labels")) for s in seen}
         if any(all(labels_of[id(s)].get(k) == str(v) for k, v in wanted.items()) for s in seen):
             continue

@@ -13,11 +13,10 @@ from ._cache_paths import entrypoint_pulls, known_env, script_argv_pulls
 from ._hub import (
     API_PROVIDERS,
     LLAMA_HUB_ENV,
-    LLAMA_HUB_FLAGS,
     Pull,
     argv_pulls,
     hub_repo,
-    llama_repo,
+    llama_env_pull,
     python_pulls,
     resolve,
     uri_pulls,
@@ -142,13 +141,8 @@ def _words(node, positional: list[str] | None = None) -> list[str]:
     return [part for w in words for part in (positional if w in ALL_POSITIONAL else [w])]
 
 
-def _llama(pull: Pull) -> bool:
-    """A llama.cpp download (`--hf-repo`, `LLAMA_ARG_HF_REPO`): it always fetches the main branch."""
-    return pull.how.rsplit(" ", 1)[-1] in LLAMA_HUB_FLAGS or pull.how == f"env {LLAMA_HUB_ENV}"
-
-
 def _fix(pull: Pull) -> str | None:
-    return LLAMA_FIX if _llama(pull) else None
+    return LLAMA_FIX if pull.revisionless else None
 
 
 LLAMA_FIX = ("llama.cpp takes no revision: download the GGUF file at a commit (`hf download REPO FILE --revision "
@@ -157,7 +151,7 @@ LLAMA_FIX = ("llama.cpp takes no revision: download the GGUF file at a commit (`
 
 def _message(o, where: str, pull: Pull, detail: str = "") -> str:
     what = f"the branch {pull.revision!r}" if pull.revision else "no revision"
-    if _llama(pull):
+    if pull.revisionless:
         what += " (llama.cpp fetches the main branch and has no revision option)"
     assumed = " (a name with no owner, read as the Hub's canonical repository, not a local directory)" \
         if pull.canonical else ""
@@ -284,9 +278,8 @@ def _env_pulls(o, base: str, name, c: dict, env: dict[str, str], argv: list[str]
                 index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == var)
                 yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull, f" (set {pin})"),
                           obj=o)
-    repo = llama_repo(env.get(LLAMA_HUB_ENV, ""))
-    if repo:
-        pull = Pull(repo, f"env {LLAMA_HUB_ENV}", None)
+    pull = llama_env_pull(env)
+    if pull:
         index = next(j for j, e in enumerate(c["env"]) if isinstance(e, dict) and e.get("name") == LLAMA_HUB_ENV)
         yield Hit(f"{base}.env.{index}.value", _message(o, f"container {name}", pull), obj=o, remediation=LLAMA_FIX)
 
